@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+)
+
+// config is every setting of analysis-svc. Each key has a default (so an ANALYSIS_* env variable can
+// override it) and the names are the ones DECISIONS.md lists: deployments rely on them.
+type config struct {
+	HTTP struct {
+		Addr string
+		TLS  struct {
+			Cert string
+			Key  string
+		}
+		AllowInsecureCredentials bool     `mapstructure:"allow_insecure_credentials"`
+		TrustedProxies           []string `mapstructure:"trusted_proxies"`
+		BodyLimit                string   `mapstructure:"body_limit"`
+	}
+	Database struct {
+		URI  string
+		Name string
+		Path string
+	}
+	Auth struct {
+		Secret string
+		Method struct {
+			Basic bool
+		}
+		SessionTTL time.Duration `mapstructure:"session_ttl"`
+	}
+	Bootstrap struct {
+		Login    string
+		Password string
+		Key      string
+	}
+	Search struct {
+		Max int
+	}
+	Log struct {
+		Level string
+	}
+	Analyzer struct {
+		Paths []string
+	}
+	Responder struct {
+		Paths []string
+	}
+	Job struct {
+		Workers    int
+		Cache      int
+		Runner     []string
+		Waitreport struct {
+			Max time.Duration
+		}
+	}
+}
+
+var defaults = map[string]any{
+	"http.addr":                       ":9001",
+	"http.tls.cert":                   "",
+	"http.tls.key":                    "",
+	"http.allow_insecure_credentials": false,
+	"http.trusted_proxies":            []string{},
+	"http.body_limit":                 "100M",
+	"database.uri":                    "",
+	"database.name":                   "analysis",
+	"database.path":                   "data/analysis",
+	"auth.secret":                     "",
+	"auth.method.basic":               false,
+	"auth.session_ttl":                "1h",
+	"bootstrap.login":                 "",
+	"bootstrap.password":              "",
+	"bootstrap.key":                   "",
+	"search.max":                      10000,
+	"log.level":                       "info",
+	"analyzer.paths":                  []string{},
+	"responder.paths":                 []string{},
+	"job.workers":                     4,
+	"job.cache":                       10,
+	"job.runner":                      []string{"process"},
+	"job.waitreport.max":              "10m",
+}
+
+// loadConfig reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).
+func loadConfig(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("analysis-svc", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "configuration file (YAML, JSON or TOML)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	v := viper.New()
+	for k, d := range defaults {
+		v.SetDefault(k, d)
+	}
+	v.SetEnvPrefix("ANALYSIS")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if *file != "" {
+		v.SetConfigFile(*file)
+		if err := v.ReadInConfig(); err != nil {
+			return config{}, fmt.Errorf("read config %s: %w", *file, err)
+		}
+	}
+	var c config
+	if err := v.Unmarshal(&c); err != nil {
+		return config{}, fmt.Errorf("config: %w", err)
+	}
+	if (c.HTTP.TLS.Cert == "") != (c.HTTP.TLS.Key == "") {
+		return config{}, errors.New("config: http.tls.cert and http.tls.key go together")
+	}
+	if c.Search.Max <= 0 {
+		return config{}, errors.New("config: search.max must be positive")
+	}
+	return c, nil
+}

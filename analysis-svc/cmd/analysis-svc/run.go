@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/api"
+	"github.com/openir/platform/analysis-svc/internal/mongostore"
+	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/web"
+)
+
+// run wires the service and serves until ctx ends, then shuts down in order.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	cfg, err := loadConfig(args, os.Stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stdout, cfg.Log.Level)
+
+	db, err := mongox.Open(ctx, mongox.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = db.Close(cctx)
+	}()
+	log.Info("database ready", "embedded", db.Embedded, "name", cfg.Database.Name)
+
+	secret, err := authSecret(cfg, db.Embedded, log)
+	if err != nil {
+		return err
+	}
+	keys, err := auth.NewKeyring(secret)
+	if err != nil {
+		return fmt.Errorf("auth.secret: %w", err)
+	}
+	store, err := mongostore.NewIdentityStore(ctx, db)
+	if err != nil {
+		return err
+	}
+	ids, err := analysis.NewIdentity(store, keys, time.Now)
+	if err != nil {
+		return err
+	}
+	created, err := ids.Bootstrap(ctx, cfg.Bootstrap.Login, cfg.Bootstrap.Password, cfg.Bootstrap.Key)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if created {
+		log.Info("created the first superadmin", "login", cfg.Bootstrap.Login)
+	}
+
+	proxies, err := web.ParseCIDRs(cfg.HTTP.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("http.trusted_proxies: %w", err)
+	}
+	tls := cfg.HTTP.TLS.Cert != ""
+	if cfg.HTTP.AllowInsecureCredentials && !tls {
+		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
+	}
+	e := api.New(api.Config{
+		Log:       log,
+		Auth:      web.AuthConfig{Keyring: keys, SessionTTL: cfg.Auth.SessionTTL, Basic: cfg.Auth.Method.Basic, Secure: tls},
+		Secure:    web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
+		SearchMax: cfg.Search.Max,
+		BodyLimit: cfg.HTTP.BodyLimit,
+		Ready:     web.Options{Ready: db.Ping},
+	}, ids)
+
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTP.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute, // file uploads
+		WriteTimeout:      cfg.Job.Waitreport.Max + time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "tls", tls)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		if tls {
+			err = srv.ServeTLS(ln, cfg.HTTP.TLS.Cert, cfg.HTTP.TLS.Key)
+		} else {
+			err = srv.Serve(ln)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		defer cancel()
+		log.Info("shutting down")
+		return srv.Shutdown(sctx)
+	})
+	return g.Wait()
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})).With("service", "analysis-svc")
+}
+
+// authSecret returns auth.secret. With the embedded database and no secret configured, a random one is made
+// once and kept beside the data (mode 0600), so sessions and stored keys survive restarts. With an external
+// database a secret must be configured: replicas must share it.
+func authSecret(cfg config, embedded bool, log *slog.Logger) (string, error) {
+	if cfg.Auth.Secret != "" {
+		return cfg.Auth.Secret, nil
+	}
+	if !embedded {
+		return "", errors.New("auth.secret (ANALYSIS_AUTH_SECRET) is required with an external database")
+	}
+	path := filepath.Join(cfg.Database.Path, "auth.secret")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 16 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	s := base64.RawURLEncoding.EncodeToString(b)
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	log.Warn("auth.secret is not set: generated one for the embedded database", "file", path)
+	return s, nil
+}

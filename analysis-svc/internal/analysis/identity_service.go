@@ -1,0 +1,563 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/search"
+)
+
+// Identity holds the rules of organizations, users, credentials and roles.
+type Identity struct {
+	store IdentityStore
+	keys  *auth.Keyring
+	now   func() time.Time
+	// dummyHash is checked when a login is unknown, so that a failed login takes as long either way.
+	dummyHash string
+}
+
+// NewIdentity returns the identity service.
+func NewIdentity(store IdentityStore, keys *auth.Keyring, now func() time.Time) (*Identity, error) {
+	h, err := auth.HashPassword("dummy password for timing")
+	if err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Identity{store: store, keys: keys, now: now, dummyHash: h}, nil
+}
+
+func (s *Identity) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+const systemUser = "system"
+
+// Bootstrap makes sure the admin organization exists and, when no user exists yet and a login is given,
+// creates the first superadmin with the given password and/or API key. It reports whether it created one.
+func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (bool, error) {
+	now := s.clock()
+	err := s.store.CreateOrg(ctx, Organization{ID: AdminOrg, Description: "Superadmins", Status: StatusActive,
+		CreatedAt: now, CreatedBy: systemUser, UpdatedAt: now, UpdatedBy: systemUser})
+	if err != nil && !errors.Is(err, ErrOrgExists) {
+		return false, err
+	}
+	exists, err := s.store.AnyUser(ctx)
+	if err != nil || exists || login == "" {
+		return false, err
+	}
+	if password == "" && key == "" {
+		return false, errors.New("bootstrap.login is set but neither bootstrap.password nor bootstrap.key")
+	}
+	if err := validLogin(login); err != nil {
+		return false, fmt.Errorf("bootstrap.login: %w", err)
+	}
+	u := User{Login: login, Name: login, Roles: []Role{RoleSuperAdmin}, Status: StatusActive,
+		Organization: AdminOrg, CreatedAt: now, CreatedBy: systemUser, UpdatedAt: now, UpdatedBy: systemUser}
+	if password != "" {
+		if u.PasswordHash, err = auth.HashPassword(password); err != nil {
+			return false, err
+		}
+	}
+	if key != "" {
+		if len(key) < 32 {
+			return false, errors.New("bootstrap.key must be at least 32 characters")
+		}
+		if u.KeySealed, err = s.keys.Seal(key); err != nil {
+			return false, err
+		}
+		u.KeyHash = s.keys.LookupHash(key)
+	}
+	if err := s.store.CreateUser(ctx, u); err != nil {
+		return false, err
+	}
+	if u.KeyHash != "" {
+		if err := s.store.SetKey(ctx, login, u.KeySealed, u.KeyHash, systemUser, now); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// --- authentication ---
+
+var errAuth = apperr.New(apperr.Unauthenticated, "Authentication failure")
+
+// ByKey authenticates an API key.
+func (s *Identity) ByKey(ctx context.Context, key string) (Caller, error) {
+	u, err := s.store.UserByKeyHash(ctx, s.keys.LookupHash(key))
+	if err != nil {
+		return Caller{}, authErr(err)
+	}
+	return s.active(ctx, u)
+}
+
+// ByPassword authenticates a login and password (basic auth and /api/login).
+func (s *Identity) ByPassword(ctx context.Context, login, password string) (Caller, error) {
+	u, err := s.Login(ctx, login, password)
+	if err != nil {
+		return Caller{}, err
+	}
+	return callerOf(u), nil
+}
+
+// BySubject authenticates the user of a valid session.
+func (s *Identity) BySubject(ctx context.Context, login string) (Caller, error) {
+	u, err := s.store.User(ctx, login)
+	if err != nil {
+		return Caller{}, authErr(err)
+	}
+	return s.active(ctx, u)
+}
+
+// Login checks a password and returns the user. Unknown login, wrong password, no password, locked user and
+// locked organization all give the same Unauthenticated error.
+func (s *Identity) Login(ctx context.Context, login, password string) (User, error) {
+	u, err := s.store.User(ctx, login)
+	if err != nil {
+		auth.CheckPassword(s.dummyHash, password)
+		return User{}, authErr(err)
+	}
+	if u.PasswordHash == "" {
+		auth.CheckPassword(s.dummyHash, password)
+		return User{}, errAuth
+	}
+	if !auth.CheckPassword(u.PasswordHash, password) {
+		return User{}, errAuth
+	}
+	if _, err := s.active(ctx, u); err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+func authErr(err error) error {
+	if errors.Is(err, ErrUserNotFound) {
+		return errAuth
+	}
+	return err
+}
+
+func (s *Identity) active(ctx context.Context, u User) (Caller, error) {
+	if u.Status == StatusLocked {
+		return Caller{}, errAuth
+	}
+	o, err := s.store.Org(ctx, u.Organization)
+	if errors.Is(err, ErrOrgNotFound) || (err == nil && o.Status == StatusLocked) {
+		return Caller{}, errAuth
+	}
+	if err != nil {
+		return Caller{}, err
+	}
+	return callerOf(u), nil
+}
+
+func callerOf(u User) Caller { return Caller{Login: u.Login, Org: u.Organization, Roles: u.Roles} }
+
+// --- organizations ---
+
+var orgName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// NewOrg is a request to create an organization.
+type NewOrg struct {
+	Name        string
+	Description string
+	Status      string
+}
+
+// CreateOrg creates an organization (superadmin).
+func (s *Identity) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organization, error) {
+	if err := require(c, RoleSuperAdmin); err != nil {
+		return Organization{}, err
+	}
+	var probs []apperr.FieldError
+	if !orgName.MatchString(n.Name) {
+		probs = append(probs, apperr.FieldError{Name: "name",
+			Message: "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"})
+	}
+	status, ok := orgStatus(n.Status)
+	if !ok {
+		probs = append(probs, apperr.FieldError{Name: "status", Message: "Active or Locked"})
+	}
+	if len(n.Description) > 4096 {
+		probs = append(probs, apperr.FieldError{Name: "description", Message: "at most 4096 characters"})
+	}
+	if probs != nil {
+		return Organization{}, apperr.Fields(probs...)
+	}
+	now := s.clock()
+	o := Organization{ID: n.Name, Description: n.Description, Status: status,
+		CreatedAt: now, CreatedBy: c.Login, UpdatedAt: now, UpdatedBy: c.Login}
+	if err := s.store.CreateOrg(ctx, o); err != nil {
+		return Organization{}, err
+	}
+	return o, nil
+}
+
+func orgStatus(s string) (string, bool) {
+	switch strings.ToLower(s) {
+	case "", "active", "ok":
+		return StatusActive, true
+	case "locked":
+		return StatusLocked, true
+	}
+	return "", false
+}
+
+// Org returns an organization: any of them to a superadmin, the caller's own to others (404 otherwise).
+func (s *Identity) Org(ctx context.Context, c Caller, id string) (Organization, error) {
+	if !c.Superadmin() && id != c.Org {
+		return Organization{}, ErrOrgNotFound
+	}
+	return s.store.Org(ctx, id)
+}
+
+// Orgs lists and searches organizations (superadmin).
+func (s *Identity) Orgs(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Organization, int64, error) {
+	if err := require(c, RoleSuperAdmin); err != nil {
+		return nil, 0, err
+	}
+	return s.store.Orgs(ctx, f, p)
+}
+
+// UpdateOrg changes an organization's description and/or status (superadmin).
+func (s *Identity) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpdate) (Organization, error) {
+	if err := require(c, RoleSuperAdmin); err != nil {
+		return Organization{}, err
+	}
+	if u.Status != nil {
+		st, ok := orgStatus(*u.Status)
+		if !ok || *u.Status == "" {
+			return Organization{}, apperr.Fields(apperr.FieldError{Name: "status", Message: "Active or Locked"})
+		}
+		u.Status = &st
+	}
+	if u.Description != nil && len(*u.Description) > 4096 {
+		return Organization{}, apperr.Fields(apperr.FieldError{Name: "description", Message: "at most 4096 characters"})
+	}
+	if _, err := s.store.Org(ctx, id); err != nil {
+		return Organization{}, err
+	}
+	if id == AdminOrg && u.Status != nil && *u.Status != StatusActive {
+		return Organization{}, apperr.New(apperr.BadRequest, "the admin organization cannot be locked")
+	}
+	return s.store.UpdateOrg(ctx, id, u, c.Login, s.clock())
+}
+
+// LockOrg is DELETE on an organization: it is locked, its data kept (superadmin).
+func (s *Identity) LockOrg(ctx context.Context, c Caller, id string) error {
+	locked := StatusLocked
+	_, err := s.UpdateOrg(ctx, c, id, OrgUpdate{Status: &locked})
+	return err
+}
+
+// --- users ---
+
+var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
+
+func validLogin(l string) error {
+	if !loginRe.MatchString(l) {
+		return apperr.Fields(apperr.FieldError{Name: "login",
+			Message: "1 to 128 letters, digits, '.', '_', '@', '+' or '-', starting with a letter or digit"})
+	}
+	return nil
+}
+
+// NewUser is a request to create a user.
+type NewUser struct {
+	Login        string
+	Name         string
+	Roles        []string
+	Organization string
+	Password     string
+}
+
+// ParseRoles checks that roles (any case, any order) form one of the contract's role sets and returns it in
+// canonical order.
+func ParseRoles(in []string) ([]Role, error) {
+	set := make([]Role, 0, len(in))
+	for _, r := range in {
+		role := Role(strings.ToLower(strings.TrimSpace(r)))
+		if !slices.Contains(set, role) {
+			set = append(set, role)
+		}
+	}
+	for _, valid := range validRoleSets {
+		if len(valid) == len(set) && !slices.ContainsFunc(set, func(r Role) bool { return !slices.Contains(valid, r) }) {
+			return slices.Clone(valid), nil
+		}
+	}
+	return nil, apperr.Fields(apperr.FieldError{Name: "roles",
+		Message: `one of ["read"], ["read","analyze"], ["read","analyze","orgadmin"], ["superadmin"]`})
+}
+
+func validPassword(field, pw string) error {
+	if len(pw) < 8 || len(pw) > 1024 {
+		return apperr.Fields(apperr.FieldError{Name: field, Message: "8 to 1024 characters"})
+	}
+	return nil
+}
+
+// checkAdminOrg enforces that the admin organization holds superadmins and only it does.
+func checkAdminOrg(org string, roles []Role) error {
+	super := slices.Contains(roles, RoleSuperAdmin)
+	if org == AdminOrg && !super {
+		return apperr.Fields(apperr.FieldError{Name: "roles", Message: `the admin organization holds only superadmins`})
+	}
+	if org != AdminOrg && super {
+		return apperr.Fields(apperr.FieldError{Name: "roles", Message: `superadmins belong to the admin organization`})
+	}
+	return nil
+}
+
+// CreateUser creates a user: a superadmin in any organization, an orgadmin in its own only.
+func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, error) {
+	if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+		return User{}, err
+	}
+	if n.Organization == "" {
+		n.Organization = c.Org
+	}
+	if !c.Superadmin() && n.Organization != c.Org {
+		return User{}, apperr.New(apperr.Forbidden, "an orgadmin may create users only in its own organization")
+	}
+	var probs []apperr.FieldError
+	if err := validLogin(n.Login); err != nil {
+		probs = append(probs, apperr.As(err).Fields...)
+	}
+	if n.Name == "" {
+		n.Name = n.Login
+	}
+	if len(n.Name) > 256 {
+		probs = append(probs, apperr.FieldError{Name: "name", Message: "at most 256 characters"})
+	}
+	roles, err := ParseRoles(n.Roles)
+	if err != nil {
+		probs = append(probs, apperr.As(err).Fields...)
+	}
+	if n.Password != "" {
+		if err := validPassword("password", n.Password); err != nil {
+			probs = append(probs, apperr.As(err).Fields...)
+		}
+	}
+	if probs != nil {
+		return User{}, apperr.Fields(probs...)
+	}
+	if slices.Contains(roles, RoleSuperAdmin) && !c.Superadmin() {
+		return User{}, apperr.New(apperr.Forbidden, "only a superadmin may create a superadmin")
+	}
+	if err := checkAdminOrg(n.Organization, roles); err != nil {
+		return User{}, err
+	}
+	if _, err := s.store.Org(ctx, n.Organization); errors.Is(err, ErrOrgNotFound) {
+		return User{}, apperr.Fields(apperr.FieldError{Name: "organization", Message: "no such organization"})
+	} else if err != nil {
+		return User{}, err
+	}
+	now := s.clock()
+	u := User{Login: n.Login, Name: n.Name, Roles: roles, Status: StatusActive, Organization: n.Organization,
+		CreatedAt: now, CreatedBy: c.Login, UpdatedAt: now, UpdatedBy: c.Login}
+	if n.Password != "" {
+		if u.PasswordHash, err = auth.HashPassword(n.Password); err != nil {
+			return User{}, err
+		}
+	}
+	if err := s.store.CreateUser(ctx, u); err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+// visible returns the user if the caller may see it: superadmins see everyone, others their organization.
+func (s *Identity) visible(ctx context.Context, c Caller, login string) (User, error) {
+	u, err := s.store.User(ctx, login)
+	if err != nil {
+		return User{}, err
+	}
+	if !c.Superadmin() && u.Organization != c.Org {
+		return User{}, ErrUserNotFound
+	}
+	return u, nil
+}
+
+// manageable returns the user if the caller administers it: a superadmin, or an orgadmin of its organization.
+func (s *Identity) manageable(ctx context.Context, c Caller, login string) (User, error) {
+	u, err := s.visible(ctx, c, login)
+	if err != nil {
+		return User{}, err
+	}
+	if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+// User returns a user to a superadmin, to users of its organization, and to itself.
+func (s *Identity) User(ctx context.Context, c Caller, login string) (User, error) {
+	return s.visible(ctx, c, login)
+}
+
+// Current returns the caller's own user.
+func (s *Identity) Current(ctx context.Context, c Caller) (User, error) {
+	return s.store.User(ctx, c.Login)
+}
+
+// Users lists and searches all users (superadmin).
+func (s *Identity) Users(ctx context.Context, c Caller, f search.Node, p search.Page) ([]User, int64, error) {
+	if err := require(c, RoleSuperAdmin); err != nil {
+		return nil, 0, err
+	}
+	return s.store.Users(ctx, f, p)
+}
+
+// OrgUsers lists and searches the users of one organization (superadmin, or orgadmin of that organization).
+func (s *Identity) OrgUsers(ctx context.Context, c Caller, org string, f search.Node, p search.Page) ([]User, int64, error) {
+	if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+		return nil, 0, err
+	}
+	if _, err := s.Org(ctx, c, org); err != nil {
+		return nil, 0, err
+	}
+	scoped := search.Node{Op: search.OpAnd, Children: []search.Node{
+		f, {Op: search.OpEq, Path: "organization", Value: org},
+	}}
+	return s.store.Users(ctx, scoped, p)
+}
+
+// UpdateUser changes name, roles and status: superadmins and orgadmins (own organization), and any user its
+// own name (a user never changes its own roles or status).
+func (s *Identity) UpdateUser(ctx context.Context, c Caller, login string, upd UserUpdate) (User, error) {
+	u, err := s.visible(ctx, c, login)
+	if err != nil {
+		return User{}, err
+	}
+	self := u.Login == c.Login
+	if !self {
+		if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+			return User{}, err
+		}
+	}
+	if upd.Name != nil && (*upd.Name == "" || len(*upd.Name) > 256) {
+		return User{}, apperr.Fields(apperr.FieldError{Name: "name", Message: "1 to 256 characters"})
+	}
+	if upd.Status != nil {
+		st, ok := orgStatus(*upd.Status)
+		if !ok || *upd.Status == "" {
+			return User{}, apperr.Fields(apperr.FieldError{Name: "status", Message: "Active or Locked"})
+		}
+		upd.Status = &st
+	}
+	if upd.Roles != nil {
+		if err := checkAdminOrg(u.Organization, upd.Roles); err != nil {
+			return User{}, err
+		}
+	}
+	if self && ((upd.Roles != nil && !slices.Equal(upd.Roles, u.Roles)) || (upd.Status != nil && *upd.Status != u.Status)) {
+		return User{}, apperr.New(apperr.Forbidden, "a user cannot change its own roles or status")
+	}
+	if upd.Roles != nil && slices.Contains(upd.Roles, RoleSuperAdmin) && !c.Superadmin() {
+		return User{}, apperr.New(apperr.Forbidden, "only a superadmin may grant superadmin")
+	}
+	return s.store.UpdateUser(ctx, login, upd, c.Login, s.clock())
+}
+
+// SetPassword sets a user's password (superadmin, or orgadmin of its organization).
+func (s *Identity) SetPassword(ctx context.Context, c Caller, login, password string) error {
+	if _, err := s.manageable(ctx, c, login); err != nil {
+		return err
+	}
+	if err := validPassword("password", password); err != nil {
+		return err
+	}
+	h, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.store.SetPassword(ctx, login, h, c.Login, s.clock())
+}
+
+// ChangePassword changes the caller's own password after checking the current one.
+func (s *Identity) ChangePassword(ctx context.Context, c Caller, login, current, password string) error {
+	u, err := s.visible(ctx, c, login)
+	if err != nil {
+		return err
+	}
+	if u.Login != c.Login {
+		return apperr.New(apperr.Forbidden, "only the user itself may change its password")
+	}
+	if err := validPassword("password", password); err != nil {
+		return err
+	}
+	if u.PasswordHash == "" || !auth.CheckPassword(u.PasswordHash, current) {
+		return apperr.New(apperr.Forbidden, "the current password is wrong")
+	}
+	h, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.store.SetPassword(ctx, login, h, c.Login, s.clock())
+}
+
+// keyHolder returns the user whose key the caller may read or renew: itself, or a user it administers.
+func (s *Identity) keyHolder(ctx context.Context, c Caller, login string) (User, error) {
+	u, err := s.visible(ctx, c, login)
+	if err != nil {
+		return User{}, err
+	}
+	if u.Login == c.Login {
+		return u, nil
+	}
+	if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+// RenewKey gives the user a new API key, invalidating the old one, and returns it.
+func (s *Identity) RenewKey(ctx context.Context, c Caller, login string) (string, error) {
+	if _, err := s.keyHolder(ctx, c, login); err != nil {
+		return "", err
+	}
+	key, err := auth.NewKey()
+	if err != nil {
+		return "", err
+	}
+	sealed, err := s.keys.Seal(key)
+	if err != nil {
+		return "", err
+	}
+	if err := s.store.SetKey(ctx, login, sealed, s.keys.LookupHash(key), c.Login, s.clock()); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// Key reveals the user's API key.
+func (s *Identity) Key(ctx context.Context, c Caller, login string) (string, error) {
+	u, err := s.keyHolder(ctx, c, login)
+	if err != nil {
+		return "", err
+	}
+	if !u.HasKey() {
+		return "", apperr.Errorf(apperr.NotFound, "user %s has no API key", login)
+	}
+	key, err := s.keys.Open(u.KeySealed)
+	if err != nil {
+		return "", fmt.Errorf("open key of %s (was auth.secret changed?): %w", login, err)
+	}
+	return key, nil
+}
+
+// RevokeKey removes the user's API key (superadmin, or orgadmin of its organization).
+func (s *Identity) RevokeKey(ctx context.Context, c Caller, login string) error {
+	if _, err := s.manageable(ctx, c, login); err != nil {
+		return err
+	}
+	return s.store.SetKey(ctx, login, "", "", c.Login, s.clock())
+}

@@ -1,0 +1,103 @@
+// Package api is the HTTP surface of analysis-svc: the routes of spec/analysis-api.md, their request and
+// response types, and the translation between them and the analysis domain.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"runtime"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/pkg/web"
+)
+
+// Version is the service version reported by /api/status.
+const Version = "0.1.0"
+
+// Config is what the handlers need besides the domain services.
+type Config struct {
+	Log       *slog.Logger
+	Auth      web.AuthConfig
+	Secure    web.SecureConfig
+	SearchMax int
+	BodyLimit string
+	Ready     web.Options
+}
+
+type handler struct {
+	ids  *analysis.Identity
+	cfg  Config
+	max  int
+	auth web.AuthConfig
+}
+
+// New returns the service's HTTP handler with every route registered.
+func New(cfg Config, ids *analysis.Identity) *echo.Echo {
+	opts := cfg.Ready
+	opts.Log, opts.BodyLimit = cfg.Log, cfg.BodyLimit
+	e := web.New(opts)
+	h := &handler{ids: ids, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
+	h.routes(e)
+	return e
+}
+
+// routes registers the whole API surface, top to bottom.
+func (h *handler) routes(e *echo.Echo) {
+	authn := web.Authenticate[analysis.Caller](h.ids, h.auth)
+	secure := web.RequireSecure(h.cfg.Secure)
+
+	e.GET("/api/status", h.status)
+	e.POST("/api/login", h.login)
+	e.POST("/api/logout", h.logout)
+	e.GET("/api/logout", h.logout)
+
+	a := e.Group("/api", authn)
+	a.GET("/user/current", h.currentUser)
+
+	a.GET("/organization", h.listOrgs)
+	a.POST("/organization/_search", h.listOrgs)
+	a.POST("/organization", h.createOrg)
+	a.GET("/organization/:orgId", h.getOrg)
+	a.PATCH("/organization/:orgId", h.updateOrg)
+	a.DELETE("/organization/:orgId", h.deleteOrg)
+	a.GET("/organization/:orgId/user", h.listOrgUsers)
+	a.POST("/organization/:orgId/user/_search", h.listOrgUsers)
+
+	a.GET("/user", h.listUsers)
+	a.POST("/user/_search", h.listUsers)
+	a.POST("/user", h.createUser)
+	a.GET("/user/:login", h.getUser)
+	a.PATCH("/user/:login", h.updateUser)
+	a.POST("/user/:login/password/set", h.setPassword, secure)
+	a.POST("/user/:login/password/change", h.changePassword, secure)
+	a.POST("/user/:login/key/renew", h.renewKey, secure)
+	a.GET("/user/:login/key", h.getKey, secure)
+	a.DELETE("/user/:login/key", h.revokeKey, secure)
+}
+
+func caller(c echo.Context) analysis.Caller { return web.Caller[analysis.Caller](c) }
+
+type statusResponse struct {
+	Versions map[string]string `json:"versions"`
+	Config   statusConfig      `json:"config"`
+}
+
+type statusConfig struct {
+	AuthType     []string `json:"authType"`
+	Capabilities []string `json:"capabilities"`
+	SsoAutoLogin bool     `json:"ssoAutoLogin"`
+}
+
+func (h *handler) status(c echo.Context) error {
+	authTypes := []string{"key", "session"}
+	if h.auth.Basic {
+		authTypes = append(authTypes, "basic")
+	}
+	return c.JSON(http.StatusOK, statusResponse{
+		Versions: map[string]string{"analysis-svc": Version, "Go": runtime.Version()},
+		Config: statusConfig{AuthType: authTypes,
+			Capabilities: []string{"changePassword", "setPassword", "authByKey"}},
+	})
+}

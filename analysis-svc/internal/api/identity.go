@@ -1,0 +1,332 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/web"
+)
+
+type orgResponse struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Status      string `json:"status"`
+	CreatedAt   int64  `json:"createdAt"`
+	CreatedBy   string `json:"createdBy"`
+	UpdatedAt   int64  `json:"updatedAt,omitempty"`
+	UpdatedBy   string `json:"updatedBy,omitempty"`
+}
+
+func orgJSON(o analysis.Organization) orgResponse {
+	return orgResponse{ID: o.ID, Name: o.ID, Description: o.Description, Status: o.Status,
+		CreatedAt: ms(o.CreatedAt), CreatedBy: o.CreatedBy, UpdatedAt: ms(o.UpdatedAt), UpdatedBy: o.UpdatedBy}
+}
+
+type userResponse struct {
+	ID           string   `json:"id"`
+	Name         string   `json:"name"`
+	Roles        []string `json:"roles"`
+	Status       string   `json:"status"`
+	Organization string   `json:"organization"`
+	CreatedAt    int64    `json:"createdAt"`
+	CreatedBy    string   `json:"createdBy"`
+	UpdatedAt    int64    `json:"updatedAt,omitempty"`
+	UpdatedBy    string   `json:"updatedBy,omitempty"`
+	HasKey       bool     `json:"hasKey"`
+	HasPassword  bool     `json:"hasPassword"`
+}
+
+func userJSON(u analysis.User) userResponse {
+	roles := make([]string, len(u.Roles))
+	for i, r := range u.Roles {
+		roles[i] = string(r)
+	}
+	return userResponse{ID: u.Login, Name: u.Name, Roles: roles, Status: u.Status, Organization: u.Organization,
+		CreatedAt: ms(u.CreatedAt), CreatedBy: u.CreatedBy, UpdatedAt: ms(u.UpdatedAt),
+		UpdatedBy: u.UpdatedBy, HasKey: u.HasKey(), HasPassword: u.HasPassword()}
+}
+
+// ms is a timestamp as the contract writes it: epoch milliseconds, 0 for none.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func mapSlice[T, R any](in []T, f func(T) R) []R {
+	out := make([]R, len(in))
+	for i, x := range in {
+		out[i] = f(x)
+	}
+	return out
+}
+
+// --- session ---
+
+type loginRequest struct {
+	User     string `json:"user"`
+	Password string `json:"password"`
+}
+
+func (h *handler) login(c echo.Context) error {
+	var req loginRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	if req.User == "" || req.Password == "" {
+		return web.ErrAuthentication
+	}
+	u, err := h.ids.Login(c.Request().Context(), req.User, req.Password)
+	if err != nil {
+		return err
+	}
+	if err := web.StartSession(c, h.auth, u.Login); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, userJSON(u))
+}
+
+func (h *handler) logout(c echo.Context) error {
+	web.EndSession(c, h.auth)
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (h *handler) currentUser(c echo.Context) error {
+	u, err := h.ids.Current(c.Request().Context(), caller(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, userJSON(u))
+}
+
+// --- organizations ---
+
+type createOrgRequest struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Status      string `json:"status"`
+}
+
+func (h *handler) createOrg(c echo.Context) error {
+	var req createOrgRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	o, err := h.ids.CreateOrg(c.Request().Context(), caller(c),
+		analysis.NewOrg{Name: req.Name, Description: req.Description, Status: req.Status})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, orgJSON(o))
+}
+
+func (h *handler) getOrg(c echo.Context) error {
+	o, err := h.ids.Org(c.Request().Context(), caller(c), c.Param("orgId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, orgJSON(o))
+}
+
+func (h *handler) listOrgs(c echo.Context) error {
+	f, p, err := web.Search(c, analysis.OrgFields, h.max)
+	if err != nil {
+		return err
+	}
+	orgs, total, err := h.ids.Orgs(c.Request().Context(), caller(c), f, p)
+	if err != nil {
+		return err
+	}
+	return web.List(c, total, mapSlice(orgs, orgJSON))
+}
+
+type updateOrgRequest struct {
+	Description web.Opt[string] `json:"description"`
+	Status      web.Opt[string] `json:"status"`
+}
+
+func (h *handler) updateOrg(c echo.Context) error {
+	var req updateOrgRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	var u analysis.OrgUpdate
+	if req.Description.Set {
+		u.Description = &req.Description.V
+	}
+	if req.Status.Set {
+		u.Status = &req.Status.V
+	}
+	o, err := h.ids.UpdateOrg(c.Request().Context(), caller(c), c.Param("orgId"), u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, orgJSON(o))
+}
+
+func (h *handler) deleteOrg(c echo.Context) error {
+	if err := h.ids.LockOrg(c.Request().Context(), caller(c), c.Param("orgId")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (h *handler) listOrgUsers(c echo.Context) error {
+	f, p, err := web.Search(c, analysis.UserFields, h.max)
+	if err != nil {
+		return err
+	}
+	users, total, err := h.ids.OrgUsers(c.Request().Context(), caller(c), c.Param("orgId"), f, p)
+	if err != nil {
+		return err
+	}
+	return web.List(c, total, mapSlice(users, userJSON))
+}
+
+// --- users ---
+
+func (h *handler) listUsers(c echo.Context) error {
+	f, p, err := web.Search(c, analysis.UserFields, h.max)
+	if err != nil {
+		return err
+	}
+	users, total, err := h.ids.Users(c.Request().Context(), caller(c), f, p)
+	if err != nil {
+		return err
+	}
+	return web.List(c, total, mapSlice(users, userJSON))
+}
+
+type createUserRequest struct {
+	Login        string      `json:"login"`
+	Name         string      `json:"name"`
+	Roles        web.Strings `json:"roles"`
+	Organization string      `json:"organization"`
+	Password     string      `json:"password"`
+}
+
+func (h *handler) createUser(c echo.Context) error {
+	var req createUserRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	u, err := h.ids.CreateUser(c.Request().Context(), caller(c), analysis.NewUser{Login: req.Login, Name: req.Name,
+		Roles: req.Roles, Organization: req.Organization, Password: req.Password})
+	if err != nil {
+		return err
+	}
+	resp := userJSON(u)
+	resp.Status = "Ok" // spec §2: a freshly created user is returned with status Ok
+	return c.JSON(http.StatusCreated, resp)
+}
+
+func (h *handler) getUser(c echo.Context) error {
+	u, err := h.ids.User(c.Request().Context(), caller(c), c.Param("login"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, userJSON(u))
+}
+
+type updateUserRequest struct {
+	Name   web.Opt[string]      `json:"name"`
+	Roles  web.Opt[web.Strings] `json:"roles"`
+	Status web.Opt[string]      `json:"status"`
+	// Fields a PATCH may never set: refused rather than silently ignored.
+	Password     web.Opt[any] `json:"password"`
+	Key          web.Opt[any] `json:"key"`
+	Organization web.Opt[any] `json:"organization"`
+}
+
+func (h *handler) updateUser(c echo.Context) error {
+	var req updateUserRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	if req.Password.Set || req.Key.Set {
+		return apperr.New(apperr.Forbidden, "password and key are set through their own endpoints")
+	}
+	if req.Organization.Set {
+		return apperr.Fields(apperr.FieldError{Name: "organization", Message: "read-only"})
+	}
+	var u analysis.UserUpdate
+	if req.Name.Set {
+		u.Name = &req.Name.V
+	}
+	if req.Status.Set {
+		u.Status = &req.Status.V
+	}
+	if req.Roles.Set {
+		roles, err := analysis.ParseRoles(req.Roles.V)
+		if err != nil {
+			return err
+		}
+		u.Roles = roles
+	}
+	user, err := h.ids.UpdateUser(c.Request().Context(), caller(c), c.Param("login"), u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, userJSON(user))
+}
+
+type setPasswordRequest struct {
+	Password string `json:"password"`
+}
+
+func (h *handler) setPassword(c echo.Context) error {
+	var req setPasswordRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	if err := h.ids.SetPassword(c.Request().Context(), caller(c), c.Param("login"), req.Password); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+type changePasswordRequest struct {
+	CurrentPassword string `json:"currentPassword"`
+	Password        string `json:"password"`
+}
+
+func (h *handler) changePassword(c echo.Context) error {
+	var req changePasswordRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	err := h.ids.ChangePassword(c.Request().Context(), caller(c), c.Param("login"), req.CurrentPassword, req.Password)
+	if err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (h *handler) renewKey(c echo.Context) error {
+	key, err := h.ids.RenewKey(c.Request().Context(), caller(c), c.Param("login"))
+	if err != nil {
+		return err
+	}
+	return c.String(http.StatusOK, key)
+}
+
+func (h *handler) getKey(c echo.Context) error {
+	key, err := h.ids.Key(c.Request().Context(), caller(c), c.Param("login"))
+	if err != nil {
+		return err
+	}
+	return c.String(http.StatusOK, key)
+}
+
+func (h *handler) revokeKey(c echo.Context) error {
+	if err := h.ids.RevokeKey(c.Request().Context(), caller(c), c.Param("login")); err != nil {
+		return err
+	}
+	return c.String(http.StatusOK, "")
+}

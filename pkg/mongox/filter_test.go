@@ -1,0 +1,302 @@
+package mongox
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/openir/platform/pkg/search"
+)
+
+var testFields = search.Fields{
+	"id":       {Path: "_id", Type: search.String},
+	"title":    {Path: "title", Type: search.String},
+	"status":   {Path: "status", Type: search.String},
+	"severity": {Path: "severity", Type: search.Number},
+	"flag":     {Path: "flag", Type: search.Bool},
+	"owner":    {Path: "owner.login", Type: search.String},
+}
+
+// doc is a shorthand for a one-key document.
+func doc(k string, v any) bson.D { return bson.D{{Key: k, Value: v}} }
+
+func regexDoc(pattern string, fold bool) bson.D {
+	d := doc("$regex", pattern)
+	if fold {
+		d = append(d, bson.E{Key: "$options", Value: "i"})
+	}
+	return d
+}
+
+var nothing = doc("_id", doc("$in", bson.A{}))
+
+func TestFilter(t *testing.T) {
+	tests := []struct {
+		name  string
+		query string
+		want  bson.D
+	}{
+		{"all", `{}`, bson.D{}},
+		{"empty body", ``, bson.D{}},
+		{"eq", `{"status": "Open"}`, doc("status", doc("$eq", "Open"))},
+		{"eq dotted path", `{"owner": "bob"}`, doc("owner.login", doc("$eq", "bob"))},
+		{"eq number", `{"severity": "2"}`, doc("severity", doc("$eq", int64(2)))},
+		{"eq bool", `{"flag": true}`, doc("flag", doc("$eq", true))},
+		{"_id", `{"_id": "x"}`, doc("_id", doc("$eq", "x"))},
+		{"gt", `{"_gt": {"severity": 1}}`, doc("severity", doc("$gt", int64(1)))},
+		{"gte", `{"_gte": {"severity": 1.5}}`, doc("severity", doc("$gte", 1.5))},
+		{"lt", `{"_lt": {"severity": 3}}`, doc("severity", doc("$lt", int64(3)))},
+		{"lte", `{"_lte": {"title": "m"}}`, doc("title", doc("$lte", "m"))},
+		{"between", `{"_between": {"_field": "severity", "_from": 1, "_to": 4}}`,
+			doc("$and", bson.A{doc("severity", doc("$gte", int64(1))), doc("severity", doc("$lt", int64(4)))})},
+		{"and", `{"_and": [{"status": "a"}, {"flag": false}]}`,
+			doc("$and", bson.A{doc("status", doc("$eq", "a")), doc("flag", doc("$eq", false))})},
+		{"and empty", `{"_and": []}`, bson.D{}},
+		{"or", `{"_or": [{"status": "a"}, {"status": "b"}]}`,
+			doc("$or", bson.A{doc("status", doc("$eq", "a")), doc("status", doc("$eq", "b"))})},
+		{"or empty matches nothing", `{"_or": []}`, nothing},
+		{"not", `{"_not": {"status": "a"}}`, doc("$nor", bson.A{doc("status", doc("$eq", "a"))})},
+		{"not all", `{"_not": {}}`, doc("$nor", bson.A{bson.D{}})},
+		{"in", `{"_in": {"_field": "severity", "_values": [1, "2"]}}`, doc("severity", doc("$in", bson.A{int64(1), int64(2)}))},
+		{"in empty", `{"_in": {"_field": "status", "_values": []}}`, doc("status", doc("$in", bson.A{}))},
+		{"exists", `{"_contains": "owner"}`, doc("owner.login", doc("$exists", true))},
+		{"like", `{"_like": {"_field": "title", "_value": "a.b(c)*"}}`, doc("title", regexDoc(`a\.b\(c\)\*`, true))},
+		{"wildcard", `{"_wildcard": {"_field": "title", "_value": "a*b?.c"}}`, doc("title", regexDoc(`^a.*b.\.c$`, true))},
+		{"wildcard star runs collapse", `{"_wildcard": {"_field": "title", "_value": "**a***"}}`, doc("title", regexDoc(`^.*a.*$`, true))},
+		{"wildcard no stars", `{"_wildcard": {"_field": "title", "_value": "[x]"}}`, doc("title", regexDoc(`^\[x\]$`, true))},
+		{"prefix", `{"_startsWith": {"_field": "title", "_value": "^a$"}}`, doc("title", regexDoc(`^\^a\$`, false))},
+		{"suffix", `{"_endsWith": {"_field": "title", "_value": ".exe"}}`, doc("title", regexDoc(`\.exe$`, false))},
+		{"NUL in regex", `{"_like": {"_field": "title", "_value": "a\u0000b"}}`, doc("title", regexDoc(`a\x00b`, true))},
+		{"string query", `{"_string": "status:a AND severity:1 OR title:\"x y\""}`,
+			doc("$or", bson.A{
+				doc("$and", bson.A{doc("status", doc("$eq", "a")), doc("severity", doc("$eq", int64(1)))}),
+				doc("title", doc("$eq", "x y")),
+			})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, err := search.ParseJSON([]byte(tt.query), testFields)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Filter(n)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Filter(%s)\n got %s\nwant %s", tt.query, extJSON(t, got), extJSON(t, tt.want))
+			}
+		})
+	}
+}
+
+func TestFilterHandBuiltNodes(t *testing.T) {
+	tests := []struct {
+		name string
+		n    search.Node
+		want bson.D
+	}{
+		{"zero node", search.Node{}, nothing},
+		{"unknown op", search.Node{Op: "regex", Path: "title", Value: ".*"}, nothing},
+		{"not without child", search.Node{Op: search.OpNot}, nothing},
+		{"in with nil values", search.Node{Op: search.OpIn, Path: "a"}, doc("a", doc("$in", bson.A{}))},
+		{"like with non-string value", search.Node{Op: search.OpLike, Path: "a", Value: 1.5}, doc("a", regexDoc(`1\.5`, true))},
+	}
+	for _, tt := range tests {
+		if got := Filter(tt.n); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: got %s, want %s", tt.name, extJSON(t, got), extJSON(t, tt.want))
+		}
+	}
+}
+
+func TestFilterExtJSON(t *testing.T) {
+	n, err := search.ParseJSON([]byte(`{"_and": [{"_not": {"status": "x"}}, {"_wildcard": {"_field": "title", "_value": "a*"}}]}`), testFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"$and":[{"$nor":[{"status":{"$eq":"x"}}]},{"title":{"$regex":"^a.*$","$options":"i"}}]}`
+	if got := extJSON(t, Filter(n)); got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+}
+
+// TestRegexSemantics checks the text operators' patterns with Go's regexp (the engine FerretDB uses).
+func TestRegexSemantics(t *testing.T) {
+	tests := []struct {
+		op    search.Op
+		value string
+		match []string
+		miss  []string
+	}{
+		{search.OpLike, "a.b", []string{"a.b", "xA.By"}, []string{"axb", "ab"}},
+		{search.OpLike, "(x)+", []string{"(x)+", "-(X)+-"}, []string{"x", "xx"}},
+		{search.OpLike, "", []string{"", "anything"}, nil},
+		{search.OpWildcard, "a*b?", []string{"ab1", "AxyzbZ", "a-b-"}, []string{"ab", "xab1", "ab12"}},
+		{search.OpWildcard, "*.exe", []string{".exe", "run.EXE"}, []string{"runxexe", "run.exe.txt"}},
+		{search.OpWildcard, `a\b`, []string{`a\b`}, []string{"ab", `a\\b`}},
+		{search.OpWildcard, "é?", []string{"éa", "Éö"}, []string{"é", "éab"}},
+		{search.OpPrefix, "Re:", []string{"Re: x", "Re:"}, []string{"re: x", " Re:"}},
+		{search.OpSuffix, "$1", []string{"cost $1"}, []string{"$10", "cost $1 "}},
+	}
+	for _, tt := range tests {
+		d := Filter(search.Node{Op: tt.op, Path: "f", Value: tt.value})
+		r := d[0].Value.(bson.D)
+		pattern := r[0].Value.(string)
+		if len(r) == 2 {
+			pattern = "(?" + r[1].Value.(string) + ")" + pattern
+		}
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			t.Errorf("%s %q: pattern %q: %v", tt.op, tt.value, pattern, err)
+			continue
+		}
+		for _, s := range tt.match {
+			if !re.MatchString(s) {
+				t.Errorf("%s %q (%q) does not match %q", tt.op, tt.value, pattern, s)
+			}
+		}
+		for _, s := range tt.miss {
+			if re.MatchString(s) {
+				t.Errorf("%s %q (%q) matches %q", tt.op, tt.value, pattern, s)
+			}
+		}
+	}
+}
+
+func TestSort(t *testing.T) {
+	keys, err := search.ParseSort([]string{"-severity,title", "+owner"}, testFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bson.D{{Key: "severity", Value: -1}, {Key: "title", Value: 1}, {Key: "owner.login", Value: 1}}
+	if got := Sort(keys); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got := Sort(nil); got == nil || len(got) != 0 {
+		t.Errorf("Sort(nil) = %#v, want an empty document", got)
+	}
+}
+
+// operatorKeys are the only keys Filter may produce besides the allow-listed paths.
+var operatorKeys = map[string]bool{
+	"$and": true, "$or": true, "$nor": true, "$eq": true, "$gt": true, "$gte": true, "$lt": true, "$lte": true,
+	"$in": true, "$exists": true, "$regex": true, "$options": true,
+}
+
+// checkKeys fails if a key of the filter document v is neither an operator nor an allow-listed path (or "_id"
+// of the match-nothing filter), or if a value position holds a document that is not an operator document.
+func checkKeys(t *testing.T, v any, paths map[string]bool) {
+	t.Helper()
+	switch v := v.(type) {
+	case bson.D:
+		for _, e := range v {
+			switch {
+			case operatorKeys[e.Key]:
+			case paths[e.Key] || e.Key == "_id":
+				inner, ok := e.Value.(bson.D)
+				if !ok {
+					t.Fatalf("path %q compared without an operator: %#v", e.Key, e.Value)
+				}
+				for _, ie := range inner {
+					if !operatorKeys[ie.Key] {
+						t.Fatalf("key %q under path %q is not an operator", ie.Key, e.Key)
+					}
+					if d, ok := ie.Value.(bson.D); ok {
+						t.Fatalf("operator %q of path %q has a document operand %v", ie.Key, e.Key, d)
+					}
+				}
+				continue
+			default:
+				t.Fatalf("key %q comes from neither the operators nor the allow-list", e.Key)
+			}
+			checkKeys(t, e.Value, paths)
+		}
+	case bson.A:
+		for _, x := range v {
+			checkKeys(t, x, paths)
+		}
+	}
+}
+
+func allowedPaths() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range testFields {
+		m[f.Path] = true
+	}
+	return m
+}
+
+func TestKeysNeverComeFromInput(t *testing.T) {
+	paths := allowedPaths()
+	ok := []string{
+		`{"title": "$where"}`,
+		`{"title": "a.b"}`,
+		`{"_field": "title", "_value": "$gt"}`,
+		`{"_in": {"_field": "title", "_values": ["$where", "a.b", "$ne"]}}`,
+		`{"_like": {"_field": "title", "_value": "$where"}}`,
+		`{"_string": "title:$where AND status:a.b"}`,
+		`{"_string": "title:\"{\\\"$gt\\\": \\\"\\\"}\""}`,
+		`{"_or": [{"_not": {"_lt": {"title": "$regex"}}}, {"_wildcard": {"_field": "owner", "_value": "$*"}}]}`,
+	}
+	for _, q := range ok {
+		n, err := search.ParseJSON([]byte(q), testFields)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		d := Filter(n)
+		checkKeys(t, d, paths)
+		js := extJSON(t, d)
+		for _, bad := range []string{`"$where":`, `"$ne":`, `"a.b":`, `"$regex":"$regex"`} {
+			if strings.Contains(js, bad) {
+				t.Errorf("%s: user string became a key: %s", q, js)
+			}
+		}
+	}
+	rejected := []string{
+		`{"title": {"$where": "1"}}`,
+		`{"$where": "1"}`,
+		`{"a.b": "x"}`,
+		`{"_field": "$where", "_value": "1"}`,
+		`{"_gt": {"$where": "1"}}`,
+		`{"_in": {"_field": "title", "_values": [{"$gt": ""}]}}`,
+		`{"_contains": "a.b"}`,
+		`{"_string": "$where:1"}`,
+	}
+	for _, q := range rejected {
+		if n, err := search.ParseJSON([]byte(q), testFields); err == nil {
+			t.Errorf("%s accepted: %s", q, extJSON(t, Filter(n)))
+		}
+	}
+}
+
+func FuzzFilter(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"status": "Open", "severity": 2}`, `{"_or": []}`, `{"_not": {"_in": {"_field": "title", "_values": ["a"]}}}`,
+		`{"_wildcard": {"_field": "title", "_value": "a**?\u0000[b"}}`, `{"_string": "title:\"$where\" OR flag:true"}`,
+		`{"_between": {"_field": "severity", "_from": 1, "_to": 2.5}}`, `{"_like": {"_field": "owner", "_value": "\\E.*"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	paths := allowedPaths()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		n, err := search.ParseJSON(raw, testFields)
+		if err != nil {
+			return
+		}
+		d := Filter(n)
+		checkKeys(t, d, paths)
+		if _, err := bson.Marshal(d); err != nil {
+			t.Fatalf("marshal %v: %v", d, err)
+		}
+	})
+}
+
+func extJSON(t *testing.T, d bson.D) string {
+	t.Helper()
+	b, err := bson.MarshalExtJSON(d, false, false)
+	if err != nil {
+		t.Fatalf("MarshalExtJSON(%v): %v", d, err)
+	}
+	return string(b)
+}

@@ -1,0 +1,205 @@
+package web
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/auth"
+)
+
+// Authenticator finds the principal behind a credential. Each method returns an Unauthenticated error when
+// the credential is wrong or its user or organization is locked.
+type Authenticator[P any] interface {
+	ByKey(ctx context.Context, key string) (P, error)
+	ByPassword(ctx context.Context, login, password string) (P, error)
+	// BySubject loads the principal of a valid session.
+	BySubject(ctx context.Context, subject string) (P, error)
+}
+
+// AuthConfig configures credentials and sessions.
+type AuthConfig struct {
+	Keyring    *auth.Keyring
+	SessionTTL time.Duration // sliding inactivity timeout; zero = 1 h
+	Basic      bool          // accept HTTP basic credentials (auth.method.basic)
+	Secure     bool          // mark cookies Secure (served over TLS)
+	Now        func() time.Time
+}
+
+func (a AuthConfig) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a AuthConfig) ttl() time.Duration {
+	if a.SessionTTL <= 0 {
+		return time.Hour
+	}
+	return a.SessionTTL
+}
+
+const callerKey = "web.caller"
+
+// ErrAuthentication is the one answer to a bad credential: it never says which part was wrong.
+var ErrAuthentication = apperr.New(apperr.Unauthenticated, "Authentication failure")
+
+// Authenticate returns a middleware that accepts, in order, a Bearer API key, the session cookie (with the
+// CSRF header on state-changing requests) and, when enabled, HTTP basic credentials. The principal is then
+// available through Caller.
+func Authenticate[P any](a Authenticator[P], cfg AuthConfig) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			p, err := authenticate(c, a, cfg)
+			if err != nil {
+				if k := apperr.KindOf(err); k == apperr.Internal || k == apperr.Forbidden {
+					return err
+				}
+				return ErrAuthentication
+			}
+			c.Set(callerKey, p)
+			return next(c)
+		}
+	}
+}
+
+func authenticate[P any](c echo.Context, a Authenticator[P], cfg AuthConfig) (P, error) {
+	var zero P
+	ctx := c.Request().Context()
+	h := c.Request().Header.Get(echo.HeaderAuthorization)
+	if scheme, cred, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		cred = strings.TrimSpace(cred)
+		if cred == "" {
+			return zero, ErrAuthentication
+		}
+		return a.ByKey(ctx, cred)
+	}
+	if ck, err := c.Cookie(auth.SessionCookie); err == nil && ck.Value != "" && cfg.Keyring != nil {
+		s, err := cfg.Keyring.ParseSession(ck.Value, cfg.now())
+		if err == nil {
+			if !safeMethod(c.Request().Method) &&
+				!auth.Equal(c.Request().Header.Get(auth.CSRFHeader), s.CSRF) {
+				return zero, apperr.New(apperr.Forbidden, "missing or wrong CSRF token (send the XSRF-TOKEN cookie's value in X-XSRF-TOKEN)")
+			}
+			p, err := a.BySubject(ctx, s.Subject)
+			if err != nil {
+				return zero, err
+			}
+			if s.Expires.Sub(cfg.now()) < cfg.ttl()/2 {
+				if tok, ns, err := cfg.Keyring.RenewSession(s, cfg.ttl(), cfg.now()); err == nil {
+					setSessionCookies(c, cfg, tok, ns)
+				}
+			}
+			return p, nil
+		}
+		if h == "" {
+			return zero, err
+		}
+	}
+	if login, pw, ok := c.Request().BasicAuth(); ok && cfg.Basic {
+		return a.ByPassword(ctx, login, pw)
+	}
+	return zero, ErrAuthentication
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// Caller returns the principal set by Authenticate.
+func Caller[P any](c echo.Context) P {
+	p, _ := c.Get(callerKey).(P)
+	return p
+}
+
+// StartSession sets the session cookie (HttpOnly, SameSite=Lax) and the CSRF cookie that a browser client
+// echoes in the X-XSRF-TOKEN header.
+func StartSession(c echo.Context, cfg AuthConfig, subject string) error {
+	tok, s, err := cfg.Keyring.IssueSession(subject, cfg.ttl(), cfg.now())
+	if err != nil {
+		return err
+	}
+	setSessionCookies(c, cfg, tok, s)
+	return nil
+}
+
+func setSessionCookies(c echo.Context, cfg AuthConfig, tok string, s auth.Session) {
+	c.SetCookie(&http.Cookie{Name: auth.SessionCookie, Value: tok, Path: "/", HttpOnly: true,
+		Secure: cfg.Secure, SameSite: http.SameSiteLaxMode})
+	c.SetCookie(&http.Cookie{Name: auth.CSRFCookie, Value: s.CSRF, Path: "/",
+		Secure: cfg.Secure, SameSite: http.SameSiteLaxMode})
+}
+
+// EndSession clears the session cookies.
+func EndSession(c echo.Context, cfg AuthConfig) {
+	for _, n := range []string{auth.SessionCookie, auth.CSRFCookie} {
+		c.SetCookie(&http.Cookie{Name: n, Value: "", Path: "/", MaxAge: -1, HttpOnly: n == auth.SessionCookie,
+			Secure: cfg.Secure, SameSite: http.SameSiteLaxMode})
+	}
+}
+
+// SecureConfig says when a request counts as arriving over HTTPS.
+type SecureConfig struct {
+	AllowInsecure  bool         // http.allow_insecure_credentials: the dev flag
+	TrustedProxies []*net.IPNet // peers whose X-Forwarded-Proto is believed
+}
+
+// ParseCIDRs parses proxy addresses or networks (a bare IP is a /32 or /128).
+func ParseCIDRs(list []string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !strings.Contains(s, "/") {
+			if ip := net.ParseIP(s); ip != nil && ip.To4() != nil {
+				s += "/32"
+			} else {
+				s += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// RequireSecure refuses (403) password and key calls that did not arrive over HTTPS: served with TLS, or
+// through a trusted proxy that says X-Forwarded-Proto: https, unless the dev flag allows plain HTTP.
+func RequireSecure(cfg SecureConfig) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if cfg.AllowInsecure || c.Request().TLS != nil || viaTrustedHTTPS(c.Request(), cfg.TrustedProxies) {
+				return next(c)
+			}
+			return apperr.New(apperr.Forbidden, "password and key calls must be made over HTTPS")
+		}
+	}
+}
+
+func viaTrustedHTTPS(r *http.Request, proxies []*net.IPNet) bool {
+	if !strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		return false
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	for _, n := range proxies {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
