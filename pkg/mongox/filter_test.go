@@ -1,13 +1,18 @@
-package mongox
+package mongox_test
 
 import (
+	"context"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/mongox/mongotest"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -82,9 +87,9 @@ func TestFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := Filter(n)
+			got := mongox.Filter(n)
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Filter(%s)\n got %s\nwant %s", tt.query, extJSON(t, got), extJSON(t, tt.want))
+				t.Errorf("mongox.Filter(%s)\n got %s\nwant %s", tt.query, extJSON(t, got), extJSON(t, tt.want))
 			}
 		})
 	}
@@ -103,7 +108,7 @@ func TestFilterHandBuiltNodes(t *testing.T) {
 		{"like with non-string value", search.Node{Op: search.OpLike, Path: "a", Value: 1.5}, doc("a", regexDoc(`1\.5`, true))},
 	}
 	for _, tt := range tests {
-		if got := Filter(tt.n); !reflect.DeepEqual(got, tt.want) {
+		if got := mongox.Filter(tt.n); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: got %s, want %s", tt.name, extJSON(t, got), extJSON(t, tt.want))
 		}
 	}
@@ -115,7 +120,7 @@ func TestFilterExtJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"$and":[{"$nor":[{"status":{"$eq":"x"}}]},{"title":{"$regex":"^a.*$","$options":"i"}}]}`
-	if got := extJSON(t, Filter(n)); got != want {
+	if got := extJSON(t, mongox.Filter(n)); got != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 }
@@ -139,7 +144,7 @@ func TestRegexSemantics(t *testing.T) {
 		{search.OpSuffix, "$1", []string{"cost $1"}, []string{"$10", "cost $1 "}},
 	}
 	for _, tt := range tests {
-		d := Filter(search.Node{Op: tt.op, Path: "f", Value: tt.value})
+		d := mongox.Filter(search.Node{Op: tt.op, Path: "f", Value: tt.value})
 		r := d[0].Value.(bson.D)
 		pattern := r[0].Value.(string)
 		if len(r) == 2 {
@@ -169,11 +174,11 @@ func TestSort(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := bson.D{{Key: "severity", Value: -1}, {Key: "title", Value: 1}, {Key: "owner.login", Value: 1}}
-	if got := Sort(keys); !reflect.DeepEqual(got, want) {
+	if got := mongox.Sort(keys); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if got := Sort(nil); got == nil || len(got) != 0 {
-		t.Errorf("Sort(nil) = %#v, want an empty document", got)
+	if got := mongox.Sort(nil); got == nil || len(got) != 0 {
+		t.Errorf("mongox.Sort(nil) = %#v, want an empty document", got)
 	}
 }
 
@@ -244,7 +249,7 @@ func TestKeysNeverComeFromInput(t *testing.T) {
 			t.Errorf("%s: %v", q, err)
 			continue
 		}
-		d := Filter(n)
+		d := mongox.Filter(n)
 		checkKeys(t, d, paths)
 		js := extJSON(t, d)
 		for _, bad := range []string{`"$where":`, `"$ne":`, `"a.b":`, `"$regex":"$regex"`} {
@@ -265,7 +270,7 @@ func TestKeysNeverComeFromInput(t *testing.T) {
 	}
 	for _, q := range rejected {
 		if n, err := search.ParseJSON([]byte(q), testFields); err == nil {
-			t.Errorf("%s accepted: %s", q, extJSON(t, Filter(n)))
+			t.Errorf("%s accepted: %s", q, extJSON(t, mongox.Filter(n)))
 		}
 	}
 }
@@ -284,7 +289,7 @@ func FuzzFilter(f *testing.F) {
 		if err != nil {
 			return
 		}
-		d := Filter(n)
+		d := mongox.Filter(n)
 		checkKeys(t, d, paths)
 		if _, err := bson.Marshal(d); err != nil {
 			t.Fatalf("marshal %v: %v", d, err)
@@ -299,4 +304,93 @@ func extJSON(t *testing.T, d bson.D) string {
 		t.Fatalf("MarshalExtJSON(%v): %v", d, err)
 	}
 	return string(b)
+}
+
+// TestFilterOnDatabase runs every operator against the test database (embedded FerretDB, or the MongoDB of
+// MONGOTEST_URI) to check that both understand the documents Filter produces.
+func TestFilterOnDatabase(t *testing.T) {
+	db := mongotest.New(t)
+	ctx := context.Background()
+	c := db.Collection("filter")
+	docs := []any{
+		bson.D{{Key: "_id", Value: "a"}, {Key: "title", Value: "Alpha.Report"}, {Key: "status", Value: "Open"},
+			{Key: "severity", Value: int64(1)}, {Key: "flag", Value: true}, {Key: "owner", Value: bson.D{{Key: "login", Value: "bob"}}}},
+		bson.D{{Key: "_id", Value: "b"}, {Key: "title", Value: "beta (draft)"}, {Key: "status", Value: "Closed"},
+			{Key: "severity", Value: 2.5}, {Key: "flag", Value: false}},
+		bson.D{{Key: "_id", Value: "c"}, {Key: "title", Value: "AlphaXReport"}, {Key: "status", Value: "New"},
+			{Key: "severity", Value: int64(3)}, {Key: "flag", Value: true}, {Key: "owner", Value: bson.D{{Key: "login", Value: "alice"}}}},
+		bson.D{{Key: "_id", Value: "d"}, {Key: "title", Value: "$where"}, {Key: "status", Value: "Open"},
+			{Key: "severity", Value: int64(10)}, {Key: "flag", Value: false}},
+	}
+	if _, err := c.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{`{}`, []string{"a", "b", "c", "d"}},
+		{`{"status": "Open"}`, []string{"a", "d"}},
+		{`{"owner": "bob"}`, []string{"a"}},
+		{`{"_id": "b"}`, []string{"b"}},
+		{`{"flag": "true", "severity": 3}`, []string{"c"}},
+		{`{"_gt": {"severity": 2.5}}`, []string{"c", "d"}},
+		{`{"_gte": {"severity": "2.5"}}`, []string{"b", "c", "d"}},
+		{`{"_lt": {"severity": 3}}`, []string{"a", "b"}},
+		{`{"_lte": {"severity": 3}}`, []string{"a", "b", "c"}},
+		{`{"_between": {"_field": "severity", "_from": 1, "_to": 3}}`, []string{"a", "b"}},
+		{`{"_between": {"_field": "severity", "_to": 3}}`, []string{"a", "b"}},
+		{`{"_in": {"_field": "status", "_values": ["New", "Closed"]}}`, []string{"b", "c"}},
+		{`{"_in": {"_field": "status", "_values": []}}`, nil},
+		{`{"_contains": "owner"}`, []string{"a", "c"}},
+		{`{"_not": {"_contains": "owner"}}`, []string{"b", "d"}},
+		{`{"_or": [{"status": "New"}, {"severity": 1}]}`, []string{"a", "c"}},
+		{`{"_or": []}`, nil},
+		{`{"_and": [{"status": "Open"}, {"flag": false}]}`, []string{"d"}},
+		{`{"_like": {"_field": "title", "_value": "a.r"}}`, []string{"a"}},
+		{`{"_like": {"_field": "title", "_value": "(DRAFT)"}}`, []string{"b"}},
+		{`{"_like": {"_field": "title", "_value": "$"}}`, []string{"d"}},
+		{`{"_wildcard": {"_field": "title", "_value": "alpha?report"}}`, []string{"a", "c"}},
+		{`{"_wildcard": {"_field": "title", "_value": "*.report"}}`, []string{"a"}},
+		{`{"_wildcard": {"_field": "title", "_value": "b*"}}`, []string{"b"}},
+		{`{"_startsWith": {"_field": "title", "_value": "Alpha."}}`, []string{"a"}},
+		{`{"_startsWith": {"_field": "title", "_value": "alpha"}}`, nil},
+		{`{"_endsWith": {"_field": "title", "_value": "(draft)"}}`, []string{"b"}},
+		{`{"_string": "status:Open AND flag:true OR status:Closed"}`, []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		n, err := search.ParseJSON([]byte(tt.query), testFields)
+		if err != nil {
+			t.Errorf("%s: %v", tt.query, err)
+			continue
+		}
+		keys, err := search.ParseSort([]string{"-id"}, testFields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := c.Find(ctx, mongox.Filter(n), options.Find().SetSort(mongox.Sort(keys)))
+		if err != nil {
+			t.Errorf("%s: find %s: %v", tt.query, extJSON(t, mongox.Filter(n)), err)
+			continue
+		}
+		var got []struct {
+			ID string `bson:"_id"`
+		}
+		if err := cur.All(ctx, &got); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, g := range got {
+			ids = append(ids, g.ID)
+		}
+		want := slices.Clone(tt.want)
+		slices.Reverse(want)
+		if !slices.Equal(ids, want) {
+			t.Errorf("%s (%s): got %v, want %v", tt.query, extJSON(t, mongox.Filter(n)), ids, want)
+		}
+		count, err := c.CountDocuments(ctx, mongox.Filter(n))
+		if err != nil || count != int64(len(want)) {
+			t.Errorf("%s: count = %d, %v; want %d", tt.query, count, err, len(want))
+		}
+	}
 }

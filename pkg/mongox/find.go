@@ -58,3 +58,43 @@ func Time(ms int64) time.Time {
 	}
 	return time.UnixMilli(ms).UTC()
 }
+
+// Index is one index a store needs.
+type Index struct {
+	Name   string
+	Keys   bson.D
+	Unique bool
+}
+
+// EnsureIndexes creates the indexes of coll that do not exist yet. It lists them first because FerretDB v1.24
+// (SQLite) panics on createIndexes for an index that already exists once the database has been reopened.
+func EnsureIndexes(ctx context.Context, coll *mongo.Collection, idx ...Index) error {
+	have := map[string]bool{}
+	cur, err := coll.Indexes().List(ctx)
+	if err != nil {
+		return fmt.Errorf("list indexes of %s: %w", coll.Name(), err)
+	}
+	var specs []struct {
+		Name string `bson:"name"`
+	}
+	if err := cur.All(ctx, &specs); err != nil {
+		return fmt.Errorf("list indexes of %s: %w", coll.Name(), err)
+	}
+	for _, s := range specs {
+		have[s.Name] = true
+	}
+	var models []mongo.IndexModel
+	for _, i := range idx {
+		if !have[i.Name] {
+			models = append(models, mongo.IndexModel{Keys: i.Keys,
+				Options: options.Index().SetName(i.Name).SetUnique(i.Unique)})
+		}
+	}
+	if len(models) == 0 {
+		return nil
+	}
+	if _, err := coll.Indexes().CreateMany(ctx, models); err != nil {
+		return fmt.Errorf("create indexes of %s: %w", coll.Name(), err)
+	}
+	return nil
+}

@@ -52,6 +52,10 @@ func TestOpen_EmbeddedPersists(t *testing.T) {
 	if _, err := db.Collection("x").InsertOne(ctx, bson.D{{Key: "_id", Value: "a"}}); err != nil {
 		t.Fatal(err)
 	}
+	idx := mongox.Index{Name: "v", Keys: bson.D{{Key: "v", Value: 1}}}
+	if err := mongox.EnsureIndexes(ctx, db.Collection("x"), idx); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +64,10 @@ func TestOpen_EmbeddedPersists(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close(ctx)
+	// Re-creating an existing index after a reopen crashes FerretDB's connection: EnsureIndexes must skip it.
+	if err := mongox.EnsureIndexes(ctx, db.Collection("x"), idx); err != nil {
+		t.Fatal(err)
+	}
 	n, err := db.Collection("x").CountDocuments(ctx, bson.D{})
 	if err != nil || n != 1 {
 		t.Fatalf("count = %d, %v; want 1", n, err)

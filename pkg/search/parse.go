@@ -83,7 +83,8 @@ func ParseJSON(raw []byte, fields Fields) (Node, error) {
 // AND binding tighter than OR. Parentheses, ranges, wildcards, bare words and adjacent terms without a keyword
 // are rejected; an empty _string matches everything.
 //
-// Queries nested deeper than [MaxDepth] or with more than [MaxNodes] nodes are rejected. Every error is an
+// Queries nested deeper than [MaxDepth] or with more than [MaxNodes] nodes are rejected (the values of an _in
+// list are not nodes: their number is bounded only by the size of the request). Every error is an
 // apperr.BadRequest.
 func Parse(query any, fields Fields) (Node, error) {
 	p := parser{fields: fields}

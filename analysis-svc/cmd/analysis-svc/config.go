@@ -2,13 +2,10 @@ package main
 
 import (
 	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/spf13/viper"
+	"github.com/openir/platform/pkg/conf"
 )
 
 // config is every setting of analysis-svc. Each key has a default (so an ANALYSIS_* env variable can
@@ -91,28 +88,9 @@ var defaults = map[string]any{
 
 // loadConfig reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).
 func loadConfig(args []string, stderr io.Writer) (config, error) {
-	fs := flag.NewFlagSet("analysis-svc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.String("config", "", "configuration file (YAML, JSON or TOML)")
-	if err := fs.Parse(args); err != nil {
-		return config{}, err
-	}
-	v := viper.New()
-	for k, d := range defaults {
-		v.SetDefault(k, d)
-	}
-	v.SetEnvPrefix("ANALYSIS")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	if *file != "" {
-		v.SetConfigFile(*file)
-		if err := v.ReadInConfig(); err != nil {
-			return config{}, fmt.Errorf("read config %s: %w", *file, err)
-		}
-	}
 	var c config
-	if err := v.Unmarshal(&c); err != nil {
-		return config{}, fmt.Errorf("config: %w", err)
+	if err := conf.Load("analysis-svc", "ANALYSIS", defaults, args, stderr, &c); err != nil {
+		return config{}, err
 	}
 	if (c.HTTP.TLS.Cert == "") != (c.HTTP.TLS.Key == "") {
 		return config{}, errors.New("config: http.tls.cert and http.tls.key go together")

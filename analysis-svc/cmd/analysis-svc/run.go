@@ -8,19 +8,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
 	"github.com/openir/platform/analysis-svc/internal/mongostore"
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/mongox"
 	"github.com/openir/platform/pkg/web"
 )
@@ -31,7 +28,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(stdout, cfg.Log.Level)
+	log := conf.Logger(stdout, cfg.Log.Level, "analysis-svc")
 
 	db, err := mongox.Open(ctx, mongox.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log)
 	if err != nil {
@@ -85,49 +82,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Ready:     web.Options{Ready: db.Ping},
 	}, ids)
 
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.HTTP.Addr, err)
-	}
-	srv := &http.Server{
-		Handler:           e,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute, // file uploads
-		WriteTimeout:      cfg.Job.Waitreport.Max + time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	log.Info("listening", "addr", ln.Addr().String(), "tls", tls)
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		var err error
-		if tls {
-			err = srv.ServeTLS(ln, cfg.HTTP.TLS.Cert, cfg.HTTP.TLS.Key)
-		} else {
-			err = srv.Serve(ln)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
-	})
-	g.Go(func() error {
-		<-gctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
-		defer cancel()
-		log.Info("shutting down")
-		return srv.Shutdown(sctx)
-	})
-	return g.Wait()
-}
-
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})).With("service", "analysis-svc")
+	return web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key,
+		WriteTimeout: cfg.Job.Waitreport.Max + time.Minute})
 }
 
 // authSecret returns auth.secret. With the embedded database and no secret configured, a random one is made

@@ -30,12 +30,12 @@ var _ analysis.IdentityStore = (*IdentityStore)(nil)
 // NewIdentityStore returns the store and creates the indexes its lists use.
 func NewIdentityStore(ctx context.Context, db *mongox.DB) (*IdentityStore, error) {
 	s := &IdentityStore{orgs: db.Collection("organizations"), users: db.Collection("users"), keys: db.Collection("apikeys")}
-	_, err := s.users.Indexes().CreateMany(ctx, []mongo.IndexModel{
-		{Keys: bson.D{{Key: "organization", Value: 1}, {Key: "createdAt", Value: 1}}},
-		{Keys: bson.D{{Key: "createdAt", Value: 1}}},
-	})
+	err := mongox.EnsureIndexes(ctx, s.users,
+		mongox.Index{Name: "organization_createdAt", Keys: bson.D{{Key: "organization", Value: 1}, {Key: "createdAt", Value: 1}}},
+		mongox.Index{Name: "createdAt", Keys: bson.D{{Key: "createdAt", Value: 1}}},
+	)
 	if err != nil {
-		return nil, fmt.Errorf("create user indexes: %w", err)
+		return nil, err
 	}
 	return s, nil
 }

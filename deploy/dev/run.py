@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Starts analysis-svc and case-svc for development, as `make run` does.
+
+Both run on the embedded database (data under .run/data), with a superadmin bootstrapped on first start, an
+organization "demo" with an orgadmin "demo-admin" (whose key the case-svc connector uses), and prints the URLs
+and keys. Credentials are generated once and kept in .run/credentials.json (mode 0600). Ctrl-C stops both.
+Only the Python standard library is used.
+"""
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RUN = os.path.join(ROOT, ".run")
+ANALYSIS = "http://127.0.0.1:9001"
+CASE = "http://127.0.0.1:9000"
+
+
+def credentials():
+    path = os.path.join(RUN, "credentials.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    creds = {
+        "login": "admin",
+        "password": secrets.token_urlsafe(12),
+        "analysisKey": secrets.token_urlsafe(24),
+        "caseKey": secrets.token_urlsafe(24),
+    }
+    os.makedirs(RUN, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(creds, f, indent=2)
+    return creds
+
+
+def call(method, url, key=None, body=None, text=False):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    if key:
+        req.add_header("Authorization", "Bearer " + key)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            raw = resp.read().decode()
+            return resp.status, (raw if text else (json.loads(raw) if raw else None))
+    except urllib.error.HTTPError as e:
+        raw = e.read().decode()
+        try:
+            return e.code, json.loads(raw)
+        except ValueError:
+            return e.code, raw
+
+
+def wait_ready(url, proc, name, deadline=90):
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            sys.exit(f"{name} exited with code {proc.returncode}; see .run/{name}.log")
+        try:
+            with urllib.request.urlopen(url + "/readyz", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, OSError):
+            pass
+        time.sleep(0.2)
+    sys.exit(f"{name} not ready after {deadline}s; see .run/{name}.log")
+
+
+def start(name, env):
+    log = open(os.path.join(RUN, name + ".log"), "ab")
+    full = dict(os.environ)
+    full.update(env)
+    return subprocess.Popen([os.path.join(ROOT, "bin", name)], env=full, stdout=log, stderr=subprocess.STDOUT,
+                            cwd=ROOT)
+
+
+def main():
+    creds = credentials()
+    procs = []
+
+    def stop(*_):
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=25)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        sys.exit(0)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+    analysis = start("analysis-svc", {
+        "ANALYSIS_HTTP_ADDR": "127.0.0.1:9001",
+        "ANALYSIS_DATABASE_PATH": os.path.join(RUN, "data", "analysis"),
+        "ANALYSIS_HTTP_ALLOW_INSECURE_CREDENTIALS": "true",
+        "ANALYSIS_BOOTSTRAP_LOGIN": creds["login"],
+        "ANALYSIS_BOOTSTRAP_PASSWORD": creds["password"],
+        "ANALYSIS_BOOTSTRAP_KEY": creds["analysisKey"],
+    })
+    procs.append(analysis)
+    wait_ready(ANALYSIS, analysis, "analysis-svc")
+
+    key = creds["analysisKey"]
+    status, body = call("POST", ANALYSIS + "/api/organization", key, {"name": "demo", "description": "Demo organization"})
+    if status not in (201, 400):
+        sys.exit(f"create organization demo: {status} {body}")
+    status, body = call("POST", ANALYSIS + "/api/user", key,
+                        {"login": "demo-admin", "name": "Demo admin", "organization": "demo",
+                         "roles": ["read", "analyze", "orgadmin"]})
+    if status not in (201, 400):
+        sys.exit(f"create user demo-admin: {status} {body}")
+    status, org_key = call("GET", ANALYSIS + "/api/user/demo-admin/key", key, text=True)
+    if status != 200:
+        status, org_key = call("POST", ANALYSIS + "/api/user/demo-admin/key/renew", key, text=True)
+        if status != 200:
+            sys.exit(f"key of demo-admin: {status} {org_key}")
+
+    servers = [{"name": "local", "url": ANALYSIS, "key": org_key, "timeout": "1m", "organisations": ["*"]}]
+    case = start("case-svc", {
+        "CASE_HTTP_ADDR": "127.0.0.1:9000",
+        "CASE_DATABASE_PATH": os.path.join(RUN, "data", "case"),
+        "CASE_HTTP_ALLOW_INSECURE_CREDENTIALS": "true",
+        "CASE_BOOTSTRAP_LOGIN": creds["login"],
+        "CASE_BOOTSTRAP_PASSWORD": creds["password"],
+        "CASE_BOOTSTRAP_KEY": creds["caseKey"],
+        "CASE_ANALYSIS_SERVERS": json.dumps(servers),
+    })
+    procs.append(case)
+    wait_ready(CASE, case, "case-svc")
+
+    print(f"""
+analysis-svc  {ANALYSIS}   (log: .run/analysis-svc.log)
+  superadmin  login {creds['login']}  password {creds['password']}
+              key   {creds['analysisKey']}
+  org "demo"  orgadmin demo-admin  key {org_key}
+case-svc      {CASE}   (log: .run/case-svc.log)
+  connector   analysisId "local" -> {ANALYSIS} as demo-admin
+
+Try:  curl -H "Authorization: Bearer {creds['analysisKey']}" {ANALYSIS}/api/user/current
+Credentials are kept in .run/credentials.json; data in .run/data. Ctrl-C stops both services.
+""", flush=True)
+    while True:
+        for p, name in ((analysis, "analysis-svc"), (case, "case-svc")):
+            if p.poll() is not None:
+                print(f"{name} exited with code {p.returncode}; see .run/{name}.log", file=sys.stderr)
+                stop()
+        time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// ServeConfig says where and how to listen.
+type ServeConfig struct {
+	Addr         string
+	TLSCert      string // with TLSKey: serve HTTPS
+	TLSKey       string
+	WriteTimeout time.Duration // the longest response (long polls); zero = 2 min
+}
+
+// Serve listens on cfg.Addr and serves h until ctx ends, then shuts down gracefully (20 s budget).
+func Serve(ctx context.Context, log *slog.Logger, h http.Handler, cfg ServeConfig) error {
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 2 * time.Minute
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute, // file uploads
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	tls := cfg.TLSCert != ""
+	log.Info("listening", "addr", ln.Addr().String(), "tls", tls)
+	done := make(chan error, 1)
+	go func() {
+		if tls {
+			done <- srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
+		} else {
+			done <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
