@@ -130,6 +130,8 @@ func StartSession(c echo.Context, cfg AuthConfig, subject string) error {
 }
 
 func setSessionCookies(c echo.Context, cfg AuthConfig, tok string, s auth.Session) {
+	// Behind a TLS-terminating proxy the client is on HTTPS even when this server is not.
+	cfg.Secure = cfg.Secure || c.Request().TLS != nil || strings.EqualFold(c.Request().Header.Get("X-Forwarded-Proto"), "https")
 	c.SetCookie(&http.Cookie{Name: auth.SessionCookie, Value: tok, Path: "/", HttpOnly: true,
 		Secure: cfg.Secure, SameSite: http.SameSiteLaxMode})
 	c.SetCookie(&http.Cookie{Name: auth.CSRFCookie, Value: s.CSRF, Path: "/",
@@ -179,12 +181,20 @@ func ParseCIDRs(list []string) ([]*net.IPNet, error) {
 func RequireSecure(cfg SecureConfig) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if cfg.AllowInsecure || c.Request().TLS != nil || viaTrustedHTTPS(c.Request(), cfg.TrustedProxies) {
-				return next(c)
+			if err := CheckSecure(c, cfg); err != nil {
+				return err
 			}
-			return apperr.New(apperr.Forbidden, "password and key calls must be made over HTTPS")
+			return next(c)
 		}
 	}
+}
+
+// CheckSecure is RequireSecure for a handler that decides per request (a user created with a password).
+func CheckSecure(c echo.Context, cfg SecureConfig) error {
+	if cfg.AllowInsecure || c.Request().TLS != nil || viaTrustedHTTPS(c.Request(), cfg.TrustedProxies) {
+		return nil
+	}
+	return apperr.New(apperr.Forbidden, "password and key calls must be made over HTTPS")
 }
 
 func viaTrustedHTTPS(r *http.Request, proxies []*net.IPNet) bool {

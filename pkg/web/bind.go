@@ -108,6 +108,17 @@ func readFields(c echo.Context) (map[string]any, error) {
 			return nil, err
 		}
 		mergeValues(f, form)
+	case mt == "":
+		// A client that forgot the content type (curl --data-binary, some scripts): take a JSON object as JSON.
+		body, err := readBody(req)
+		if err != nil {
+			return nil, err
+		}
+		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
+			if err := decodeObject(t, f); err != nil {
+				return nil, err
+			}
+		}
 	case mt == "multipart/form-data":
 		form, err := c.MultipartForm()
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/auth"
@@ -185,7 +186,7 @@ func (s *Identity) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organizat
 	if !ok {
 		probs = append(probs, apperr.FieldError{Name: "status", Message: "Active or Locked"})
 	}
-	if len(n.Description) > 4096 {
+	if utf8.RuneCountInString(n.Description) > 4096 {
 		probs = append(probs, apperr.FieldError{Name: "description", Message: "at most 4096 characters"})
 	}
 	if probs != nil {
@@ -238,7 +239,7 @@ func (s *Identity) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpda
 		}
 		u.Status = &st
 	}
-	if u.Description != nil && len(*u.Description) > 4096 {
+	if u.Description != nil && utf8.RuneCountInString(*u.Description) > 4096 {
 		return Organization{}, apperr.Fields(apperr.FieldError{Name: "description", Message: "at most 4096 characters"})
 	}
 	if _, err := s.store.Org(ctx, id); err != nil {
@@ -261,7 +262,13 @@ func (s *Identity) LockOrg(ctx context.Context, c Caller, id string) error {
 
 var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
 
+// reservedLogins would collide with routes under /api/user.
+var reservedLogins = map[string]bool{"current": true, "_search": true}
+
 func validLogin(l string) error {
+	if reservedLogins[l] {
+		return apperr.Fields(apperr.FieldError{Name: "login", Message: "reserved"})
+	}
 	if !loginRe.MatchString(l) {
 		return apperr.Fields(apperr.FieldError{Name: "login",
 			Message: "1 to 128 letters, digits, '.', '_', '@', '+' or '-', starting with a letter or digit"})
@@ -298,7 +305,7 @@ func ParseRoles(in []string) ([]Role, error) {
 }
 
 func validPassword(field, pw string) error {
-	if len(pw) < 8 || len(pw) > 1024 {
+	if n := utf8.RuneCountInString(pw); n < 8 || n > 1024 {
 		return apperr.Fields(apperr.FieldError{Name: field, Message: "8 to 1024 characters"})
 	}
 	return nil
@@ -331,10 +338,11 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 	if err := validLogin(n.Login); err != nil {
 		probs = append(probs, apperr.As(err).Fields...)
 	}
+	n.Name = strings.TrimSpace(n.Name)
 	if n.Name == "" {
 		n.Name = n.Login
 	}
-	if len(n.Name) > 256 {
+	if utf8.RuneCountInString(n.Name) > 256 {
 		probs = append(probs, apperr.FieldError{Name: "name", Message: "at most 256 characters"})
 	}
 	roles, err := ParseRoles(n.Roles)
@@ -443,7 +451,11 @@ func (s *Identity) UpdateUser(ctx context.Context, c Caller, login string, upd U
 			return User{}, err
 		}
 	}
-	if upd.Name != nil && (*upd.Name == "" || len(*upd.Name) > 256) {
+	if upd.Name != nil {
+		name := strings.TrimSpace(*upd.Name)
+		upd.Name = &name
+	}
+	if upd.Name != nil && (*upd.Name == "" || utf8.RuneCountInString(*upd.Name) > 256) {
 		return User{}, apperr.Fields(apperr.FieldError{Name: "name", Message: "1 to 256 characters"})
 	}
 	if upd.Status != nil {

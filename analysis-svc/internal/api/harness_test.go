@@ -55,7 +55,8 @@ var (
 type envOptions struct {
 	basic         bool
 	secure        web.SecureConfig
-	superPassword bool // bootstrap the superadmin with a password too (costs a hash)
+	superPassword bool             // bootstrap the superadmin with a password too (costs a hash)
+	now           func() time.Time // the sessions' clock; nil = time.Now
 }
 
 type envOption func(*envOptions)
@@ -65,6 +66,9 @@ func withBasic() envOption { return func(o *envOptions) { o.basic = true } }
 
 // withSecure replaces the default SecureConfig{AllowInsecure: true}.
 func withSecure(s web.SecureConfig) envOption { return func(o *envOptions) { o.secure = s } }
+
+// withClock makes sessions use now as their clock.
+func withClock(now func() time.Time) envOption { return func(o *envOptions) { o.now = now } }
 
 // withSuperPassword gives the bootstrapped superadmin the password superPassword.
 func withSuperPassword() envOption { return func(o *envOptions) { o.superPassword = true } }
@@ -127,7 +131,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	logs := &syncBuffer{}
 	h := api.New(api.Config{
 		Log:       slog.New(slog.NewJSONHandler(logs, nil)),
-		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic},
+		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now},
 		Secure:    o.secure,
 		SearchMax: 1000,
 		BodyLimit: "1M",
@@ -211,10 +215,6 @@ type resp struct {
 	header       http.Header
 	cookies      []*http.Cookie
 	body         []byte
-}
-
-func (r *resp) String() string {
-	return r.method + " " + r.path + " → " + http.StatusText(r.status) + " " + string(r.body)
 }
 
 // call sends body (nil for none) as JSON.

@@ -127,7 +127,7 @@ func (h *handler) createOrg(c echo.Context) error {
 }
 
 func (h *handler) getOrg(c echo.Context) error {
-	o, err := h.ids.Org(c.Request().Context(), caller(c), c.Param("orgId"))
+	o, err := h.ids.Org(c.Request().Context(), caller(c), web.Param(c, "orgId"))
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (h *handler) updateOrg(c echo.Context) error {
 	if req.Status.Set {
 		u.Status = &req.Status.V
 	}
-	o, err := h.ids.UpdateOrg(c.Request().Context(), caller(c), c.Param("orgId"), u)
+	o, err := h.ids.UpdateOrg(c.Request().Context(), caller(c), web.Param(c, "orgId"), u)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (h *handler) updateOrg(c echo.Context) error {
 }
 
 func (h *handler) deleteOrg(c echo.Context) error {
-	if err := h.ids.LockOrg(c.Request().Context(), caller(c), c.Param("orgId")); err != nil {
+	if err := h.ids.LockOrg(c.Request().Context(), caller(c), web.Param(c, "orgId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -182,7 +182,7 @@ func (h *handler) listOrgUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	users, total, err := h.ids.OrgUsers(c.Request().Context(), caller(c), c.Param("orgId"), f, p)
+	users, total, err := h.ids.OrgUsers(c.Request().Context(), caller(c), web.Param(c, "orgId"), f, p)
 	if err != nil {
 		return err
 	}
@@ -216,6 +216,11 @@ func (h *handler) createUser(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
+	if req.Password != "" {
+		if err := web.CheckSecure(c, h.cfg.Secure); err != nil {
+			return err
+		}
+	}
 	u, err := h.ids.CreateUser(c.Request().Context(), caller(c), analysis.NewUser{Login: req.Login, Name: req.Name,
 		Roles: req.Roles, Organization: req.Organization, Password: req.Password})
 	if err != nil {
@@ -227,7 +232,7 @@ func (h *handler) createUser(c echo.Context) error {
 }
 
 func (h *handler) getUser(c echo.Context) error {
-	u, err := h.ids.User(c.Request().Context(), caller(c), c.Param("login"))
+	u, err := h.ids.User(c.Request().Context(), caller(c), web.Param(c, "login"))
 	if err != nil {
 		return err
 	}
@@ -269,7 +274,7 @@ func (h *handler) updateUser(c echo.Context) error {
 		}
 		u.Roles = roles
 	}
-	user, err := h.ids.UpdateUser(c.Request().Context(), caller(c), c.Param("login"), u)
+	user, err := h.ids.UpdateUser(c.Request().Context(), caller(c), web.Param(c, "login"), u)
 	if err != nil {
 		return err
 	}
@@ -285,7 +290,7 @@ func (h *handler) setPassword(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	if err := h.ids.SetPassword(c.Request().Context(), caller(c), c.Param("login"), req.Password); err != nil {
+	if err := h.ids.SetPassword(c.Request().Context(), caller(c), web.Param(c, "login"), req.Password); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -301,7 +306,7 @@ func (h *handler) changePassword(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	err := h.ids.ChangePassword(c.Request().Context(), caller(c), c.Param("login"), req.CurrentPassword, req.Password)
+	err := h.ids.ChangePassword(c.Request().Context(), caller(c), web.Param(c, "login"), req.CurrentPassword, req.Password)
 	if err != nil {
 		return err
 	}
@@ -309,7 +314,7 @@ func (h *handler) changePassword(c echo.Context) error {
 }
 
 func (h *handler) renewKey(c echo.Context) error {
-	key, err := h.ids.RenewKey(c.Request().Context(), caller(c), c.Param("login"))
+	key, err := h.ids.RenewKey(c.Request().Context(), caller(c), web.Param(c, "login"))
 	if err != nil {
 		return err
 	}
@@ -317,7 +322,7 @@ func (h *handler) renewKey(c echo.Context) error {
 }
 
 func (h *handler) getKey(c echo.Context) error {
-	key, err := h.ids.Key(c.Request().Context(), caller(c), c.Param("login"))
+	key, err := h.ids.Key(c.Request().Context(), caller(c), web.Param(c, "login"))
 	if err != nil {
 		return err
 	}
@@ -325,7 +330,7 @@ func (h *handler) getKey(c echo.Context) error {
 }
 
 func (h *handler) revokeKey(c echo.Context) error {
-	if err := h.ids.RevokeKey(c.Request().Context(), caller(c), c.Param("login")); err != nil {
+	if err := h.ids.RevokeKey(c.Request().Context(), caller(c), web.Param(c, "login")); err != nil {
 		return err
 	}
 	return c.String(http.StatusOK, "")

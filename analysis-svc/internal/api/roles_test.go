@@ -203,7 +203,11 @@ func TestAPI_Roles(t *testing.T) {
 					switch {
 					case want >= 400:
 						typ := map[int]string{401: "AuthenticationError", 403: "AuthorizationError", 404: "NotFoundError"}[want]
-						r.wantError(t, want, typ)
+						msg := r.wantError(t, want, typ)
+						// A 403 names the role (or the rule) that is missing.
+						if want == http.StatusForbidden && !strings.Contains(msg, "admin") && !strings.Contains(msg, "itself") {
+							t.Errorf("403 message %q names neither a role nor the rule", msg)
+						}
 					case row.text:
 						r.want(t, want)
 						if k := r.text(t); len(k) < 32 {
