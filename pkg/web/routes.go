@@ -19,19 +19,29 @@ func (r Routes) add(method, path string, h echo.HandlerFunc, extra []echo.Middle
 }
 
 // GET registers a GET route.
-func (r Routes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { r.add("GET", path, h, m) }
+func (r Routes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.add("GET", path, h, m)
+}
 
 // POST registers a POST route.
-func (r Routes) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { r.add("POST", path, h, m) }
+func (r Routes) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.add("POST", path, h, m)
+}
 
 // PATCH registers a PATCH route.
-func (r Routes) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { r.add("PATCH", path, h, m) }
+func (r Routes) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.add("PATCH", path, h, m)
+}
 
 // PUT registers a PUT route.
-func (r Routes) PUT(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { r.add("PUT", path, h, m) }
+func (r Routes) PUT(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.add("PUT", path, h, m)
+}
 
 // DELETE registers a DELETE route.
-func (r Routes) DELETE(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { r.add("DELETE", path, h, m) }
+func (r Routes) DELETE(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.add("DELETE", path, h, m)
+}
 
 // Param returns a path parameter, percent-decoded (logins hold "@" and "+", which clients encode).
 func Param(c echo.Context, name string) string {
