@@ -27,18 +27,20 @@ type Config struct {
 }
 
 type handler struct {
-	ids  *analysis.Identity
+	ids     *analysis.Identity
+	workers *analysis.Workers
+	jobs    *analysis.Jobs
 	cfg  Config
 	max  int
 	auth web.AuthConfig
 }
 
 // New returns the service's HTTP handler with every route registered.
-func New(cfg Config, ids *analysis.Identity) *echo.Echo {
+func New(cfg Config, ids *analysis.Identity, workers *analysis.Workers, jobs *analysis.Jobs) *echo.Echo {
 	opts := cfg.Ready
 	opts.Log, opts.BodyLimit = cfg.Log, cfg.BodyLimit
 	e := web.New(opts)
-	h := &handler{ids: ids, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
+	h := &handler{ids: ids, workers: workers, jobs: jobs, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
 	h.routes(e)
 	return e
 }
@@ -75,6 +77,31 @@ func (h *handler) routes(e *echo.Echo) {
 	a.POST("/api/user/:login/key/renew", h.renewKey, secure)
 	a.GET("/api/user/:login/key", h.getKey, secure)
 	a.DELETE("/api/user/:login/key", h.revokeKey, secure)
+
+	// Analyzers and responders share handlers; the kind middleware says which.
+	for _, k := range []analysis.Kind{analysis.KindAnalyzer, analysis.KindResponder} {
+		kk := kind(k)
+		n := string(k)
+		a.GET("/api/"+n+"definition", h.listDefinitions, kk)
+		a.POST("/api/organization/"+n+"/:definitionId", h.enableWorker, kk)
+		a.GET("/api/organization/"+n, h.listWorkers, kk)
+		a.GET("/api/"+n, h.listWorkers, kk)
+		a.POST("/api/"+n+"/_search", h.listWorkers, kk)
+		a.GET("/api/"+n+"/type/:dataType", h.workersForType, kk)
+		a.GET("/api/"+n+"/:id", h.getWorker, kk)
+		a.PATCH("/api/"+n+"/:id", h.updateWorker, kk)
+		a.DELETE("/api/"+n+"/:id", h.disableWorker, kk)
+		a.POST("/api/"+n+"/:id/run", h.runWorker, kk)
+	}
+
+	a.GET("/api/job", h.searchJobs)
+	a.POST("/api/job/_search", h.searchJobs)
+	a.GET("/api/job/:id", h.getJob)
+	a.GET("/api/job/:id/report", h.jobReport)
+	a.GET("/api/job/:id/waitreport", h.waitReport)
+	a.GET("/api/job/:id/artifacts", h.jobArtifacts)
+	a.DELETE("/api/job/:id", h.deleteJob)
+	a.GET("/api/datastore/:hash", h.download)
 }
 
 func caller(c echo.Context) analysis.Caller { return web.Caller[analysis.Caller](c) }

@@ -57,6 +57,8 @@ type envOptions struct {
 	secure        web.SecureConfig
 	superPassword bool             // bootstrap the superadmin with a password too (costs a hash)
 	now           func() time.Time // the sessions' clock; nil = time.Now
+	jobs          analysis.JobsConfig
+	noWorkers     bool // do not run the job workers (queue tests start their own)
 }
 
 type envOption func(*envOptions)
@@ -70,6 +72,12 @@ func withSecure(s web.SecureConfig) envOption { return func(o *envOptions) { o.s
 // withClock makes sessions use now as their clock.
 func withClock(now func() time.Time) envOption { return func(o *envOptions) { o.now = now } }
 
+// withJobs sets the job queue's configuration.
+func withJobs(cfg analysis.JobsConfig) envOption { return func(o *envOptions) { o.jobs = cfg } }
+
+// withoutWorkers leaves jobs Waiting: nothing runs them until the test starts workers.
+func withoutWorkers() envOption { return func(o *envOptions) { o.noWorkers = true } }
+
 // withSuperPassword gives the bootstrapped superadmin the password superPassword.
 func withSuperPassword() envOption { return func(o *envOptions) { o.superPassword = true } }
 
@@ -79,6 +87,13 @@ type env struct {
 	srv   *httptest.Server
 	logs  *syncBuffer
 	super *client // the bootstrapped superadmin, by API key
+	// The job side, for queue tests that start extra workers ("replicas") on the same database.
+	catalog  *analysis.Catalog
+	jobStore *mongostore.JobStore
+	wstore   *mongostore.WorkerStore
+	files    *mongostore.FileStore
+	jobs     *analysis.Jobs
+	jobsCfg  analysis.JobsConfig
 }
 
 // syncBuffer collects the service's logs; handlers write from several goroutines.
@@ -129,19 +144,68 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatalf("bootstrap: created=%v err=%v", created, err)
 	}
 	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	wstore, err := mongostore.NewWorkerStore(ctx, db)
+	if err != nil {
+		t.Fatalf("worker store: %v", err)
+	}
+	jstore, err := mongostore.NewJobStore(ctx, db)
+	if err != nil {
+		t.Fatalf("job store: %v", err)
+	}
+	files := mongostore.NewFileStore(db)
+	catalog := analysis.NewCatalog(testDefinitions()...)
+	workers := analysis.NewWorkers(wstore, catalog, time.Now)
+	jcfg := o.jobs
+	if jcfg.Workers == 0 {
+		jcfg.Workers = 2
+	}
+	if jcfg.CacheMinutes == 0 {
+		jcfg.CacheMinutes = 10
+	}
+	if jcfg.Poll == 0 {
+		jcfg.Poll = 200 * time.Millisecond
+	}
+	jcfg.Log = log
+	jobs := analysis.NewJobs(jstore, wstore, catalog, files, jcfg, time.Now)
+	if !o.noWorkers {
+		startWorkers(t, jobs)
+	}
 	h := api.New(api.Config{
-		Log:       slog.New(slog.NewJSONHandler(logs, nil)),
+		Log:       log,
 		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now},
 		Secure:    o.secure,
 		SearchMax: 1000,
 		BodyLimit: "1M",
 		Ready:     web.Options{Ready: db.Ping},
-	}, ids)
+	}, ids, workers, jobs)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	e := &env{db: db, srv: srv, logs: logs}
+	e := &env{db: db, srv: srv, logs: logs, catalog: catalog, jobStore: jstore, wstore: wstore, files: files,
+		jobs: jobs, jobsCfg: jcfg}
 	e.super = e.keyClient(superLogin, superKey)
 	return e
+}
+
+// startWorkers runs the job workers of jobs until the test ends, and returns a function that stops them
+// earlier (as a replica's shutdown would) and waits until they have.
+func startWorkers(t testing.TB, jobs *analysis.Jobs) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = jobs.Run(ctx)
+	}()
+	stop := func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("job workers did not stop within 30 s")
+		}
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // client is one way of calling the API: a Bearer key, basic credentials, a cookie jar, or nothing.

@@ -1,0 +1,355 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Run starts cfg.Workers workers and the sweeper and blocks until ctx ends. Jobs running at shutdown go back
+// to the queue, so a restart runs them again.
+func (s *Jobs) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for i := range s.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.workLoop(ctx, fmt.Sprintf("%s-w%d", s.instance, i))
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.sweepLoop(ctx)
+	}()
+	wg.Wait()
+	return nil
+}
+
+func (s *Jobs) workLoop(ctx context.Context, owner string) {
+	idle := time.NewTimer(0)
+	defer idle.Stop()
+	for ctx.Err() == nil {
+		now := s.clock()
+		j, err := s.store.Claim(ctx, owner, now.Add(s.cfg.Lease), now)
+		if err == nil {
+			s.execute(ctx, owner, j)
+			continue
+		}
+		if !errors.Is(err, ErrNoJob) && ctx.Err() == nil {
+			s.cfg.Log.Error("claim a job", "worker", owner, "err", err)
+		}
+		idle.Reset(s.cfg.Poll)
+		select {
+		case <-ctx.Done():
+		case <-s.kick:
+		case <-idle.C:
+		}
+	}
+}
+
+// execute runs one claimed job while renewing its lease, then stores the outcome, unless the service is
+// stopping (the job is requeued) or the lease was lost (deleted, or taken over by another worker).
+func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	s.running[j.ID] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, j.ID)
+		s.mu.Unlock()
+	}()
+
+	lost := make(chan struct{})
+	renewDone := make(chan struct{})
+	go func() {
+		defer close(renewDone)
+		t := time.NewTicker(s.cfg.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				err := s.store.Renew(runCtx, j.ID, owner, s.clock().Add(s.cfg.Lease))
+				if errors.Is(err, ErrLeaseLost) {
+					close(lost)
+					cancel()
+					return
+				}
+				if err != nil && runCtx.Err() == nil {
+					s.cfg.Log.Warn("renew lease", "job", j.ID, "err", err)
+				}
+			}
+		}
+	}()
+
+	final, report := s.runJob(runCtx, j)
+	cancel()
+	<-renewDone
+
+	select {
+	case <-lost:
+		s.cfg.Log.Info("job lease lost; result dropped", "job", j.ID)
+		return
+	default:
+	}
+	if ctx.Err() != nil { // shutting down: give the job back
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer rcancel()
+		if err := s.store.Requeue(rctx, j.ID, owner, true); err != nil {
+			s.cfg.Log.Warn("requeue at shutdown", "job", j.ID, "err", err)
+		}
+		return
+	}
+	if err := s.store.Finish(ctx, final, report, owner); err != nil {
+		s.cfg.Log.Error("finish job", "job", j.ID, "err", err)
+		return
+	}
+	s.notify(j.ID)
+}
+
+// runJob prepares the input, runs the worker with its timeout and turns the output into the final job and
+// report.
+func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
+	fail := func(msg string) (Job, *Report) {
+		j.Status, j.ErrorMessage, j.EndDate, j.UpdatedAt = JobFailure, msg, s.clock(), s.clock()
+		return j, &Report{Success: false, ErrorMessage: msg}
+	}
+	w, err := s.workers.Worker(ctx, j.WorkerID)
+	if err != nil {
+		return fail(fmt.Sprintf("the %s %s is no longer enabled", j.Kind, j.WorkerName))
+	}
+	def, ok := s.catalog.Definition(j.Kind, w.DefinitionID)
+	if !ok {
+		return fail(fmt.Sprintf("the %s definition %s is no longer available on this server", j.Kind, w.DefinitionID))
+	}
+	dir, err := os.MkdirTemp(s.cfg.TempDir, "job-"+j.ID+"-")
+	if err != nil {
+		return fail("cannot create the job folder: " + err.Error())
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fail("cannot protect the job folder: " + err.Error())
+	}
+	in := RunInput{Data: j.Data, DataType: j.DataType, TLP: j.TLP, PAP: j.PAP, Message: j.Message,
+		Parameters: j.Parameters, Config: runConfig(def, w)}
+	if j.Attachment != nil {
+		path, err := s.fetch(ctx, j.Attachment.ID, filepath.Join(dir, "observable"))
+		if err != nil {
+			return fail("cannot read the observable's file: " + err.Error())
+		}
+		in.File, in.Filename, in.ContentType = path, j.Attachment.Name, j.Attachment.ContentType
+		in.Data = nil
+	}
+	timeout := s.cfg.DefaultTimeout
+	if w.JobTimeout != nil {
+		timeout = time.Duration(*w.JobTimeout) * time.Minute
+	} else if m := number(w.Configuration["jobTimeout"], 0); m > 0 {
+		timeout = time.Duration(m * float64(time.Minute))
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var out RunOutput
+	switch {
+	case def.Builtin != nil:
+		out, err = def.Builtin(tctx, in)
+		if err == nil && tctx.Err() != nil && ctx.Err() == nil {
+			out = RunOutput{ErrorMessage: fmt.Sprintf("the job timed out after %s and was stopped", timeout)}
+		}
+	case def.Command != "" && s.cfg.Runners["process"] != nil:
+		out, err = s.cfg.Runners["process"].Run(tctx, def, in, filepath.Join(dir, "run"))
+	case def.DockerImage != "" && s.cfg.Runners["docker"] != nil:
+		out, err = s.cfg.Runners["docker"].Run(tctx, def, in, filepath.Join(dir, "run"))
+	default:
+		return fail(fmt.Sprintf("no enabled runner can run %s (job.runner)", def.ID))
+	}
+	if err != nil {
+		return fail(err.Error())
+	}
+	now := s.clock()
+	j.EndDate, j.UpdatedAt = now, now
+	if !out.Success {
+		j.Status, j.ErrorMessage = JobFailure, out.ErrorMessage
+		return j, &Report{Success: false, ErrorMessage: out.ErrorMessage, Input: out.Input}
+	}
+	r := &Report{Success: true, Summary: out.Summary, Full: out.Full, Operations: out.Operations}
+	if r.Summary == nil {
+		r.Summary = map[string]any{}
+	}
+	if r.Full == nil {
+		r.Full = map[string]any{}
+	}
+	arts := out.Artifacts
+	if auto, _ := in.Config["auto_extract_artifacts"].(bool); auto && def.Builtin != nil && j.Kind == KindAnalyzer && s.cfg.Extract != nil {
+		ignore, _ := j.Data.(string)
+		arts = append(arts, s.cfg.Extract(out.Full, ignore)...)
+	}
+	if r.Artifacts, err = s.artifacts(ctx, j, arts, now); err != nil {
+		j.Status, j.ErrorMessage = JobFailure, "report creation failure: "+err.Error()
+		return j, &Report{Success: false, ErrorMessage: j.ErrorMessage}
+	}
+	j.Status = JobSuccess
+	return j, r
+}
+
+// runConfig is the job's config: the definition's fixed config, then the worker's configuration, then the
+// proxy settings as the public protocol nests them.
+func runConfig(def Definition, w Worker) map[string]any {
+	conf := deepMerge(deepMerge(map[string]any{}, def.Config), w.Configuration)
+	proxy := map[string]any{}
+	if v, ok := w.Configuration["proxy_http"].(string); ok && v != "" {
+		proxy["http"] = v
+	}
+	if v, ok := w.Configuration["proxy_https"].(string); ok && v != "" {
+		proxy["https"] = v
+	}
+	if len(proxy) > 0 {
+		conf = deepMerge(conf, map[string]any{"proxy": proxy})
+	}
+	return conf
+}
+
+func deepMerge(dst, src map[string]any) map[string]any {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				dst[k] = deepMerge(dm, sm)
+				continue
+			}
+			dst[k] = deepMerge(map[string]any{}, sm)
+			continue
+		}
+		dst[k] = v
+	}
+	return dst
+}
+
+func (s *Jobs) fetch(ctx context.Context, id, path string) (string, error) {
+	r, _, err := s.files.Open(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
+}
+
+// artifacts stores file artifacts and merges duplicates (same data type and value or file).
+func (s *Jobs) artifacts(ctx context.Context, j Job, in []OutputArtifact, now time.Time) ([]Artifact, error) {
+	seen := map[string]bool{}
+	var out []Artifact
+	for _, a := range in {
+		if a.DataType == "" {
+			continue
+		}
+		art := Artifact{DataType: a.DataType, Data: a.Data, Message: a.Message, Tags: a.Tags, TLP: j.TLP,
+			CreatedAt: now, CreatedBy: j.CreatedBy}
+		if a.TLP != nil {
+			art.TLP = *a.TLP
+		}
+		key := a.DataType + "|" + a.Data
+		if a.File != "" {
+			att, err := s.storeFile(ctx, j.Organization, a)
+			if err != nil {
+				return nil, err
+			}
+			art.Attachment, art.Data = att, ""
+			key = a.DataType + "|file:" + att.ID
+		} else if a.Data == "" {
+			continue
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		art.ID = fmt.Sprintf("%s-%d", j.ID, len(out))
+		out = append(out, art)
+	}
+	return out, nil
+}
+
+func (s *Jobs) storeFile(ctx context.Context, org string, a OutputArtifact) (*Attachment, error) {
+	name := a.Filename
+	if name == "" {
+		name = filepath.Base(a.File)
+	}
+	return s.store1(ctx, org, &Upload{Name: name, ContentType: a.ContentType,
+		Open: func() (io.ReadCloser, error) { return os.Open(a.File) }})
+}
+
+// sweepLoop re-queues jobs whose worker stopped renewing its lease (a crashed replica), fails those
+// interrupted too often, and prunes old rate windows and cache entries.
+func (s *Jobs) sweepLoop(ctx context.Context) {
+	every := s.cfg.Lease / 2
+	if every < 100*time.Millisecond {
+		every = 100 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	lastPrune := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Log.Error("sweep", "err", err)
+		}
+		if now := s.clock(); now.Sub(lastPrune) > 10*time.Minute {
+			lastPrune = now
+			if err := s.store.Prune(ctx, now, now.Add(-31*24*time.Hour)); err != nil && ctx.Err() == nil {
+				s.cfg.Log.Warn("prune", "err", err)
+			}
+		}
+	}
+}
+
+// Sweep handles the jobs whose lease has expired once.
+func (s *Jobs) Sweep(ctx context.Context) error {
+	now := s.clock()
+	expired, err := s.store.Expired(ctx, now)
+	if err != nil {
+		return err
+	}
+	for _, j := range expired {
+		owner, err := s.store.Owner(ctx, j.ID)
+		if err != nil {
+			continue
+		}
+		if j.Attempts >= s.cfg.MaxAttempts {
+			msg := fmt.Sprintf("the job was interrupted %d times (its worker stopped or was lost); giving up", j.Attempts)
+			j.Status, j.ErrorMessage, j.EndDate, j.UpdatedAt = JobFailure, msg, now, now
+			if err := s.store.Finish(ctx, j, &Report{Success: false, ErrorMessage: msg}, owner); err != nil {
+				return err
+			}
+			s.notify(j.ID)
+			continue
+		}
+		s.cfg.Log.Warn("requeue a job whose worker stopped renewing its lease", "job", j.ID, "attempts", j.Attempts)
+		if err := s.store.Requeue(ctx, j.ID, owner, false); err != nil && !errors.Is(err, ErrLeaseLost) {
+			return err
+		}
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}

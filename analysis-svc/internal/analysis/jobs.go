@@ -1,0 +1,534 @@
+package analysis
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
+)
+
+// JobsConfig tunes the job queue and its workers.
+type JobsConfig struct {
+	Workers        int           // concurrent jobs in this process (job.workers)
+	Lease          time.Duration // how long a claim holds without renewal
+	MaxAttempts    int           // claims of one job before it fails
+	CacheMinutes   int           // default job cache window (job.cache)
+	DefaultTimeout time.Duration // when the worker sets no jobTimeout
+	WaitMax        time.Duration // cap of waitreport (atMost=Inf)
+	Poll           time.Duration // how often idle workers and waiters look at the database (other replicas)
+	MaxFileSize    int64         // largest observable file
+	TempDir        string        // where job folders are made
+	Runners        map[string]Runner
+	// Extract finds artifacts in a built-in analyzer's report when auto_extract_artifacts is on.
+	Extract func(full any, ignore string) []OutputArtifact
+	Log     *slog.Logger
+}
+
+func (c *JobsConfig) defaults() {
+	if c.Workers <= 0 {
+		c.Workers = 4
+	}
+	if c.Lease <= 0 {
+		c.Lease = 30 * time.Second
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 3
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = 30 * time.Minute
+	}
+	if c.WaitMax <= 0 {
+		c.WaitMax = 10 * time.Minute
+	}
+	if c.Poll <= 0 {
+		c.Poll = time.Second
+	}
+	if c.MaxFileSize <= 0 {
+		c.MaxFileSize = 1 << 30
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Jobs submits, runs and reports jobs.
+type Jobs struct {
+	store    JobStore
+	workers  WorkerStore
+	catalog  *Catalog
+	files    FileStore
+	cfg      JobsConfig
+	now      func() time.Time
+	instance string
+
+	kick    chan struct{}
+	mu      sync.Mutex
+	waiters map[string][]chan struct{}
+	running map[string]context.CancelFunc
+}
+
+// NewJobs returns the job service.
+func NewJobs(store JobStore, workers WorkerStore, catalog *Catalog, files FileStore, cfg JobsConfig, now func() time.Time) *Jobs {
+	cfg.defaults()
+	if now == nil {
+		now = time.Now
+	}
+	host, _ := os.Hostname()
+	return &Jobs{store: store, workers: workers, catalog: catalog, files: files, cfg: cfg, now: now,
+		instance: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomID(6)),
+		kick:     make(chan struct{}, 1), waiters: map[string][]chan struct{}{}, running: map[string]context.CancelFunc{}}
+}
+
+func (s *Jobs) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	max := big.NewInt(int64(len(idAlphabet)))
+	for i := range b {
+		k, _ := rand.Int(rand.Reader, max)
+		b[i] = idAlphabet[k.Int64()]
+	}
+	return string(b)
+}
+
+// Upload is a file sent with a job.
+type Upload struct {
+	Name        string
+	ContentType string
+	Open        func() (io.ReadCloser, error)
+}
+
+// Submission is a request to run a worker.
+type Submission struct {
+	DataType   string
+	Data       any // analyzers: a string; responders: an object
+	File       *Upload
+	TLP        *int
+	PAP        *int
+	Message    string
+	Label      string
+	Parameters map[string]any
+	Force      bool
+}
+
+func level(p *int) int {
+	if p == nil {
+		return 2
+	}
+	return *p
+}
+
+// Submit creates a job for an enabled worker of the caller's organization: from the cache when an equal job
+// is recent enough, refused with 429 over the rate limit, failed at once when the TLP/PAP is above the
+// worker's maximum, and queued otherwise.
+func (s *Jobs) Submit(ctx context.Context, c Caller, kind Kind, workerID string, sub Submission) (Job, error) {
+	if err := require(c, RoleAnalyze, RoleOrgAdmin); err != nil {
+		return Job{}, err
+	}
+	w, err := s.workers.Worker(ctx, workerID)
+	if err != nil || w.Organization != c.Org || w.Kind != kind {
+		if err == nil || apperr.Is(err, apperr.NotFound) {
+			return Job{}, apperr.Errorf(apperr.NotFound, "%s %s not found", kind, workerID)
+		}
+		return Job{}, err
+	}
+	if err := checkSubmission(kind, w, sub); err != nil {
+		return Job{}, err
+	}
+	now := s.clock()
+	j := Job{ID: randomID(20), Kind: kind, Organization: c.Org, WorkerID: w.ID, WorkerName: w.Name,
+		DefinitionID: w.DefinitionID, DataType: sub.DataType, Data: sub.Data, Parameters: sub.Parameters,
+		Message: sub.Message, Label: sub.Label, TLP: level(sub.TLP), PAP: level(sub.PAP), Status: JobWaiting,
+		CreatedAt: now, CreatedBy: c.Login, UpdatedAt: now, UpdatedBy: c.Login}
+	if j.Parameters == nil {
+		j.Parameters = map[string]any{}
+	}
+	if sub.File != nil {
+		if j.Attachment, err = s.store1(ctx, c.Org, sub.File); err != nil {
+			return Job{}, err
+		}
+		j.Data = nil
+	}
+
+	if window := s.cacheWindow(kind, w); window > 0 {
+		j.CacheTag = cacheTag(j)
+		if !sub.Force {
+			if hit, ok := s.cached(ctx, c.Org, j.CacheTag, now.Add(-window)); ok {
+				return hit, nil
+			}
+		}
+	}
+	if err := s.checkRate(ctx, w, now); err != nil {
+		return Job{}, err
+	}
+	if msg := levelCheck(w.Configuration, j); msg != "" {
+		j.Status, j.ErrorMessage, j.EndDate = JobFailure, msg, now
+		j.CacheTag = ""
+		if err := s.store.Finish(ctx, j, &Report{Success: false, ErrorMessage: msg}, ""); err != nil {
+			return Job{}, err
+		}
+		return j, nil
+	}
+	if err := s.store.Enqueue(ctx, j); err != nil {
+		return Job{}, err
+	}
+	if j.CacheTag != "" {
+		if err := s.store.CacheJob(ctx, j.CacheTag, j.ID, now); err != nil {
+			s.cfg.Log.Warn("cache job", "job", j.ID, "err", err)
+		}
+	}
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return j, nil
+}
+
+func checkSubmission(kind Kind, w Worker, sub Submission) error {
+	var probs []apperr.FieldError
+	if sub.DataType == "" {
+		probs = append(probs, apperr.FieldError{Name: "dataType", Message: "required"})
+	} else if !contains(w.DataTypeList, sub.DataType) {
+		return apperr.Errorf(apperr.BadRequest, "%s %s does not accept the data type %q (accepted: %v)",
+			kind, w.Name, sub.DataType, w.DataTypeList)
+	}
+	for _, l := range []struct {
+		name string
+		v    *int
+	}{{"tlp", sub.TLP}, {"pap", sub.PAP}} {
+		if l.v != nil && (*l.v < 0 || *l.v > 3) {
+			probs = append(probs, apperr.FieldError{Name: l.name, Message: "0 to 3"})
+		}
+	}
+	switch kind {
+	case KindAnalyzer:
+		s, isString := sub.Data.(string)
+		switch {
+		case sub.File != nil && sub.Data != nil:
+			probs = append(probs, apperr.FieldError{Name: "data/attachment", Message: "give a value or a file, not both"})
+		case sub.File == nil && (!isString || s == ""):
+			probs = append(probs, apperr.FieldError{Name: "data/attachment", Message: "a non-empty string data or a file is required"})
+		case sub.File != nil && sub.DataType != "file":
+			probs = append(probs, apperr.FieldError{Name: "dataType", Message: "a file observable has the data type file"})
+		}
+	case KindResponder:
+		if _, ok := sub.Data.(map[string]any); !ok || sub.File != nil {
+			probs = append(probs, apperr.FieldError{Name: "data", Message: "an object is required"})
+		}
+	}
+	if probs != nil {
+		return apperr.Fields(probs...)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Jobs) store1(ctx context.Context, org string, u *Upload) (*Attachment, error) {
+	r, err := u.Open()
+	if err != nil {
+		return nil, apperr.Wrap(apperr.BadRequest, "cannot read the uploaded file", err)
+	}
+	defer r.Close()
+	info, err := s.files.Put(ctx, r, s.cfg.MaxFileSize)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.files.Grant(ctx, org, info.ID); err != nil {
+		return nil, err
+	}
+	ct := u.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	name := filepath.Base(u.Name)
+	if name == "." || name == "/" || name == "" {
+		name = info.ID
+	}
+	return &Attachment{ID: info.ID, Name: name, Hashes: []string{info.SHA256, info.SHA1, info.MD5}, Size: info.Size,
+		ContentType: ct}, nil
+}
+
+func (s *Jobs) cacheWindow(kind Kind, w Worker) time.Duration {
+	if kind != KindAnalyzer {
+		return 0
+	}
+	m := s.cfg.CacheMinutes
+	if w.JobCache != nil {
+		m = *w.JobCache
+	}
+	return time.Duration(m) * time.Minute
+}
+
+// cacheTag identifies equal jobs: same worker (so organization), data type, TLP, value or file content, and
+// parameters (canonical JSON: encoding/json sorts map keys).
+func cacheTag(j Job) string {
+	data := fmt.Sprint(j.Data)
+	if j.Attachment != nil {
+		data = "file:" + j.Attachment.ID
+	}
+	params, _ := json.Marshal(j.Parameters)
+	sum := sha256.Sum256([]byte(j.WorkerID + "|" + j.DataType + "|" + strconv.Itoa(j.TLP) + "|" + data + "|" + string(params)))
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Jobs) cached(ctx context.Context, org, tag string, since time.Time) (Job, bool) {
+	id, at, err := s.store.CachedJob(ctx, tag)
+	if err != nil || at.Before(since) {
+		return Job{}, false
+	}
+	j, err := s.store.Job(ctx, id)
+	if err != nil || j.Organization != org || j.Status == JobFailure || j.Status == JobDeleted {
+		return Job{}, false
+	}
+	j.FromCache = true
+	return j, true
+}
+
+func (s *Jobs) checkRate(ctx context.Context, w Worker, now time.Time) error {
+	if w.Rate == nil || w.RateUnit == "" {
+		return nil
+	}
+	unit := rateUnits[w.RateUnit]
+	start := now.Truncate(unit)
+	key := fmt.Sprintf("%s:%s:%d", w.ID, w.RateUnit, start.UnixMilli())
+	n, err := s.store.CountRate(ctx, key, 1, start.Add(unit))
+	if err != nil {
+		return err
+	}
+	if n > *w.Rate {
+		if _, err := s.store.CountRate(ctx, key, -1, start.Add(unit)); err != nil {
+			s.cfg.Log.Warn("undo rate count", "worker", w.ID, "err", err)
+		}
+		return apperr.Errorf(apperr.RateLimited, "Rate limit of %d per %s reached for the %s %s. Job cannot be started",
+			*w.Rate, w.RateUnit, w.Kind, w.Name)
+	}
+	return nil
+}
+
+// levelCheck applies check_tlp/max_tlp and check_pap/max_pap: the message of the refusal, or "".
+func levelCheck(conf map[string]any, j Job) string {
+	if b, _ := conf["check_tlp"].(bool); b && float64(j.TLP) > number(conf["max_tlp"], 2) {
+		return "TLP is higher than allowed."
+	}
+	if b, _ := conf["check_pap"].(bool); b && float64(j.PAP) > number(conf["max_pap"], 2) {
+		return "PAP is higher than allowed."
+	}
+	return ""
+}
+
+func number(v any, def float64) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case int:
+		return float64(n)
+	case int64:
+		return float64(n)
+	}
+	return def
+}
+
+// visible returns a job of the caller's organization.
+func (s *Jobs) visible(ctx context.Context, c Caller, id string) (Job, error) {
+	if err := require(c, RoleRead, RoleAnalyze, RoleOrgAdmin); err != nil {
+		return Job{}, err
+	}
+	j, err := s.store.Job(ctx, id)
+	if err != nil {
+		return Job{}, err
+	}
+	if j.Organization != c.Org {
+		return Job{}, ErrJobNotFound
+	}
+	return j, nil
+}
+
+// Job returns a job of the caller's organization.
+func (s *Jobs) Job(ctx context.Context, c Caller, id string) (Job, error) {
+	return s.visible(ctx, c, id)
+}
+
+// Report returns a job and, when it finished, its report (nil otherwise).
+func (s *Jobs) Report(ctx context.Context, c Caller, id string) (Job, *Report, error) {
+	j, err := s.visible(ctx, c, id)
+	if err != nil {
+		return Job{}, nil, err
+	}
+	return s.withReport(ctx, j)
+}
+
+func (s *Jobs) withReport(ctx context.Context, j Job) (Job, *Report, error) {
+	if j.Status != JobSuccess && j.Status != JobFailure {
+		return j, nil, nil
+	}
+	r, err := s.store.Report(ctx, j.ID)
+	if errors.Is(err, ErrJobNotFound) {
+		return j, &Report{Success: false, ErrorMessage: j.ErrorMessage}, nil
+	}
+	if err != nil {
+		return Job{}, nil, err
+	}
+	return j, &r, nil
+}
+
+// WaitReport waits until the job finishes or atMost passes (capped by job.waitreport.max), then returns it
+// with its report. A job finished in this process wakes the waiter at once; one finished by another replica
+// is seen at the next poll.
+func (s *Jobs) WaitReport(ctx context.Context, c Caller, id string, atMost time.Duration) (Job, *Report, error) {
+	j, err := s.visible(ctx, c, id)
+	if err != nil {
+		return Job{}, nil, err
+	}
+	if atMost <= 0 || atMost > s.cfg.WaitMax {
+		atMost = s.cfg.WaitMax
+	}
+	wake, stop := s.subscribe(id)
+	defer stop()
+	deadline := time.NewTimer(atMost)
+	defer deadline.Stop()
+	poll := time.NewTicker(s.cfg.Poll)
+	defer poll.Stop()
+	for !j.Finished() {
+		select {
+		case <-ctx.Done():
+			return Job{}, nil, ctx.Err()
+		case <-deadline.C:
+			return s.withReport(ctx, j)
+		case <-wake:
+		case <-poll.C:
+		}
+		if j, err = s.store.Job(ctx, id); err != nil {
+			return Job{}, nil, err
+		}
+	}
+	return s.withReport(ctx, j)
+}
+
+func (s *Jobs) subscribe(id string) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.waiters[id] = append(s.waiters[id], ch)
+	s.mu.Unlock()
+	return ch, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		list := s.waiters[id]
+		for i, x := range list {
+			if x == ch {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(s.waiters, id)
+		} else {
+			s.waiters[id] = list
+		}
+	}
+}
+
+func (s *Jobs) notify(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.waiters[id] {
+		close(ch)
+	}
+	delete(s.waiters, id)
+}
+
+// Artifacts returns the artifacts of a job's report (none for an unfinished or failed job).
+func (s *Jobs) Artifacts(ctx context.Context, c Caller, id string) ([]Artifact, error) {
+	j, r, err := s.Report(ctx, c, id)
+	if err != nil || r == nil || j.Status != JobSuccess {
+		return nil, err
+	}
+	return r.Artifacts, nil
+}
+
+// Search lists the jobs of the caller's organization. Deleted jobs are hidden unless the query names status.
+func (s *Jobs) Search(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Job, int64, error) {
+	if err := require(c, RoleRead, RoleAnalyze, RoleOrgAdmin); err != nil {
+		return nil, 0, err
+	}
+	parts := []search.Node{f, {Op: search.OpEq, Path: "organization", Value: c.Org}}
+	if !namesPath(f, "status") {
+		parts = append(parts, search.Node{Op: search.OpNot, Children: []search.Node{{Op: search.OpEq, Path: "status", Value: JobDeleted}}})
+	}
+	if len(p.Sort) == 0 {
+		p.Sort = []search.SortKey{{Path: "createdAt", Desc: true}}
+	}
+	return s.store.Search(ctx, search.Node{Op: search.OpAnd, Children: parts}, p)
+}
+
+func namesPath(n search.Node, path string) bool {
+	if n.Path == path {
+		return true
+	}
+	for _, c := range n.Children {
+		if namesPath(c, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// Delete marks a job Deleted and stops it if it runs here (analyze or orgadmin). Another replica running it
+// loses its lease at the next renewal and stops too.
+func (s *Jobs) Delete(ctx context.Context, c Caller, id string) error {
+	if err := require(c, RoleAnalyze, RoleOrgAdmin); err != nil {
+		return err
+	}
+	if _, err := s.visible(ctx, c, id); err != nil {
+		return err
+	}
+	if err := s.store.MarkDeleted(ctx, id, c.Login, s.clock()); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	cancel := s.running[id]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	s.notify(id)
+	return nil
+}
+
+// OpenFile returns a stored file the caller's organization may read (observable files and file artifacts).
+func (s *Jobs) OpenFile(ctx context.Context, c Caller, id string) (io.ReadCloser, FileInfo, error) {
+	if err := require(c, RoleRead, RoleAnalyze, RoleOrgAdmin); err != nil {
+		return nil, FileInfo{}, err
+	}
+	ok, err := s.files.Granted(ctx, c.Org, id)
+	if err != nil {
+		return nil, FileInfo{}, err
+	}
+	if !ok {
+		return nil, FileInfo{}, apperr.New(apperr.NotFound, "file not found")
+	}
+	return s.files.Open(ctx, id)
+}

@@ -1,0 +1,127 @@
+package analysis
+
+import (
+	"context"
+	"time"
+)
+
+// Kind tells analyzers from responders: they share one model (definitions, enabled workers, jobs).
+type Kind string
+
+// The two kinds of worker.
+const (
+	KindAnalyzer  Kind = "analyzer"
+	KindResponder Kind = "responder"
+)
+
+// ConfigItem is one setting an orgadmin may give an enabled worker (public definition format).
+type ConfigItem struct {
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	Type         string `json:"type"` // string, text, number, boolean
+	Multi        bool   `json:"multi"`
+	Required     bool   `json:"required"`
+	DefaultValue any    `json:"defaultValue,omitempty"`
+}
+
+// Definition is an analyzer or responder that can be enabled: built into the binary (Builtin set) or read
+// from a definition file of the public analyzer format (Command or DockerImage set).
+type Definition struct {
+	ID                 string // name_version with "." → "_"
+	Kind               Kind
+	Name               string
+	Version            string
+	Description        string
+	Author             string
+	URL                string
+	License            string
+	DataTypeList       []string
+	BaseConfig         string
+	ConfigurationItems []ConfigItem
+	Config             map[string]any // fixed configuration merged into every job's config
+	Command            string         // absolute path of the program (process runner)
+	DockerImage        string         // image (docker runner)
+	Builtin            RunFunc        // in-process implementation
+}
+
+// RunInput is what a worker receives: the public protocol's input.json, with File the path of the
+// observable's file on disk (file observables only).
+type RunInput struct {
+	Data        any // a string for analyzers, any JSON for responders
+	DataType    string
+	File        string
+	Filename    string
+	ContentType string
+	TLP         int
+	PAP         int
+	Message     string
+	Parameters  map[string]any
+	Config      map[string]any
+}
+
+// Taxonomy is one line of a report summary.
+type Taxonomy struct {
+	Level     string `json:"level"` // info, safe, suspicious, malicious
+	Namespace string `json:"namespace"`
+	Predicate string `json:"predicate"`
+	Value     any    `json:"value"`
+}
+
+// OutputArtifact is an artifact as a worker reports it: a value (Data) or a file (File, a path on disk).
+type OutputArtifact struct {
+	DataType    string   `json:"dataType"`
+	Data        string   `json:"data,omitempty"`
+	File        string   `json:"file,omitempty"`
+	Filename    string   `json:"filename,omitempty"`
+	ContentType string   `json:"contentType,omitempty"`
+	Message     string   `json:"message,omitempty"`
+	TLP         *int     `json:"tlp,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+}
+
+// RunOutput is what a worker returns: the public protocol's output.json.
+type RunOutput struct {
+	Success      bool
+	ErrorMessage string
+	Summary      map[string]any // conventionally {"taxonomies": [...]}
+	Full         map[string]any
+	Artifacts    []OutputArtifact
+	Operations   []map[string]any
+	Input        string // on failure: the input as the worker saw it (secrets removed)
+}
+
+// RunFunc runs a built-in worker. It returns an error only when it could not run at all; an analysis that
+// failed is a RunOutput with Success false.
+type RunFunc func(ctx context.Context, in RunInput) (RunOutput, error)
+
+// Runner runs jobs of definitions of one family (process, docker).
+type Runner interface {
+	// Run executes the worker on in. dir is a private folder the runner may use for the job; it is removed
+	// by the caller. Output file artifacts must be left inside dir.
+	Run(ctx context.Context, def Definition, in RunInput, dir string) (RunOutput, error)
+}
+
+// Worker is a definition enabled in an organization (an "analyzer" or "responder" of the API).
+type Worker struct {
+	ID            string
+	Kind          Kind
+	Organization  string
+	DefinitionID  string
+	Name          string
+	Configuration map[string]any
+	Rate          *int
+	RateUnit      string
+	JobCache      *int // minutes; nil = the job.cache default
+	JobTimeout    *int // minutes; nil = 30
+	DataTypeList  []string
+	Version       string
+	Description   string
+	Author        string
+	URL           string
+	License       string
+	BaseConfig    string
+	CreatedAt     time.Time
+	CreatedBy     string
+	UpdatedAt     time.Time
+	UpdatedBy     string
+}
