@@ -30,9 +30,9 @@ type handler struct {
 	ids     *analysis.Identity
 	workers *analysis.Workers
 	jobs    *analysis.Jobs
-	cfg  Config
-	max  int
-	auth web.AuthConfig
+	cfg     Config
+	max     int
+	auth    web.AuthConfig
 }
 
 // New returns the service's HTTP handler with every route registered.
