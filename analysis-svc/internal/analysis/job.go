@@ -136,6 +136,11 @@ type JobStore interface {
 	CacheJob(ctx context.Context, tag, jobID string, at time.Time) error
 	// CountRate adds delta to the counter of a rate window and returns the new count.
 	CountRate(ctx context.Context, key string, delta int, expires time.Time) (int, error)
+	// Reserve records that an idempotency key belongs to jobID; when the key is taken it returns the job it
+	// holds.
+	Reserve(ctx context.Context, key, jobID string, at time.Time) (existing string, err error)
+	// Release forgets an idempotency key (its request failed).
+	Release(ctx context.Context, key string) error
 	// Prune removes expired rate windows and cache entries older than before.
 	Prune(ctx context.Context, now, cacheBefore time.Time) error
 }

@@ -125,6 +125,8 @@ type Submission struct {
 	Label      string
 	Parameters map[string]any
 	Force      bool
+	// IdempotencyKey makes a retried request return the job of the first one instead of a second job.
+	IdempotencyKey string
 }
 
 func level(p *int) int {
@@ -174,18 +176,39 @@ func (s *Jobs) Submit(ctx context.Context, c Caller, kind Kind, workerID string,
 			}
 		}
 	}
+	var idem string
+	if sub.IdempotencyKey != "" {
+		idem = c.Org + ":" + sub.IdempotencyKey
+		existing, err := s.store.Reserve(ctx, idem, j.ID, now)
+		if err != nil {
+			return Job{}, err
+		}
+		if existing != "" && existing != j.ID {
+			return s.idempotent(ctx, c, existing)
+		}
+	}
+	release := func() {
+		if idem != "" {
+			if err := s.store.Release(context.WithoutCancel(ctx), idem); err != nil {
+				s.cfg.Log.Warn("release idempotency key", "err", err)
+			}
+		}
+	}
 	if err := s.checkRate(ctx, w, now); err != nil {
+		release()
 		return Job{}, err
 	}
 	if msg := levelCheck(w.Configuration, j); msg != "" {
 		j.Status, j.ErrorMessage, j.EndDate = JobFailure, msg, now
 		j.CacheTag = ""
 		if err := s.store.Finish(ctx, j, &Report{Success: false, ErrorMessage: msg}, ""); err != nil {
+			release()
 			return Job{}, err
 		}
 		return j, nil
 	}
 	if err := s.store.Enqueue(ctx, j); err != nil {
+		release()
 		return Job{}, err
 	}
 	if j.CacheTag != "" {
@@ -198,6 +221,29 @@ func (s *Jobs) Submit(ctx context.Context, c Caller, kind Kind, workerID string,
 	default:
 	}
 	return j, nil
+}
+
+// idempotent returns the job a previous request with the same idempotency key created. That request may
+// still be storing it: wait for it a little.
+func (s *Jobs) idempotent(ctx context.Context, c Caller, id string) (Job, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j, err := s.store.Job(ctx, id)
+		if err == nil {
+			if j.Organization != c.Org {
+				return Job{}, ErrJobNotFound
+			}
+			return j, nil
+		}
+		if !errors.Is(err, ErrJobNotFound) || time.Now().After(deadline) {
+			return Job{}, apperr.Wrap(apperr.Conflict, "a request with this Idempotency-Key is still being processed", err)
+		}
+		select {
+		case <-ctx.Done():
+			return Job{}, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func checkSubmission(kind Kind, w Worker, sub Submission) error {

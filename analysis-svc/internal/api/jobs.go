@@ -220,7 +220,14 @@ func (h *handler) runWorker(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	j, err := h.jobs.Submit(c.Request().Context(), caller(c), kindOf(c), web.Param(c, "id"), req.submission(file))
+	sub := req.submission(file)
+	if k := c.Request().Header.Get("Idempotency-Key"); k != "" {
+		if len(k) > 255 || strings.ContainsFunc(k, func(r rune) bool { return r < ' ' || r > '~' }) {
+			return apperr.New(apperr.BadRequest, "Idempotency-Key must be at most 255 printable ASCII characters")
+		}
+		sub.IdempotencyKey = k
+	}
+	j, err := h.jobs.Submit(c.Request().Context(), caller(c), kindOf(c), web.Param(c, "id"), sub)
 	if err != nil {
 		return err
 	}

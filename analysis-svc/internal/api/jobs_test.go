@@ -526,3 +526,26 @@ func TestResponders_Run(t *testing.T) {
 		t.Fatalf("operations %v", ops)
 	}
 }
+
+// A retried POST with the same Idempotency-Key returns the first job instead of creating a second one.
+func TestJobs_IdempotencyKey(t *testing.T) {
+	f := newJobFixture(t, withoutWorkers())
+	path := "/api/analyzer/" + f.analyzer + "/run?force=1"
+	body := `{"dataType":"ip","data":"10.7.0.1"}`
+	hdr := http.Header{"Idempotency-Key": {"retry-123"}}
+	first := f.analyst.send(t, http.MethodPost, path, "application/json", strings.NewReader(body), hdr).want(t, http.StatusOK).object(t)
+	again := f.analyst.send(t, http.MethodPost, path, "application/json", strings.NewReader(body), hdr).want(t, http.StatusOK).object(t)
+	if first["id"] != again["id"] {
+		t.Fatalf("two jobs for one key: %v %v", first["id"], again["id"])
+	}
+	other := f.analyst.send(t, http.MethodPost, path, "application/json", strings.NewReader(body),
+		http.Header{"Idempotency-Key": {"retry-456"}}).want(t, http.StatusOK).object(t)
+	if other["id"] == first["id"] {
+		t.Fatal("another key returned the same job")
+	}
+	if n := f.analyst.call(t, http.MethodGet, "/api/job", nil).want(t, http.StatusOK).header.Get("X-Total"); n != "2" {
+		t.Fatalf("jobs: %s, want 2", n)
+	}
+	f.analyst.send(t, http.MethodPost, path, "application/json", strings.NewReader(body),
+		http.Header{"Idempotency-Key": {strings.Repeat("k", 300)}}).wantError(t, http.StatusBadRequest, "BadRequest")
+}

@@ -28,6 +28,7 @@ type JobStore struct {
 	reports *mongo.Collection
 	cache   *mongo.Collection
 	rates   *mongo.Collection
+	idem    *mongo.Collection
 }
 
 var _ analysis.JobStore = (*JobStore)(nil)
@@ -35,7 +36,8 @@ var _ analysis.JobStore = (*JobStore)(nil)
 // NewJobStore returns the store and creates the indexes its queries use on MongoDB.
 func NewJobStore(ctx context.Context, db *mongox.DB) (*JobStore, error) {
 	s := &JobStore{queue: db.Collection("queue"), jobs: db.Collection("jobs"), reports: db.Collection("reports"),
-		cache: db.Collection("jobcache"), rates: db.Collection("ratelimits")}
+		cache: db.Collection("jobcache"), rates: db.Collection("ratelimits"),
+		idem: db.Collection("idempotency")}
 	if err := mongox.EnsureIndexes(ctx, s.queue,
 		mongox.Index{Name: "status_createdAt", Keys: bson.D{{Key: "status", Value: 1}, {Key: "createdAt", Value: 1}}},
 		mongox.Index{Name: "status_leaseUntil", Keys: bson.D{{Key: "status", Value: 1}, {Key: "leaseUntil", Value: 1}}},
@@ -569,8 +571,35 @@ func (s *JobStore) CountRate(ctx context.Context, key string, delta int, expires
 	return d.N, nil
 }
 
-// Prune removes ended rate windows and old cache entries.
+// Reserve records an idempotency key (its _id), or returns the job of the request that took it first.
+func (s *JobStore) Reserve(ctx context.Context, key, jobID string, at time.Time) (string, error) {
+	_, err := s.idem.InsertOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "jobId", Value: jobID}, {Key: "at", Value: mongox.Millis(at)}})
+	if err == nil {
+		return jobID, nil
+	}
+	if !mongox.IsDuplicate(err) {
+		return "", fmt.Errorf("reserve idempotency key: %w", err)
+	}
+	var d struct {
+		JobID string `bson:"jobId"`
+	}
+	if err := s.idem.FindOne(ctx, byID(key)).Decode(&d); err != nil {
+		return "", fmt.Errorf("read idempotency key: %w", err)
+	}
+	return d.JobID, nil
+}
+
+// Release forgets an idempotency key.
+func (s *JobStore) Release(ctx context.Context, key string) error {
+	_, err := s.idem.DeleteOne(ctx, byID(key))
+	return err
+}
+
+// Prune removes ended rate windows, old cache entries and idempotency keys older than a day.
 func (s *JobStore) Prune(ctx context.Context, now, cacheBefore time.Time) error {
+	if _, err := s.idem.DeleteMany(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: mongox.Millis(now.Add(-24 * time.Hour))}}}}); err != nil {
+		return fmt.Errorf("prune idempotency keys: %w", err)
+	}
 	if _, err := s.rates.DeleteMany(ctx, bson.D{{Key: "expires", Value: bson.D{{Key: "$lt", Value: mongox.Millis(now)}}}}); err != nil {
 		return fmt.Errorf("prune rate windows: %w", err)
 	}
