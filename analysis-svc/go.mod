@@ -5,9 +5,11 @@ go 1.26.8
 replace github.com/openir/platform/pkg => ../pkg
 
 require (
+	github.com/gabriel-vasile/mimetype v1.4.16
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/openir/platform/pkg v0.0.0
 	go.mongodb.org/mongo-driver/v2 v2.9.3
+	golang.org/x/net v0.60.0
 )
 
 require (
@@ -73,7 +75,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
-	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -126,6 +126,17 @@ def main():
         if status != 200:
             sys.exit(f"key of demo-admin: {status} {org_key}")
 
+    # Enable every built-in analyzer and responder for the demo organization (400 = already enabled).
+    for kind in ("analyzer", "responder"):
+        status, defs = call("GET", f"{ANALYSIS}/api/{kind}definition?range=all", org_key)
+        if status != 200:
+            sys.exit(f"list {kind} definitions: {status} {defs}")
+        for d in defs:
+            if d.get("builtin"):
+                status, body = call("POST", f"{ANALYSIS}/api/organization/{kind}/{d['id']}", org_key, {})
+                if status not in (201, 400):
+                    sys.exit(f"enable {d['id']}: {status} {body}")
+
     servers = [{"name": "local", "url": ANALYSIS, "key": org_key, "timeout": "1m", "organisations": ["*"]}]
     case = start("case-svc", {
         "CASE_HTTP_ADDR": "127.0.0.1:9000",
@@ -148,6 +159,7 @@ case-svc      {CASE}   (log: .run/case-svc.log)
   connector   analysisId "local" -> {ANALYSIS} as demo-admin
 
 Try:  curl -H "Authorization: Bearer {creds['analysisKey']}" {ANALYSIS}/api/user/current
+      curl -H "Authorization: Bearer {org_key}" {ANALYSIS}/api/analyzer   (the demo organization's analyzers)
 Credentials are kept in .run/credentials.json; data in .run/data. Ctrl-C stops both services.
 """, flush=True)
     while True:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -54,8 +55,23 @@ type config struct {
 		Workers    int
 		Cache      int
 		Runner     []string
+		Timeout    time.Duration
+		Lease      time.Duration
+		Attempts   int
+		Directory  string
+		MaxFile    string `mapstructure:"max_file"`
 		Waitreport struct {
 			Max time.Duration
+		}
+		Process struct {
+			Path string
+			Env  []string
+		}
+		Docker struct {
+			Host    string
+			Network string
+			User    string
+			Pull    string
 		}
 	}
 }
@@ -84,6 +100,17 @@ var defaults = map[string]any{
 	"job.cache":                       10,
 	"job.runner":                      []string{"process"},
 	"job.waitreport.max":              "10m",
+	"job.timeout":                     "30m",
+	"job.lease":                       "30s",
+	"job.attempts":                    3,
+	"job.directory":                   "",
+	"job.max_file":                    "1G",
+	"job.process.path":                "",
+	"job.process.env":                 []string{},
+	"job.docker.host":                 "",
+	"job.docker.network":              "",
+	"job.docker.user":                 "",
+	"job.docker.pull":                 "missing",
 }
 
 // loadConfig reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).
@@ -94,6 +121,14 @@ func loadConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	if (c.HTTP.TLS.Cert == "") != (c.HTTP.TLS.Key == "") {
 		return config{}, errors.New("config: http.tls.cert and http.tls.key go together")
+	}
+	for _, r := range c.Job.Runner {
+		if r != "process" && r != "docker" {
+			return config{}, fmt.Errorf("config: job.runner: unknown runner %q (process, docker)", r)
+		}
+	}
+	if c.Job.Workers <= 0 || c.Job.Attempts <= 0 || c.Job.Lease < time.Second {
+		return config{}, errors.New("config: job.workers and job.attempts must be positive, job.lease at least 1s")
 	}
 	if c.Search.Max <= 0 {
 		return config{}, errors.New("config: search.max must be positive")

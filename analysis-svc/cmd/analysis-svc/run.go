@@ -65,6 +65,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		log.Info("created the first superadmin", "login", cfg.Bootstrap.Login)
 	}
 
+	workers, jobs, err := jobService(ctx, cfg, db, log)
+	if err != nil {
+		return err
+	}
+
 	proxies, err := web.ParseCIDRs(cfg.HTTP.TrustedProxies)
 	if err != nil {
 		return fmt.Errorf("http.trusted_proxies: %w", err)
@@ -80,10 +85,20 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		SearchMax: cfg.Search.Max,
 		BodyLimit: cfg.HTTP.BodyLimit,
 		Ready:     web.Options{Ready: db.Ping},
-	}, ids)
+	}, ids, workers, jobs)
 
-	return web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key,
+	// The job workers stop first (their jobs go back to the queue), then the HTTP server.
+	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	jobsDone := make(chan struct{})
+	go func() {
+		defer close(jobsDone)
+		_ = jobs.Run(jctx)
+	}()
+	serveErr := web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key,
 		WriteTimeout: cfg.Job.Waitreport.Max + time.Minute})
+	stopJobs()
+	<-jobsDone
+	return serveErr
 }
 
 // authSecret returns auth.secret. With the embedded database and no secret configured, a random one is made

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/mongostore"
+	"github.com/openir/platform/analysis-svc/internal/runner/builtin"
+	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
+	"github.com/openir/platform/analysis-svc/internal/runner/docker"
+	"github.com/openir/platform/analysis-svc/internal/runner/process"
+	"github.com/openir/platform/pkg/mongox"
+)
+
+// jobService builds the analyzer catalog (built-ins, then analyzer.paths/responder.paths), the runners of
+// job.runner and the job queue.
+func jobService(ctx context.Context, cfg config, db *mongox.DB, log *slog.Logger) (*analysis.Workers, *analysis.Jobs, error) {
+	runners := map[string]analysis.Runner{}
+	for _, r := range cfg.Job.Runner {
+		switch r {
+		case "process":
+			runners[r] = process.New(process.Options{Path: cfg.Job.Process.Path, Env: cfg.Job.Process.Env, Log: log})
+		case "docker":
+			d := docker.New(docker.Options{Host: cfg.Job.Docker.Host, Network: cfg.Job.Docker.Network,
+				User: cfg.Job.Docker.User, Pull: docker.PullPolicy(cfg.Job.Docker.Pull), Log: log})
+			if !d.Available(ctx) {
+				log.Warn("job.runner includes docker but no Docker engine answers: docker analyzers are disabled")
+				continue
+			}
+			runners[r] = d
+		}
+	}
+	defs := append(builtin.Analyzers(), builtin.Responders()...)
+	for _, src := range []struct {
+		paths []string
+		kind  analysis.Kind
+	}{{cfg.Analyzer.Paths, analysis.KindAnalyzer}, {cfg.Responder.Paths, analysis.KindResponder}} {
+		loaded, err := catalog.Load(src.paths, src.kind, log)
+		if err != nil {
+			log.Warn("definition paths", "kind", src.kind, "err", err)
+		}
+		for _, d := range loaded {
+			if (d.Command != "" && runners["process"] != nil) || (d.DockerImage != "" && runners["docker"] != nil) {
+				defs = append(defs, d)
+			}
+		}
+	}
+	cat := analysis.NewCatalog(defs...)
+	log.Info("definitions", "analyzers", len(cat.Definitions(analysis.KindAnalyzer)),
+		"responders", len(cat.Definitions(analysis.KindResponder)))
+
+	wstore, err := mongostore.NewWorkerStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	jstore, err := mongostore.NewJobStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	maxFile, err := bytesize(cfg.Job.MaxFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("job.max_file: %w", err)
+	}
+	jobs := analysis.NewJobs(jstore, wstore, cat, mongostore.NewFileStore(db), analysis.JobsConfig{
+		Workers: cfg.Job.Workers, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
+		DefaultTimeout: cfg.Job.Timeout, WaitMax: cfg.Job.Waitreport.Max, MaxFileSize: maxFile,
+		TempDir: cfg.Job.Directory, Runners: runners, Extract: builtin.Extract, Log: log,
+	}, time.Now)
+	return analysis.NewWorkers(wstore, cat, time.Now), jobs, nil
+}
+
+// bytesize reads sizes such as 512K, 100M, 1G (powers of 1024) or a plain number of bytes.
+func bytesize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"K": 1 << 10, "M": 1 << 20, "G": 1 << 30} {
+		if strings.HasSuffix(t, suffix) {
+			t, mult = strings.TrimSuffix(t, suffix), m
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("invalid size %q", s)
+	}
+	return n * mult, nil
+}
