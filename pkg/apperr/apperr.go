@@ -22,6 +22,7 @@ const (
 	NotFound                    // 404 NotFoundError
 	TooLarge                    // 413 BadRequest
 	RateLimited                 // 429 RateLimitExceeded
+	Unavailable                 // 503 ServiceUnavailable: a remote server (an analysis server) cannot be reached
 )
 
 // FieldError names one field that failed validation.

@@ -141,6 +141,7 @@ var kinds = map[apperr.Kind]struct {
 	apperr.NotFound:        {http.StatusNotFound, "NotFoundError"},
 	apperr.TooLarge:        {http.StatusRequestEntityTooLarge, "BadRequest"},
 	apperr.RateLimited:     {http.StatusTooManyRequests, "RateLimitExceeded"},
+	apperr.Unavailable:     {http.StatusServiceUnavailable, "ServiceUnavailable"},
 }
 
 // echoKinds maps Echo's own errors (unknown route, wrong method, body too large…) to our kinds.
