@@ -323,6 +323,9 @@ func coerce(v any, t reflect.Type) any {
 			}
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
 			reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			if strings.TrimSpace(x) == "" {
+				return nil // an empty form value is the form's null
+			}
 			if _, err := strconv.ParseFloat(x, 64); err == nil {
 				return json.Number(x)
 			}
