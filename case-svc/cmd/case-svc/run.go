@@ -2,18 +2,29 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/api"
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/mongostore"
+	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/mongox"
 	"github.com/openir/platform/pkg/web"
 )
 
-// run wires the service and serves until ctx ends.
+// run wires the service and serves until ctx ends, then shuts down in order.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
-	cfg, err := loadConfig(args, stdout)
+	cfg, err := loadConfig(args, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -34,6 +45,98 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	log.Info("analysis servers", "names", names)
 
-	e := api.New(web.Options{Log: log, BodyLimit: cfg.HTTP.BodyLimit, Ready: db.Ping})
+	secret, err := authSecret(cfg, db.Embedded, log)
+	if err != nil {
+		return err
+	}
+	keys, err := auth.NewKeyring(secret)
+	if err != nil {
+		return fmt.Errorf("auth.secret: %w", err)
+	}
+	ids, svc, err := wire(ctx, db, keys)
+	if err != nil {
+		return err
+	}
+	created, err := ids.Bootstrap(ctx, cfg.Bootstrap.Login, cfg.Bootstrap.Password, cfg.Bootstrap.Key)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if created {
+		log.Info("created the first platform administrator", "login", cfg.Bootstrap.Login)
+	}
+
+	proxies, err := web.ParseCIDRs(cfg.HTTP.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("http.trusted_proxies: %w", err)
+	}
+	tls := cfg.HTTP.TLS.Cert != ""
+	if cfg.HTTP.AllowInsecureCredentials && !tls {
+		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
+	}
+	e := api.New(api.Config{
+		Log:       log,
+		Auth:      web.AuthConfig{Keyring: keys, SessionTTL: cfg.Auth.SessionTTL, Basic: cfg.Auth.Method.Basic, Secure: tls},
+		Secure:    web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
+		SearchMax: cfg.Search.Max,
+		BodyLimit: cfg.HTTP.BodyLimit,
+		Ready:     db.Ping,
+	}, ids, svc)
 	return web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key})
+}
+
+// wire builds the stores and the domain services on the database.
+func wire(ctx context.Context, db *mongox.DB, keys *auth.Keyring) (*cases.Identity, *cases.Service, error) {
+	idStore, err := mongostore.NewIdentityStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := cases.NewIdentity(idStore, keys, time.Now)
+	if err != nil {
+		return nil, nil, err
+	}
+	caseStore, err := mongostore.NewCaseStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	taskStore, err := mongostore.NewTaskStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	templates, err := mongostore.NewTemplateStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	fields, err := mongostore.NewCustomFieldStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
+		Files: mongostore.NewFiles(db), Members: ids}, time.Now)
+	return ids, svc, nil
+}
+
+// authSecret returns auth.secret. With the embedded database and no secret configured, a random one is made
+// once and kept beside the data (mode 0600), so sessions and stored keys survive restarts. With an external
+// database a secret must be configured: replicas must share it.
+func authSecret(cfg config, embedded bool, log *slog.Logger) (string, error) {
+	if cfg.Auth.Secret != "" {
+		return cfg.Auth.Secret, nil
+	}
+	if !embedded {
+		return "", errors.New("auth.secret (CASE_AUTH_SECRET) is required with an external database")
+	}
+	path := filepath.Join(cfg.Database.Path, "auth.secret")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 16 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	s := base64.RawURLEncoding.EncodeToString(b)
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	log.Warn("auth.secret is not set: generated one for the embedded database", "file", path)
+	return s, nil
 }

@@ -1,27 +1,199 @@
-// Package api is the HTTP surface of case-svc (spec/case-api.md). Until the case issue lands it serves only
-// the service status and the operational endpoints of pkg/web.
+// Package api is the HTTP surface of case-svc: the routes of spec/case-api.md and those DECISIONS.md adds
+// (identity, case management), their request and response types, and the translation between them and the
+// cases domain.
 package api
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"runtime"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/pkg/web"
 )
 
 // Version is the service version reported by /api/status.
 const Version = "0.1.0"
 
+// Config is what the handlers need besides the domain services.
+type Config struct {
+	Log       *slog.Logger
+	Auth      web.AuthConfig
+	Secure    web.SecureConfig
+	SearchMax int
+	BodyLimit string
+	// Ready reports whether the database answers (/readyz).
+	Ready func(ctx context.Context) error
+}
+
+type handler struct {
+	ids  *cases.Identity
+	svc  *cases.Service
+	cfg  Config
+	max  int
+	auth web.AuthConfig
+}
+
 // New returns the service's HTTP handler with every route registered.
-func New(opts web.Options) *echo.Echo {
-	e := web.New(opts)
-	e.GET("/api/status", func(c echo.Context) error {
-		return c.JSON(http.StatusOK, map[string]any{
-			"versions": map[string]string{"case-svc": Version, "Go": runtime.Version()},
-			"config":   map[string]any{"authType": []string{"key", "session"}},
-		})
-	})
+func New(cfg Config, ids *cases.Identity, svc *cases.Service) *echo.Echo {
+	e := web.New(web.Options{Log: cfg.Log, BodyLimit: cfg.BodyLimit, Ready: cfg.Ready})
+	h := &handler{ids: ids, svc: svc, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
+	h.routes(e)
 	return e
+}
+
+// routes registers the whole API surface, top to bottom. The reference system serves its v0 API at both
+// /api and /api/v0 and its v1 API at /api/v1; identity routes exist in both versions with the same shapes
+// here, so they are served under all three prefixes.
+func (h *handler) routes(e *echo.Echo) {
+	authn := web.Authenticate[cases.User](h.ids, h.auth)
+	secure := web.RequireSecure(h.cfg.Secure)
+
+	for _, prefix := range []string{"/api", "/api/v0", "/api/v1"} {
+		// --- without credentials ---
+		e.GET(prefix+"/status", h.status)
+		e.POST(prefix+"/login", h.login)
+		e.POST(prefix+"/logout", h.logout)
+		e.GET(prefix+"/logout", h.logout)
+
+		a := e.Group(prefix, authn, h.organisation)
+
+		// --- identity: users, organisations, profiles ---
+		a.GET("/user/current", h.currentUser)
+		a.GET("/user", h.listUsers)
+		a.POST("/user/_search", h.listUsers)
+		a.POST("/user", h.createUser)
+		a.GET("/user/:userId", h.getUser)
+		a.PATCH("/user/:userId", h.updateUser)
+		a.DELETE("/user/:userId", h.lockUser)
+		a.POST("/user/:userId/password/set", h.setPassword, secure)
+		a.POST("/user/:userId/password/change", h.changePassword, secure)
+		a.GET("/user/:userId/key", h.getKey, secure)
+		a.DELETE("/user/:userId/key", h.revokeKey, secure)
+		a.POST("/user/:userId/key/renew", h.renewKey, secure)
+
+		a.GET("/organisation", h.listOrgs)
+		a.POST("/organisation/_search", h.listOrgs)
+		a.POST("/organisation", h.createOrg)
+		a.GET("/organisation/:orgId", h.getOrg)
+		a.PATCH("/organisation/:orgId", h.updateOrg)
+
+		a.GET("/profile", h.listProfiles)
+		a.POST("/profile/_search", h.listProfiles)
+		a.GET("/profile/:profileId", h.getProfile)
+
+		if prefix == "/api/v1" {
+			continue // the case routes below are the v0 API: /api and /api/v0
+		}
+
+		// --- cases ---
+		a.POST("/case", h.createCase)
+		a.GET("/case", h.listCases)
+		a.POST("/case/_search", h.listCases)
+		a.GET("/case/:caseId", h.getCase)
+		a.PATCH("/case/:caseId", h.updateCase)
+		a.DELETE("/case/:caseId", h.deleteCase)
+		a.DELETE("/case/:caseId/force", h.deleteCase)
+
+		// --- case templates ---
+		a.GET("/case/template", h.listTemplates)
+		a.POST("/case/template/_search", h.listTemplates)
+		a.POST("/case/template", h.createTemplate)
+		a.GET("/case/template/:templateId", h.getTemplate)
+		a.PATCH("/case/template/:templateId", h.updateTemplate)
+		a.DELETE("/case/template/:templateId", h.deleteTemplate)
+
+		// --- tasks: the contract writes POST /api/case/{id}task, which the router sees as one parameter
+		// ending in "task"; clients also send /api/case/{id}/task ---
+		a.POST("/case/:caseId", h.createTaskJoined)
+		a.POST("/case/:caseId/task", h.createTask)
+		a.GET("/case/:caseId/task", h.listCaseTasks)
+		a.POST("/case/:caseId/task/_search", h.listCaseTasks)
+		a.GET("/case/task", h.listTasks)
+		a.POST("/case/task/_search", h.listTasks)
+		a.GET("/case/task/:taskId", h.getTask)
+		a.PATCH("/case/task/:taskId", h.updateTask)
+
+		// --- task logs ---
+		a.POST("/case/task/:taskId/log", h.createLog)
+		a.GET("/case/task/:taskId/log", h.listTaskLogs)
+		a.POST("/case/task/:taskId/log/_search", h.listTaskLogs)
+		a.POST("/case/task/log/_search", h.listLogs)
+		a.GET("/case/task/log/:logId", h.getLog)
+		a.GET("/datastore/:fileId", h.download)
+
+		// --- custom fields ---
+		a.GET("/customField", h.listCustomFields)
+		a.POST("/customField/_search", h.listCustomFields)
+		a.POST("/customFields/_search", h.listCustomFields)
+		a.POST("/customField", h.createCustomField)
+		a.GET("/customField/:fieldId", h.getCustomField)
+		a.PATCH("/customField/:fieldId", h.updateCustomField)
+		a.DELETE("/customField/:fieldId", h.deleteCustomField)
+
+		// Later: observables (/case/{id}/artifact, /case/artifact/...), alerts (/alert/...), the query API
+		// (/api/v0/query, /api/v1/query) and the connector (/api/connector/...) register here.
+	}
+}
+
+// orgHeader names the organisation a request works in (the reference system's header and cookie).
+const orgHeader = "X-Organisation"
+
+const callerKey = "case.caller"
+
+// organisation runs after authentication: it picks the organisation of the request (the X-Organisation
+// header, else the cookie set at login, else the user's first organisation) and sets the caller. A header
+// naming an organisation the user does not belong to is a 403; a stale cookie falls back to the default.
+func (h *handler) organisation(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := web.Caller[cases.User](c)
+		org := c.Request().Header.Get(orgHeader)
+		if org == "" {
+			if ck, err := c.Cookie(orgHeader); err == nil && ck.Value != "" {
+				if _, member := u.ProfileIn(cases.IDName(ck.Value)); member {
+					org = ck.Value
+				}
+			}
+		}
+		caller, err := h.ids.CallerOf(u, org)
+		if err != nil {
+			return err
+		}
+		c.Set(callerKey, caller)
+		return next(c)
+	}
+}
+
+// caller returns the caller set by organisation.
+func caller(c echo.Context) cases.Caller {
+	cl, _ := c.Get(callerKey).(cases.Caller)
+	return cl
+}
+
+type statusResponse struct {
+	Versions   map[string]string `json:"versions"`
+	Config     statusConfig      `json:"config"`
+	Connectors map[string]any    `json:"connectors"`
+}
+
+type statusConfig struct {
+	AuthType     []string `json:"authType"`
+	Capabilities []string `json:"capabilities"`
+	SsoAutoLogin bool     `json:"ssoAutoLogin"`
+}
+
+func (h *handler) status(c echo.Context) error {
+	authTypes := []string{"key", "session"}
+	if h.auth.Basic {
+		authTypes = append(authTypes, "basic")
+	}
+	return c.JSON(http.StatusOK, statusResponse{
+		Versions: map[string]string{"case-svc": Version, "Go": runtime.Version()},
+		Config: statusConfig{AuthType: authTypes,
+			Capabilities: []string{"changePassword", "setPassword", "authByKey"}},
+		Connectors: map[string]any{},
+	})
 }

@@ -1,48 +1,50 @@
 package api_test
 
 import (
-	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
+	"regexp"
+	"strings"
 	"testing"
-
-	"github.com/openir/platform/case-svc/internal/api"
-	"github.com/openir/platform/pkg/mongox/mongotest"
-	"github.com/openir/platform/pkg/web"
 )
 
-func TestMain(m *testing.M) { mongotest.Main(m) }
-
+// The operational endpoints answer without credentials; unknown API routes ask for them first (as the
+// reference system does), then say 404.
 func TestStatusAndProbes(t *testing.T) {
-	db := mongotest.New(t)
-	srv := httptest.NewServer(api.New(web.Options{Log: slog.New(slog.DiscardHandler), Ready: db.Ping}))
-	defer srv.Close()
+	e := newEnv(t)
 	for _, tc := range []struct {
 		path string
 		want int
-	}{{"/api/status", 200}, {"/healthz", 200}, {"/readyz", 200}, {"/metrics", 200}, {"/api/nope", 404}} {
-		resp, err := http.Get(srv.URL + tc.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.want {
-			t.Errorf("%s: %d, want %d", tc.path, resp.StatusCode, tc.want)
+	}{{"/api/status", 200}, {"/api/v1/status", 200}, {"/healthz", 200}, {"/readyz", 200}, {"/metrics", 200},
+		{"/api/nope", 401}} {
+		r := e.anon().call(t, http.MethodGet, tc.path, nil)
+		if r.status != tc.want {
+			t.Errorf("%s: %d, want %d", tc.path, r.status, tc.want)
 		}
 		if tc.path == "/api/status" {
-			var s struct{ Versions map[string]string }
-			if err := json.Unmarshal(body, &s); err != nil || s.Versions["case-svc"] == "" {
-				t.Errorf("status body %s", body)
+			if v := r.object(t).obj(t, "versions").str(t, "case-svc"); v == "" {
+				t.Errorf("status body %s", r.body)
 			}
 		}
-		if tc.want == 404 {
-			var e struct{ Type, Message string }
-			if err := json.Unmarshal(body, &e); err != nil || e.Type != "NotFoundError" {
-				t.Errorf("404 body %s", body)
-			}
+	}
+	e.admin.call(t, http.MethodGet, "/api/nope", nil).wantError(t, 404, "NotFoundError")
+	e.anon().call(t, http.MethodGet, "/api/nope", nil).wantError(t, 401, "AuthenticationError")
+}
+
+// Every API route but the public ones refuses a request without credentials with 401.
+func TestEveryRouteNeedsCredentials(t *testing.T) {
+	e := newEnv(t)
+	public := regexp.MustCompile(`^/(healthz|readyz|metrics|api(/v[01])?/(status|login|logout))$`)
+	param := regexp.MustCompile(`:[A-Za-z]+`)
+	n := 0
+	for _, r := range e.echo.Routes() {
+		if public.MatchString(r.Path) || !strings.HasPrefix(r.Path, "/api") || r.Method == "echo_route_not_found" {
+			continue
 		}
+		path := strings.ReplaceAll(param.ReplaceAllString(r.Path, "~1"), "*", "x")
+		e.anon().call(t, r.Method, path, map[string]any{}).wantError(t, 401, "AuthenticationError")
+		n++
+	}
+	if n < 100 {
+		t.Fatalf("only %d routes checked", n)
 	}
 }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// start runs the service as main would, on a free port, and returns its base URL and a stop function that
+// waits for a clean shutdown.
+func start(t *testing.T, env map[string]string) (string, func()) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &logWatch{addr: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, out) }()
+	select {
+	case a := <-out.addr:
+		return "http://" + a, func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("run: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("run did not stop within 30 s")
+			}
+			if strings.Contains(out.String(), env["CASE_BOOTSTRAP_KEY"]) {
+				t.Error("the bootstrap key reached the logs")
+			}
+		}
+	case err := <-done:
+		cancel()
+		t.Fatalf("run ended before listening: %v", err)
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatal("run did not listen within 60 s")
+	}
+	return "", nil
+}
+
+// logWatch keeps the service's JSON log lines and reports the address of the "listening" line.
+type logWatch struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	addr chan string
+}
+
+func (w *logWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	for _, l := range bytes.Split(p, []byte("\n")) {
+		var line struct{ Msg, Addr string }
+		if json.Unmarshal(l, &line) == nil && line.Msg == "listening" {
+			select {
+			case w.addr <- line.Addr:
+			default:
+			}
+		}
+	}
+	return len(p), nil
+}
+
+func (w *logWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+func call(t *testing.T, method, url, key, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// The first start creates the platform administrator from bootstrap.* and a secret beside the embedded data;
+// a restart keeps users, keys, cases and the case number sequence, and does not bootstrap again.
+func TestRun_BootstrapAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	const key = "bootstrap-key-0123456789abcdefghijkl"
+	env := map[string]string{
+		"CASE_HTTP_ADDR": "127.0.0.1:0", "CASE_DATABASE_PATH": dir,
+		"CASE_BOOTSTRAP_LOGIN": "root", "CASE_BOOTSTRAP_KEY": key, "CASE_HTTP_ALLOW_INSECURE_CREDENTIALS": "true",
+	}
+	base, stop := start(t, env)
+	if code, body := call(t, "GET", base+"/api/user/current", key, ""); code != 200 || !strings.Contains(body, `"profile":"admin"`) {
+		t.Fatalf("current user: %d %s", code, body)
+	}
+	if code, _ := call(t, "GET", base+"/readyz", "", ""); code != 200 {
+		t.Fatalf("readyz: %d", code)
+	}
+	if code, body := call(t, "POST", base+"/api/organisation", key, `{"name":"soc"}`); code != 201 {
+		t.Fatalf("create organisation: %d %s", code, body)
+	}
+	if code, body := call(t, "POST", base+"/api/user", key, `{"login":"ana","organisation":"soc","profile":"analyst"}`); code != 201 {
+		t.Fatalf("create user: %d %s", code, body)
+	}
+	code, anaKey := call(t, "POST", base+"/api/user/ana/key/renew", key, "")
+	if code != 200 {
+		t.Fatalf("renew key: %d %s", code, anaKey)
+	}
+	if code, body := call(t, "POST", base+"/api/case", anaKey, `{"title":"t","description":"d"}`); code != 201 || !strings.Contains(body, `"caseId":1,`) {
+		t.Fatalf("first case: %d %s", code, body)
+	}
+	stop()
+	if fi, err := os.Stat(filepath.Join(dir, "auth.secret")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("generated secret: %v %v", fi, err)
+	}
+
+	env["CASE_BOOTSTRAP_LOGIN"] = "other" // ignored: a user exists
+	base, stop = start(t, env)
+	defer stop()
+	if code, body := call(t, "GET", base+"/api/user/current", anaKey, ""); code != 200 || !strings.Contains(body, `"login":"ana"`) {
+		t.Fatalf("after restart: %d %s", code, body)
+	}
+	if code, body := call(t, "POST", base+"/api/case", anaKey, `{"title":"t","description":"d"}`); code != 201 || !strings.Contains(body, `"caseId":2,`) {
+		t.Fatalf("second case: %d %s", code, body)
+	}
+	if code, _ := call(t, "GET", base+"/api/user/other", key, ""); code != 404 {
+		t.Fatalf("second bootstrap user exists: %d", code)
+	}
+}
+
+// An external database needs an explicit auth.secret: replicas must share it.
+func TestAuthSecret_RequiredWithExternalDatabase(t *testing.T) {
+	var c config
+	c.Database.Path = t.TempDir()
+	if _, err := authSecret(c, false, nil); err == nil || !strings.Contains(err.Error(), "CASE_AUTH_SECRET") {
+		t.Fatalf("err = %v", err)
+	}
+	c.Auth.Secret = "configured-secret-0123"
+	if s, err := authSecret(c, false, nil); err != nil || s != c.Auth.Secret {
+		t.Fatalf("configured secret: %q %v", s, err)
+	}
+}
+
+// A bootstrap key must be long enough.
+func TestRun_BootstrapKeyTooShort(t *testing.T) {
+	for k, v := range map[string]string{"CASE_HTTP_ADDR": "127.0.0.1:0", "CASE_DATABASE_PATH": t.TempDir(),
+		"CASE_BOOTSTRAP_LOGIN": "root", "CASE_BOOTSTRAP_KEY": "short"} {
+		t.Setenv(k, v)
+	}
+	err := run(context.Background(), nil, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "bootstrap") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,248 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/web"
+)
+
+type caseResponse struct {
+	meta
+	CaseID           int64                     `json:"caseId"`
+	Title            string                    `json:"title"`
+	Description      string                    `json:"description"`
+	Severity         int                       `json:"severity"`
+	StartDate        int64                     `json:"startDate"`
+	EndDate          *int64                    `json:"endDate"`
+	ImpactStatus     *string                   `json:"impactStatus"`
+	ResolutionStatus *string                   `json:"resolutionStatus"`
+	Tags             []string                  `json:"tags"`
+	Flag             bool                      `json:"flag"`
+	TLP              int                       `json:"tlp"`
+	PAP              int                       `json:"pap"`
+	Status           string                    `json:"status"`
+	Summary          *string                   `json:"summary"`
+	Owner            *string                   `json:"owner"`
+	CustomFields     map[string]map[string]any `json:"customFields"`
+	Stats            any                       `json:"stats"`
+	Permissions      []cases.Permission        `json:"permissions"`
+}
+
+// statsResponse is the reference system's case stats (v0, nstats=true); observables and alerts are counted
+// once they exist.
+type statsResponse struct {
+	Tasks      map[string]int64 `json:"tasks"`
+	Artifacts  map[string]int64 `json:"artifacts"`
+	Alerts     []any            `json:"alerts"`
+	MergeFrom  any              `json:"mergeFrom"`
+	MergeInto  any              `json:"mergeInto"`
+	IsOwner    bool             `json:"isOwner"`
+	ShareCount int              `json:"shareCount"`
+}
+
+func (h *handler) caseJSON(cl cases.Caller, cs cases.Case, stats any) caseResponse {
+	tags := cs.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	if stats == nil {
+		stats = map[string]any{}
+	}
+	return caseResponse{meta: metaOf(cs.ID, "case", cs.Meta), CaseID: cs.Number, Title: cs.Title,
+		Description: cs.Description, Severity: cs.Severity, StartDate: millis(cs.StartDate),
+		EndDate: nullMillis(cs.EndDate), ImpactStatus: nullString(cs.ImpactStatus),
+		ResolutionStatus: nullString(cs.ResolutionStatus), Tags: tags, Flag: cs.Flag, TLP: cs.TLP, PAP: cs.PAP,
+		Status: cs.Status, Summary: nullString(cs.Summary), Owner: nullString(cs.Owner),
+		CustomFields: customJSON(cs.CustomFields), Stats: stats, Permissions: h.svc.Permissions(cl, cs)}
+}
+
+// withStats renders a case, with its stats when the request says nstats=true (they cost a count of its
+// tasks, so they are opt-in as in the reference system).
+func (h *handler) withStats(ctx context.Context, c echo.Context, cs cases.Case) (caseResponse, error) {
+	cl := caller(c)
+	if !flag(c, "nstats") {
+		return h.caseJSON(cl, cs, nil), nil
+	}
+	st, err := h.svc.Stats(ctx, cl, cs)
+	if err != nil {
+		return caseResponse{}, err
+	}
+	tasks := map[string]int64{"total": 0}
+	for status, n := range st.Tasks {
+		tasks[status] = n
+		tasks["total"] += n
+	}
+	return h.caseJSON(cl, cs, statsResponse{Tasks: tasks, Artifacts: map[string]int64{"count": 0},
+		Alerts: []any{}, IsOwner: true}), nil
+}
+
+// taskRequest is a task in a create request (a case's tasks, a template's tasks, or a task alone).
+type taskRequest struct {
+	Title       string `json:"title"`
+	Group       string `json:"group"`
+	Description string `json:"description"`
+	Owner       string `json:"owner"`
+	Assignee    string `json:"assignee"`
+	Status      string `json:"status"`
+	Flag        bool   `json:"flag"`
+	StartDate   *int64 `json:"startDate"`
+	EndDate     *int64 `json:"endDate"`
+	DueDate     *int64 `json:"dueDate"`
+	Order       *int   `json:"order"`
+}
+
+func (r taskRequest) newTask() cases.NewTask {
+	owner := r.Owner
+	if owner == "" {
+		owner = r.Assignee
+	}
+	return cases.NewTask{Title: r.Title, Group: r.Group, Description: r.Description, Owner: owner, Status: r.Status,
+		Flag: r.Flag, StartDate: timeOpt(r.StartDate), EndDate: timeOpt(r.EndDate), DueDate: timeOpt(r.DueDate),
+		Order: r.Order}
+}
+
+type createCaseRequest struct {
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Severity    *int   `json:"severity"`
+	// SeverityAlt is the contract sample's spelling of severity.
+	SeverityAlt  *int                       `json:"Severity"`
+	TLP          *int                       `json:"tlp"`
+	PAP          *int                       `json:"pap"`
+	StartDate    *int64                     `json:"startDate"`
+	Tags         web.Strings                `json:"tags"`
+	Flag         *bool                      `json:"flag"`
+	Owner        string                     `json:"owner"`
+	Assignee     string                     `json:"assignee"`
+	Summary      string                     `json:"summary"`
+	Tasks        []taskRequest              `json:"tasks"`
+	CustomFields map[string]json.RawMessage `json:"customFields"`
+	Template     string                     `json:"template"`
+	CaseTemplate string                     `json:"caseTemplate"`
+}
+
+func (h *handler) createCase(c echo.Context) error {
+	var req createCaseRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	cfs, err := customInputs(req.CustomFields)
+	if err != nil {
+		return err
+	}
+	n := cases.NewCase{Title: req.Title, Description: req.Description, Severity: req.Severity, TLP: req.TLP,
+		PAP: req.PAP, StartDate: timeOpt(req.StartDate), Tags: req.Tags, Flag: req.Flag, Owner: req.Owner,
+		Summary: req.Summary, Tasks: mapSlice(req.Tasks, taskRequest.newTask), CustomFields: cfs, Template: req.Template}
+	if n.Severity == nil {
+		n.Severity = req.SeverityAlt
+	}
+	if n.Owner == "" {
+		n.Owner = req.Assignee
+	}
+	if n.Template == "" {
+		n.Template = req.CaseTemplate
+	}
+	cs, _, err := h.svc.CreateCase(c.Request().Context(), caller(c), n)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, h.caseJSON(caller(c), cs, nil))
+}
+
+func (h *handler) getCase(c echo.Context) error {
+	ctx := c.Request().Context()
+	cs, err := h.svc.Case(ctx, caller(c), c.Param("caseId"))
+	if err != nil {
+		return err
+	}
+	out, err := h.withStats(ctx, c, cs)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *handler) listCases(c echo.Context) error {
+	ctx := c.Request().Context()
+	f, p, err := web.Search(c, cases.CaseFields, h.max)
+	if err != nil {
+		return err
+	}
+	list, total, err := h.svc.Cases(ctx, caller(c), f, p)
+	if err != nil {
+		return err
+	}
+	out := make([]caseResponse, len(list))
+	for i, cs := range list {
+		if out[i], err = h.withStats(ctx, c, cs); err != nil {
+			return err
+		}
+	}
+	return web.List(c, total, out)
+}
+
+type updateCaseRequest struct {
+	Title            web.Opt[string]                     `json:"title"`
+	Description      web.Opt[string]                     `json:"description"`
+	Severity         web.Opt[int]                        `json:"severity"`
+	SeverityAlt      web.Opt[int]                        `json:"Severity"`
+	TLP              web.Opt[int]                        `json:"tlp"`
+	PAP              web.Opt[int]                        `json:"pap"`
+	StartDate        web.Opt[int64]                      `json:"startDate"`
+	EndDate          web.Opt[int64]                      `json:"endDate"`
+	ImpactStatus     web.Opt[string]                     `json:"impactStatus"`
+	ResolutionStatus web.Opt[string]                     `json:"resolutionStatus"`
+	Summary          web.Opt[string]                     `json:"summary"`
+	Tags             web.Opt[web.Strings]                `json:"tags"`
+	Flag             web.Opt[bool]                       `json:"flag"`
+	Status           web.Opt[string]                     `json:"status"`
+	Owner            web.Opt[string]                     `json:"owner"`
+	Assignee         web.Opt[string]                     `json:"assignee"`
+	CustomFields     web.Opt[map[string]json.RawMessage] `json:"customFields"`
+}
+
+func (h *handler) updateCase(c echo.Context) error {
+	var req updateCaseRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	if !req.Severity.Set {
+		req.Severity = req.SeverityAlt
+	}
+	if !req.Owner.Set {
+		req.Owner = req.Assignee
+	}
+	u := cases.CaseUpdate{Title: change(req.Title), Description: change(req.Description),
+		Severity: change(req.Severity), TLP: change(req.TLP), PAP: change(req.PAP),
+		StartDate: timeChange(req.StartDate), EndDate: timeChange(req.EndDate),
+		ImpactStatus: change(req.ImpactStatus), ResolutionStatus: change(req.ResolutionStatus),
+		Summary: change(req.Summary), Tags: stringsChange(req.Tags), Flag: change(req.Flag),
+		Status: change(req.Status), Owner: change(req.Owner)}
+	if req.CustomFields.Set {
+		cfs, err := customInputs(req.CustomFields.V)
+		if err != nil {
+			return err
+		}
+		if cfs == nil {
+			cfs = map[string]cases.CustomInput{}
+		}
+		u.CustomFields = cases.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
+	}
+	cs, err := h.svc.UpdateCase(c.Request().Context(), caller(c), c.Param("caseId"), u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h.caseJSON(caller(c), cs, nil))
+}
+
+func (h *handler) deleteCase(c echo.Context) error {
+	if err := h.svc.DeleteCase(c.Request().Context(), caller(c), c.Param("caseId")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

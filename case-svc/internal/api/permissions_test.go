@@ -1,0 +1,124 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Every write route against every profile: the holder of the permission succeeds, everyone else gets 403
+// AuthorizationError naming it. The platform administrator works in the admin organisation, so on the
+// organisation routes below it acts as a non-member.
+func TestPermissions(t *testing.T) {
+	tm := newTeam(t)
+	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf", "type": "string"}).want(t, 201)
+	profiles := map[string]*client{"admin": tm.admin, "org-admin": tm.orgAdmin, "analyst": tm.analyst, "read-only": tm.readOnly}
+	holders := map[string][]string{
+		"manageCase":         {"org-admin", "analyst"},
+		"manageTask":         {"org-admin", "analyst"},
+		"manageCaseTemplate": {"org-admin"},
+		"manageCustomField":  {"admin", "org-admin"},
+		"manageUser":         {"admin", "org-admin"},
+		"manageOrganisation": {"admin"},
+	}
+	n := 0
+	unique := func(p string) string { n++; return fmt.Sprintf("%s%d", p, n) }
+	newCase := func(t *testing.T) string { return tm.orgAdmin.newCase(t, nil).str(t, "id") }
+	newTask := func(t *testing.T) string {
+		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/"+newCase(t)+"/task", map[string]any{"title": "t"}).
+			want(t, 201).object(t).str(t, "id")
+	}
+	newTemplate := func(t *testing.T) string {
+		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": unique("tpl")}).
+			want(t, 201).object(t).str(t, "id")
+	}
+	newField := func(t *testing.T) string {
+		return tm.orgAdmin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": unique("f"), "type": "string"}).
+			want(t, 201).object(t).str(t, "id")
+	}
+	routes := []struct {
+		name, method string
+		perms        []string // all needed; a refusal names the first one missing
+		path         func(t *testing.T) string
+		body         func() any
+		ok           int
+	}{
+		{"create case", "POST", []string{"manageCase"}, func(*testing.T) string { return "/api/case" },
+			func() any { return map[string]any{"title": "t", "description": "d"} }, 201},
+		{"update case", "PATCH", []string{"manageCase"}, func(t *testing.T) string { return "/api/case/" + newCase(t) },
+			func() any { return map[string]any{"title": "x"} }, 200},
+		{"close case", "PATCH", []string{"manageCase"}, func(t *testing.T) string { return "/api/case/" + newCase(t) },
+			func() any { return map[string]any{"status": "Resolved", "resolutionStatus": "FalsePositive"} }, 200},
+		{"delete case", "DELETE", []string{"manageCase"}, func(t *testing.T) string { return "/api/case/" + newCase(t) }, nil, 204},
+		{"case custom field", "POST", []string{"manageCase", "manageCustomField"}, func(*testing.T) string { return "/api/case" },
+			func() any {
+				return map[string]any{"title": "t", "description": "d", "customFields": map[string]any{"cf": map[string]any{"string": "v"}}}
+			}, 201},
+		{"create task", "POST", []string{"manageTask"}, func(t *testing.T) string { return "/api/case/" + newCase(t) + "task" },
+			func() any { return map[string]any{"title": "t"} }, 201},
+		{"create task (slash)", "POST", []string{"manageTask"}, func(t *testing.T) string { return "/api/case/" + newCase(t) + "/task" },
+			func() any { return map[string]any{"title": "t"} }, 201},
+		{"update task", "PATCH", []string{"manageTask"}, func(t *testing.T) string { return "/api/case/task/" + newTask(t) },
+			func() any { return map[string]any{"status": "InProgress"} }, 200},
+		{"create log", "POST", []string{"manageTask"}, func(t *testing.T) string { return "/api/case/task/" + newTask(t) + "/log" },
+			func() any { return map[string]any{"message": "m"} }, 201},
+		{"create template", "POST", []string{"manageCaseTemplate"}, func(*testing.T) string { return "/api/case/template" },
+			func() any { return map[string]any{"name": unique("t")} }, 201},
+		{"update template", "PATCH", []string{"manageCaseTemplate"}, func(t *testing.T) string { return "/api/case/template/" + newTemplate(t) },
+			func() any { return map[string]any{"titlePrefix": "x"} }, 200},
+		{"delete template", "DELETE", []string{"manageCaseTemplate"}, func(t *testing.T) string { return "/api/case/template/" + newTemplate(t) }, nil, 204},
+		{"create custom field", "POST", []string{"manageCustomField"}, func(*testing.T) string { return "/api/customField" },
+			func() any { return map[string]any{"name": unique("cf"), "type": "integer"} }, 201},
+		{"update custom field", "PATCH", []string{"manageCustomField"}, func(t *testing.T) string { return "/api/customField/" + newField(t) },
+			func() any { return map[string]any{"description": "x"} }, 200},
+		{"delete custom field", "DELETE", []string{"manageCustomField"}, func(t *testing.T) string { return "/api/customField/" + newField(t) }, nil, 204},
+		{"create user", "POST", []string{"manageUser"}, func(*testing.T) string { return "/api/user" },
+			func() any { return map[string]any{"login": unique("u"), "profile": "analyst", "organisation": "soc"} }, 201},
+		{"create organisation", "POST", []string{"manageOrganisation"}, func(*testing.T) string { return "/api/organisation" },
+			func() any { return map[string]any{"name": unique("org")} }, 201},
+		{"update organisation", "PATCH", []string{"manageOrganisation"}, func(*testing.T) string { return "/api/organisation/soc" },
+			func() any { return map[string]any{"description": "x"} }, 200},
+	}
+	for _, rt := range routes {
+		for profile, c := range profiles {
+			t.Run(rt.name+"/"+profile, func(t *testing.T) {
+				var body any
+				if rt.body != nil {
+					body = rt.body()
+				}
+				r := c.call(t, rt.method, rt.path(t), body)
+				missing := ""
+				for _, p := range rt.perms {
+					if missing == "" && !slices.Contains(holders[p], profile) {
+						missing = p
+					}
+				}
+				if missing == "" {
+					r.want(t, rt.ok)
+					return
+				}
+				if msg := r.wantError(t, 403, "AuthorizationError"); !strings.Contains(msg, missing) {
+					t.Errorf("message %q does not name %s", msg, missing)
+				}
+			})
+		}
+	}
+
+	// Reads need no permission but membership: every profile of soc reads soc's records, the administrator
+	// (in admin) and cert's analyst do not find them.
+	caseID := newCase(t)
+	taskID := newTask(t)
+	tplID := newTemplate(t)
+	for _, path := range []string{"/api/case/" + caseID, "/api/case/task/" + taskID, "/api/case/template/" + tplID,
+		"/api/case/" + caseID + "/task"} {
+		for _, c := range []*client{tm.orgAdmin, tm.analyst, tm.readOnly} {
+			c.call(t, http.MethodGet, path, nil).want(t, 200)
+		}
+		for _, c := range []*client{tm.admin, tm.other} {
+			c.call(t, http.MethodGet, path, nil).wantError(t, 404, "NotFoundError")
+		}
+		tm.anon().call(t, http.MethodGet, path, nil).wantError(t, 401, "AuthenticationError")
+	}
+}

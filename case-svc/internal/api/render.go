@@ -1,0 +1,200 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/web"
+)
+
+// meta is the bookkeeping part of every record (spec §1): _id and id are equal, updatedBy and updatedAt are
+// null until the record changes.
+type meta struct {
+	ID        string  `json:"_id"`
+	IDAlias   string  `json:"id"`
+	Type      string  `json:"_type"`
+	CreatedBy string  `json:"createdBy"`
+	CreatedAt int64   `json:"createdAt"`
+	UpdatedBy *string `json:"updatedBy"`
+	UpdatedAt *int64  `json:"updatedAt"`
+}
+
+func metaOf(id, typ string, m cases.Meta) meta {
+	out := meta{ID: id, IDAlias: id, Type: typ, CreatedBy: m.CreatedBy, CreatedAt: millis(m.CreatedAt)}
+	if !m.UpdatedAt.IsZero() {
+		out.UpdatedAt, out.UpdatedBy = nullMillis(m.UpdatedAt), &m.UpdatedBy
+	}
+	return out
+}
+
+// millis is a timestamp as the contract writes it: epoch milliseconds.
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// nullMillis writes a zero time as null.
+func nullMillis(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UnixMilli()
+	return &v
+}
+
+// nullString writes "" as null.
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// timeOpt turns an optional epoch-milliseconds request field into an optional time.
+func timeOpt(p *int64) *time.Time {
+	if p == nil {
+		return nil
+	}
+	t := time.UnixMilli(*p)
+	return &t
+}
+
+// change turns a request field into a domain change.
+func change[T any](o web.Opt[T]) cases.Change[T] { return cases.Change[T](o) }
+
+// timeChange turns an epoch-milliseconds request field into a domain change.
+func timeChange(o web.Opt[int64]) cases.Change[time.Time] {
+	return cases.Change[time.Time]{Set: o.Set, Null: o.Null, V: time.UnixMilli(o.V)}
+}
+
+// stringsChange turns a list request field into a domain change.
+func stringsChange(o web.Opt[web.Strings]) cases.Change[[]string] {
+	return cases.Change[[]string]{Set: o.Set, Null: o.Null, V: []string(o.V)}
+}
+
+func mapSlice[T, R any](in []T, f func(T) R) []R {
+	out := make([]R, len(in))
+	for i, x := range in {
+		out[i] = f(x)
+	}
+	return out
+}
+
+// customJSON writes custom values as the contract shows them: name → {"<type>": value, "order": n}, plus "_id"
+// on templates.
+func customJSON(vals cases.CustomValues) map[string]map[string]any {
+	out := make(map[string]map[string]any, len(vals))
+	for name, v := range vals {
+		m := map[string]any{string(v.Type): v.Value, "order": v.Order}
+		if v.ID != "" {
+			m["_id"] = v.ID
+		}
+		out[name] = m
+	}
+	return out
+}
+
+// customInputs reads the customFields of a request: each value is {"<type>": value, "order": n} (other keys,
+// such as a template's "_id", are ignored) or a bare value.
+func customInputs(raw map[string]json.RawMessage) (map[string]cases.CustomInput, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	out := make(map[string]cases.CustomInput, len(raw))
+	names := make([]string, 0, len(raw))
+	for n := range raw {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		field := "customFields." + name
+		if len(name) > 64 {
+			field = "customFields"
+		}
+		bad := apperr.Fields(apperr.FieldError{Name: field,
+			Message: `expected {"<type>": value, "order": n} with a type among string, integer, float, boolean, date`})
+		v, err := decodeAny(raw[name])
+		if err != nil {
+			return nil, bad
+		}
+		obj, isObj := v.(map[string]any)
+		if !isObj {
+			if _, isList := v.([]any); isList {
+				return nil, bad
+			}
+			out[name] = cases.CustomInput{Value: v}
+			continue
+		}
+		var in cases.CustomInput
+		for k, x := range obj {
+			switch {
+			case k == "order":
+				n, ok := x.(json.Number)
+				o, err := strconv.Atoi(string(n))
+				if !ok || err != nil {
+					return nil, apperr.Fields(apperr.FieldError{Name: field + ".order", Message: "expected an integer"})
+				}
+				in.Order = &o
+			case isFieldType(k):
+				if in.Type != "" {
+					return nil, bad
+				}
+				in.Type, in.Value = k, x
+			}
+		}
+		if in.Type == "" {
+			return nil, bad
+		}
+		out[name] = in
+	}
+	return out, nil
+}
+
+func isFieldType(k string) bool {
+	for _, t := range cases.FieldTypes() {
+		if string(t) == k {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeAny(b json.RawMessage) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("trailing data")
+	}
+	return v, nil
+}
+
+// flag reads a boolean option such as nstats from the query string or the body.
+func flag(c echo.Context, name string) bool {
+	f, err := web.Fields(c)
+	if err != nil {
+		return false
+	}
+	switch v := f[name].(type) {
+	case bool:
+		return v
+	case string:
+		b, _ := strconv.ParseBool(v)
+		return b
+	}
+	return false
+}

@@ -1,0 +1,215 @@
+package api
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/web"
+)
+
+type taskResponse struct {
+	meta
+	Title       string  `json:"title"`
+	Group       string  `json:"group"`
+	Description string  `json:"description"`
+	Owner       *string `json:"owner"`
+	Status      string  `json:"status"`
+	Flag        bool    `json:"flag"`
+	StartDate   *int64  `json:"startDate"`
+	EndDate     *int64  `json:"endDate"`
+	DueDate     *int64  `json:"dueDate"`
+	Order       int     `json:"order"`
+	Case        string  `json:"case"`
+}
+
+func taskJSON(t cases.Task) taskResponse {
+	return taskResponse{meta: metaOf(t.ID, "case_task", t.Meta), Title: t.Title, Group: t.Group,
+		Description: t.Description, Owner: nullString(t.Owner), Status: t.Status, Flag: t.Flag,
+		StartDate: nullMillis(t.StartDate), EndDate: nullMillis(t.EndDate), DueDate: nullMillis(t.DueDate),
+		Order: t.Order, Case: t.CaseID}
+}
+
+type attachmentResponse struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	ContentType string   `json:"contentType"`
+	Size        int64    `json:"size"`
+	Hashes      []string `json:"hashes"`
+}
+
+type logResponse struct {
+	meta
+	Message    string              `json:"message"`
+	StartDate  int64               `json:"startDate"`
+	Owner      string              `json:"owner"`
+	Status     string              `json:"status"`
+	Attachment *attachmentResponse `json:"attachment,omitempty"`
+	Task       string              `json:"task"`
+	Case       string              `json:"case"`
+}
+
+func logJSON(l cases.Log) logResponse {
+	r := logResponse{meta: metaOf(l.ID, "case_task_log", l.Meta), Message: l.Message, StartDate: millis(l.Date),
+		Owner: l.CreatedBy, Status: "Ok", Task: l.TaskID, Case: l.CaseID}
+	if a := l.Attachment; a != nil {
+		r.Attachment = &attachmentResponse{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
+	}
+	return r
+}
+
+// createTaskJoined serves POST /api/case/{id}task, the contract's spelling: the router hands over "{id}task"
+// as one parameter.
+func (h *handler) createTaskJoined(c echo.Context) error {
+	id, ok := strings.CutSuffix(c.Param("caseId"), "task")
+	if !ok || id == "" {
+		return echo.ErrNotFound
+	}
+	return h.createTaskIn(c, id)
+}
+
+func (h *handler) createTask(c echo.Context) error { return h.createTaskIn(c, c.Param("caseId")) }
+
+func (h *handler) createTaskIn(c echo.Context, caseID string) error {
+	var req taskRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	t, err := h.svc.CreateTask(c.Request().Context(), caller(c), caseID, req.newTask())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, taskJSON(t))
+}
+
+func (h *handler) listCaseTasks(c echo.Context) error { return h.tasks(c, c.Param("caseId")) }
+
+func (h *handler) listTasks(c echo.Context) error { return h.tasks(c, "") }
+
+func (h *handler) tasks(c echo.Context, caseID string) error {
+	f, p, err := web.Search(c, cases.TaskFields, h.max)
+	if err != nil {
+		return err
+	}
+	ts, total, err := h.svc.Tasks(c.Request().Context(), caller(c), caseID, f, p)
+	if err != nil {
+		return err
+	}
+	return web.List(c, total, mapSlice(ts, taskJSON))
+}
+
+func (h *handler) getTask(c echo.Context) error {
+	t, err := h.svc.Task(c.Request().Context(), caller(c), c.Param("taskId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, taskJSON(t))
+}
+
+type updateTaskRequest struct {
+	Title       web.Opt[string] `json:"title"`
+	Group       web.Opt[string] `json:"group"`
+	Description web.Opt[string] `json:"description"`
+	Owner       web.Opt[string] `json:"owner"`
+	Assignee    web.Opt[string] `json:"assignee"`
+	Status      web.Opt[string] `json:"status"`
+	Flag        web.Opt[bool]   `json:"flag"`
+	StartDate   web.Opt[int64]  `json:"startDate"`
+	EndDate     web.Opt[int64]  `json:"endDate"`
+	DueDate     web.Opt[int64]  `json:"dueDate"`
+	Order       web.Opt[int]    `json:"order"`
+}
+
+func (h *handler) updateTask(c echo.Context) error {
+	var req updateTaskRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	if !req.Owner.Set {
+		req.Owner = req.Assignee
+	}
+	t, err := h.svc.UpdateTask(c.Request().Context(), caller(c), c.Param("taskId"), cases.TaskUpdate{
+		Title: change(req.Title), Group: change(req.Group), Description: change(req.Description),
+		Owner: change(req.Owner), Status: change(req.Status), Flag: change(req.Flag),
+		StartDate: timeChange(req.StartDate), EndDate: timeChange(req.EndDate), DueDate: timeChange(req.DueDate),
+		Order: change(req.Order)})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, taskJSON(t))
+}
+
+// --- logs ---
+
+type createLogRequest struct {
+	Message string `json:"message"`
+}
+
+// createLog takes JSON, or multipart with the fields in `_json` (or plain parts) and the file in `attachment`.
+func (h *handler) createLog(c echo.Context) error {
+	var req createLogRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	fh, err := web.FormFile(c, "attachment")
+	if err != nil {
+		return err
+	}
+	var up *cases.Upload
+	if fh != nil {
+		f, err := fh.Open()
+		if err != nil {
+			return fmt.Errorf("open uploaded file: %w", err)
+		}
+		defer f.Close()
+		up = &cases.Upload{Name: fh.Filename, ContentType: fh.Header.Get(echo.HeaderContentType), Body: f}
+	}
+	l, err := h.svc.CreateLog(c.Request().Context(), caller(c), c.Param("taskId"), req.Message, up)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, logJSON(l))
+}
+
+func (h *handler) listTaskLogs(c echo.Context) error { return h.logs(c, c.Param("taskId")) }
+
+func (h *handler) listLogs(c echo.Context) error { return h.logs(c, "") }
+
+func (h *handler) logs(c echo.Context, taskID string) error {
+	f, p, err := web.Search(c, cases.LogFields, h.max)
+	if err != nil {
+		return err
+	}
+	ls, total, err := h.svc.Logs(c.Request().Context(), caller(c), taskID, f, p)
+	if err != nil {
+		return err
+	}
+	return web.List(c, total, mapSlice(ls, logJSON))
+}
+
+func (h *handler) getLog(c echo.Context) error {
+	l, err := h.svc.Log(c.Request().Context(), caller(c), c.Param("logId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, logJSON(l))
+}
+
+// download streams an attached file (GET /api/datastore/{id}?name=), as the reference system does.
+func (h *handler) download(c echo.Context) error {
+	r, a, err := h.svc.Attachment(c.Request().Context(), caller(c), c.Param("fileId"))
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	name := c.QueryParam("name")
+	if name == "" {
+		name = a.Name
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	return c.Stream(http.StatusOK, "application/octet-stream", r)
+}

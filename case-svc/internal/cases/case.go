@@ -1,0 +1,493 @@
+package cases
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/openir/platform/pkg/search"
+)
+
+// Case statuses (DECISIONS.md "case-svc").
+const (
+	CaseOpen       = "Open"
+	CaseResolved   = "Resolved"
+	CaseDuplicated = "Duplicated"
+)
+
+// CaseStatuses lists the case statuses.
+func CaseStatuses() []string { return []string{CaseOpen, CaseResolved, CaseDuplicated} }
+
+// ResolutionStatuses lists the values of a case's resolutionStatus (the reference system's).
+func ResolutionStatuses() []string {
+	return []string{"Indeterminate", "FalsePositive", "TruePositive", "Other", "Duplicated"}
+}
+
+// ImpactStatuses lists the values of a case's impactStatus (the reference system's).
+func ImpactStatuses() []string { return []string{"NoImpact", "WithImpact", "NotApplicable"} }
+
+// Defaults of a new case (DECISIONS.md "case-svc").
+const (
+	DefaultSeverity = 2
+	DefaultTLP      = 2
+	DefaultPAP      = 2
+)
+
+// Case is a security case of one organisation. Its id is "~" followed by its number, so a case is found by
+// _id whether a client names it by id or by number. Zero times and empty strings of the nullable fields
+// (endDate, impactStatus, resolutionStatus, summary) are null.
+type Case struct {
+	ID               string
+	Org              string
+	Number           int64
+	Title            string
+	Description      string
+	Severity         int
+	TLP              int
+	PAP              int
+	StartDate        time.Time
+	EndDate          time.Time
+	ImpactStatus     string
+	ResolutionStatus string
+	Summary          string
+	Tags             []string
+	Flag             bool
+	Status           string
+	Owner            string
+	CustomFields     CustomValues
+	Template         string // name of the template the case was created from, "" if none
+	Meta
+}
+
+// CaseID returns the id of the case with this number.
+func CaseID(number int64) string { return "~" + strconv.FormatInt(number, 10) }
+
+// NewCase is a case as a client creates it.
+type NewCase struct {
+	Title        string
+	Description  string
+	Severity     *int
+	TLP          *int
+	PAP          *int
+	StartDate    *time.Time
+	Tags         []string
+	Flag         *bool
+	Owner        string
+	Summary      string
+	Tasks        []NewTask
+	CustomFields map[string]CustomInput
+	Template     string // name or id of a template of the organisation
+}
+
+// CaseUpdate holds the changes to a case. Setting status to Resolved or Duplicated closes it.
+type CaseUpdate struct {
+	Title            Change[string]
+	Description      Change[string]
+	Severity         Change[int]
+	TLP              Change[int]
+	PAP              Change[int]
+	StartDate        Change[time.Time]
+	EndDate          Change[time.Time]
+	ImpactStatus     Change[string]
+	ResolutionStatus Change[string]
+	Summary          Change[string]
+	Tags             Change[[]string]
+	Flag             Change[bool]
+	Status           Change[string]
+	Owner            Change[string]
+	CustomFields     Change[map[string]CustomInput]
+}
+
+// CaseStore persists cases and their number sequence.
+type CaseStore interface {
+	// NextCaseNumber returns the next number of the one sequence shared by all organisations.
+	NextCaseNumber(ctx context.Context) (int64, error)
+	CreateCase(ctx context.Context, c Case) error
+	// Case fails with ErrCaseNotFound.
+	Case(ctx context.Context, id string) (Case, error)
+	Cases(ctx context.Context, f search.Node, p search.Page) ([]Case, int64, error)
+	// UpdateCase writes the named fields (CaseUpdate's names: title, status, endDate…) of c.
+	UpdateCase(ctx context.Context, c Case, fields []string, by string, at time.Time) (Case, error)
+	DeleteCase(ctx context.Context, id string) error
+}
+
+// CaseFields is the allow-list of case searches and sorts.
+var CaseFields = search.Fields{
+	"_id": {Path: "_id"}, "id": {Path: "_id"}, "caseId": {Path: "caseId", Type: search.Number},
+	"number": {Path: "caseId", Type: search.Number}, "title": {Path: "title"}, "description": {Path: "description"},
+	"severity": {Path: "severity", Type: search.Number}, "tlp": {Path: "tlp", Type: search.Number},
+	"pap": {Path: "pap", Type: search.Number}, "startDate": {Path: "startDate", Type: search.Number},
+	"endDate": {Path: "endDate", Type: search.Number}, "impactStatus": {Path: "impactStatus"},
+	"resolutionStatus": {Path: "resolutionStatus"}, "summary": {Path: "summary"}, "tags": {Path: "tags"},
+	"flag": {Path: "flag", Type: search.Bool}, "status": {Path: "status"}, "owner": {Path: "owner"},
+	"assignee": {Path: "owner"}, "caseTemplate": {Path: "caseTemplate"},
+	"createdAt": {Path: "createdAt", Type: search.Number}, "createdBy": {Path: "createdBy"},
+	"updatedAt": {Path: "updatedAt", Type: search.Number}, "updatedBy": {Path: "updatedBy"},
+	"_createdAt": {Path: "createdAt", Type: search.Number}, "_createdBy": {Path: "createdBy"},
+	"_updatedAt": {Path: "updatedAt", Type: search.Number}, "_updatedBy": {Path: "updatedBy"},
+}
+
+// Stats are the counts shown with a case (stats); the observable and alert parts are filled when those
+// records exist.
+type Stats struct {
+	Tasks map[string]int64 // by status
+}
+
+// CreateCase creates a case in the caller's organisation (manageCase), optionally from a template and with
+// tasks. Custom fields the template does not bring need manageCustomField, except mandatory ones.
+func (s *Service) CreateCase(ctx context.Context, c Caller, n NewCase) (Case, []Task, error) {
+	if err := c.Require(ManageCase); err != nil {
+		return Case{}, nil, err
+	}
+	var tmpl Template
+	if n.Template != "" {
+		t, err := s.Template(ctx, c, n.Template)
+		if apperr404(err) {
+			return Case{}, nil, fieldError("template", "no such case template in the organisation")
+		}
+		if err != nil {
+			return Case{}, nil, err
+		}
+		tmpl = t
+	}
+	defs, err := s.fields.AllCustomFields(ctx)
+	if err != nil {
+		return Case{}, nil, err
+	}
+	for name := range n.CustomFields {
+		if _, fromTemplate := tmpl.CustomFields[name]; fromTemplate || defs[name].Mandatory {
+			continue
+		}
+		if err := c.Require(ManageCustomField); err != nil {
+			return Case{}, nil, err
+		}
+	}
+
+	now := s.clock()
+	cs := Case{Org: c.Org, Title: n.Title, Description: n.Description, Severity: DefaultSeverity, TLP: DefaultTLP,
+		PAP: DefaultPAP, StartDate: now, Flag: false, Status: CaseOpen, Owner: c.Login, Summary: n.Summary,
+		Template: tmpl.Name, Meta: Meta{CreatedAt: now, CreatedBy: c.Login}}
+	var p problems
+	p.text("title", n.Title, true, maxTitle)
+	if tmpl.ID != "" {
+		if tmpl.TitlePrefix != "" {
+			cs.Title = trimRight(tmpl.TitlePrefix) + " " + n.Title
+		}
+		if n.Description == "" {
+			cs.Description = tmpl.Description
+		}
+		if n.Summary == "" {
+			cs.Summary = tmpl.Summary
+		}
+		if tmpl.Severity != nil {
+			cs.Severity = *tmpl.Severity
+		}
+		if tmpl.TLP != nil {
+			cs.TLP = *tmpl.TLP
+		}
+		if tmpl.PAP != nil {
+			cs.PAP = *tmpl.PAP
+		}
+		cs.Flag = tmpl.Flag
+	}
+	p.text("description", cs.Description, true, maxDescription)
+	p.text("summary", cs.Summary, false, maxDescription)
+	for _, l := range []struct {
+		name   string
+		in     *int
+		dst    *int
+		lo, hi int
+	}{{"severity", n.Severity, &cs.Severity, 1, 4}, {"tlp", n.TLP, &cs.TLP, 0, 3}, {"pap", n.PAP, &cs.PAP, 0, 3}} {
+		if l.in != nil {
+			p.level(l.name, *l.in, l.lo, l.hi)
+			*l.dst = *l.in
+		}
+	}
+	if n.StartDate != nil {
+		cs.StartDate = ms(*n.StartDate)
+	}
+	if n.Flag != nil {
+		cs.Flag = *n.Flag
+	}
+	cs.Tags = unionTags(cleanTags(&p, "tags", n.Tags), tmpl.Tags)
+	if n.Owner != "" {
+		p.text("owner", n.Owner, false, maxShort)
+		cs.Owner = n.Owner
+	}
+
+	cs.CustomFields = CustomValues{}
+	for name, v := range tmpl.CustomFields {
+		v.ID = ""
+		cs.CustomFields[name] = v
+	}
+	for name, v := range customValues(&p, defs, n.CustomFields) {
+		if old, ok := cs.CustomFields[name]; ok && v.Order < 0 {
+			v.Order = old.Order
+		}
+		cs.CustomFields[name] = v
+	}
+	numberOrders(cs.CustomFields)
+	checkMandatory(&p, defs, cs.CustomFields)
+
+	var tasks []Task
+	for _, tt := range tmpl.Tasks {
+		tasks = append(tasks, Task{Title: tt.Title, Group: tt.Group, Description: tt.Description, Owner: tt.Owner,
+			Flag: tt.Flag, Order: tt.Order, Status: TaskWaiting})
+	}
+	for i, nt := range n.Tasks {
+		t := checkNewTask(&p, "tasks", nt)
+		if nt.Order == nil {
+			t.Order = len(tmpl.Tasks) + i
+		}
+		tasks = append(tasks, t)
+	}
+	if err := p.err(); err != nil {
+		return Case{}, nil, err
+	}
+	if err := s.checkOwner(ctx, "owner", c.Org, cs.Owner); err != nil {
+		return Case{}, nil, err
+	}
+	for _, t := range tasks {
+		if err := s.checkOwner(ctx, "tasks.owner", c.Org, t.Owner); err != nil {
+			return Case{}, nil, err
+		}
+	}
+
+	num, err := s.cases.NextCaseNumber(ctx)
+	if err != nil {
+		return Case{}, nil, err
+	}
+	cs.Number, cs.ID = num, CaseID(num)
+	for i := range tasks {
+		t := &tasks[i]
+		t.ID, t.Org, t.CaseID = newID(now), c.Org, cs.ID
+		t.Meta = Meta{CreatedAt: now, CreatedBy: c.Login}
+		var keepStart, keepEnd bool
+		if i >= len(tmpl.Tasks) {
+			nt := n.Tasks[i-len(tmpl.Tasks)]
+			keepStart, keepEnd = nt.StartDate != nil, nt.EndDate != nil
+		}
+		t.enter(t.Status, now, c.Login, keepStart, keepEnd)
+	}
+	if err := s.cases.CreateCase(ctx, cs); err != nil {
+		return Case{}, nil, err
+	}
+	if len(tasks) > 0 {
+		if err := s.tasks.CreateTasks(ctx, tasks); err != nil {
+			// Nothing half-written: without transactions, undo the case (and any task that made it).
+			cctx := context.WithoutCancel(ctx)
+			_ = s.tasks.DeleteCaseTasks(cctx, cs.ID)
+			_ = s.cases.DeleteCase(cctx, cs.ID)
+			return Case{}, nil, fmt.Errorf("create tasks of case %d: %w", num, err)
+		}
+	}
+	return cs, tasks, nil
+}
+
+// Case returns a case of the caller's organisation by id ("~42") or number ("42").
+func (s *Service) Case(ctx context.Context, c Caller, idOrNumber string) (Case, error) {
+	id := idOrNumber
+	if len(id) == 0 || id[0] != '~' {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || n <= 0 {
+			return Case{}, ErrCaseNotFound
+		}
+		id = CaseID(n)
+	}
+	cs, err := s.cases.Case(ctx, id)
+	if err != nil {
+		return Case{}, err
+	}
+	if cs.Org != c.Org {
+		return Case{}, ErrCaseNotFound
+	}
+	return cs, nil
+}
+
+// Cases lists and searches the cases of the caller's organisation.
+func (s *Service) Cases(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Case, int64, error) {
+	return s.cases.Cases(ctx, and(f, orgScope(c)), p)
+}
+
+// UpdateCase changes a case (manageCase). Setting status Resolved or Duplicated closes it: endDate is set
+// (unless given) and its Waiting tasks are cancelled, InProgress ones completed. Setting Open again reopens
+// it (endDate cleared unless given). customFields, when given, replace the case's: a field the case does not
+// have yet needs manageCustomField (unless mandatory), and mandatory fields keep a value.
+func (s *Service) UpdateCase(ctx context.Context, c Caller, id string, u CaseUpdate) (Case, error) {
+	if err := c.Require(ManageCase); err != nil {
+		return Case{}, err
+	}
+	cs, err := s.Case(ctx, c, id)
+	if err != nil {
+		return Case{}, err
+	}
+	prevStatus := cs.Status
+	var p problems
+	var fields []string
+	mark := func(name string) { fields = append(fields, name) }
+
+	str := func(name string, ch Change[string], dst *string, required bool, max int) {
+		if !ch.Set {
+			return
+		}
+		if ch.Null && required {
+			p.add(name, "required")
+			return
+		}
+		p.text(name, ch.V, required, max)
+		*dst = ch.V
+		mark(name)
+	}
+	str("title", u.Title, &cs.Title, true, maxTitle)
+	str("description", u.Description, &cs.Description, true, maxDescription)
+	str("summary", u.Summary, &cs.Summary, false, maxDescription)
+	str("owner", u.Owner, &cs.Owner, false, maxShort)
+	enum := func(name string, ch Change[string], dst *string, values []string) {
+		if !ch.Set {
+			return
+		}
+		if !ch.Null && ch.V != "" && !slices.Contains(values, ch.V) {
+			p.add(name, "one of %v", values)
+			return
+		}
+		*dst = ch.V
+		mark(name)
+	}
+	enum("impactStatus", u.ImpactStatus, &cs.ImpactStatus, ImpactStatuses())
+	enum("resolutionStatus", u.ResolutionStatus, &cs.ResolutionStatus, ResolutionStatuses())
+	if u.Status.Set {
+		if u.Status.Null || !slices.Contains(CaseStatuses(), u.Status.V) {
+			p.add("status", "one of Open, Resolved, Duplicated")
+		} else {
+			cs.Status = u.Status.V
+			mark("status")
+		}
+	}
+	lvl := func(name string, ch Change[int], dst *int, lo, hi int) {
+		if !ch.Set {
+			return
+		}
+		if ch.Null {
+			p.add(name, "an integer from %d to %d", lo, hi)
+			return
+		}
+		p.level(name, ch.V, lo, hi)
+		*dst = ch.V
+		mark(name)
+	}
+	lvl("severity", u.Severity, &cs.Severity, 1, 4)
+	lvl("tlp", u.TLP, &cs.TLP, 0, 3)
+	lvl("pap", u.PAP, &cs.PAP, 0, 3)
+	if u.StartDate.Set {
+		if u.StartDate.Null {
+			p.add("startDate", "required")
+		}
+		cs.StartDate = ms(u.StartDate.V)
+		mark("startDate")
+	}
+	if u.EndDate.Set {
+		cs.EndDate = time.Time{}
+		if !u.EndDate.Null {
+			cs.EndDate = ms(u.EndDate.V)
+		}
+		mark("endDate")
+	}
+	if u.Tags.Set {
+		cs.Tags = cleanTags(&p, "tags", u.Tags.V)
+		mark("tags")
+	}
+	if u.Flag.Set {
+		cs.Flag = u.Flag.V
+		mark("flag")
+	}
+	if u.CustomFields.Set {
+		defs, err := s.fields.AllCustomFields(ctx)
+		if err != nil {
+			return Case{}, err
+		}
+		for name := range u.CustomFields.V {
+			if _, has := cs.CustomFields[name]; has || defs[name].Mandatory {
+				continue
+			}
+			if err := c.Require(ManageCustomField); err != nil {
+				return Case{}, err
+			}
+		}
+		vals := customValues(&p, defs, u.CustomFields.V)
+		for name, v := range vals {
+			if old, ok := cs.CustomFields[name]; ok && v.Order < 0 {
+				v.Order = old.Order
+				vals[name] = v
+			}
+		}
+		numberOrders(vals)
+		checkMandatory(&p, defs, vals)
+		cs.CustomFields = vals
+		mark("customFields")
+	}
+
+	closing := u.Status.value() && cs.Status != CaseOpen
+	now := s.clock()
+	switch {
+	case closing && !u.EndDate.Set && (prevStatus == CaseOpen || cs.EndDate.IsZero()):
+		cs.EndDate = now
+		mark("endDate")
+	case u.Status.value() && cs.Status == CaseOpen && prevStatus != CaseOpen && !u.EndDate.Set:
+		cs.EndDate = time.Time{}
+		mark("endDate")
+	}
+	if err := p.err(); err != nil {
+		return Case{}, err
+	}
+	if u.Owner.value() && u.Owner.V != "" {
+		if err := s.checkOwner(ctx, "owner", c.Org, cs.Owner); err != nil {
+			return Case{}, err
+		}
+	}
+	if len(fields) == 0 {
+		return cs, nil
+	}
+	updated, err := s.cases.UpdateCase(ctx, cs, fields, c.Login, now)
+	if err != nil {
+		return Case{}, err
+	}
+	if closing {
+		// After the case: a failure here leaves tasks open on a closed case, which closing again repairs.
+		if err := s.tasks.CloseCaseTasks(ctx, cs.ID, c.Login, now); err != nil {
+			return Case{}, err
+		}
+	}
+	return updated, nil
+}
+
+// DeleteCase removes a case with its tasks and their logs (manageCase). Children go first, so an interrupted
+// delete leaves the case visible and deletable again.
+func (s *Service) DeleteCase(ctx context.Context, c Caller, id string) error {
+	if err := c.Require(ManageCase); err != nil {
+		return err
+	}
+	cs, err := s.Case(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	if err := s.tasks.DeleteCaseTasks(ctx, cs.ID); err != nil {
+		return err
+	}
+	return s.cases.DeleteCase(ctx, cs.ID)
+}
+
+// Stats computes the counts shown with a case. Tasks are counted by status; later records (observables,
+// alerts) add their counts here.
+func (s *Service) Stats(ctx context.Context, _ Caller, cs Case) (Stats, error) {
+	counts, err := s.tasks.CountTasks(ctx, cs.ID)
+	if err != nil {
+		return Stats{}, err
+	}
+	return Stats{Tasks: counts}, nil
+}
+
+// Permissions returns what the caller may do on a case: the permissions of its profile, since a case is
+// owned by the caller's organisation.
+func (s *Service) Permissions(c Caller, _ Case) []Permission { return slices.Clone(c.Permissions) }

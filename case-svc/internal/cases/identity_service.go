@@ -1,0 +1,639 @@
+package cases
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/search"
+)
+
+// Identity holds the rules of organisations, users, profiles and credentials.
+type Identity struct {
+	store IdentityStore
+	keys  *auth.Keyring
+	now   func() time.Time
+	// dummyHash is checked when a login is unknown, so that a failed login takes as long either way.
+	dummyHash string
+}
+
+// NewIdentity returns the identity service.
+func NewIdentity(store IdentityStore, keys *auth.Keyring, now func() time.Time) (*Identity, error) {
+	h, err := auth.HashPassword("dummy password for timing")
+	if err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Identity{store: store, keys: keys, now: now, dummyHash: h}, nil
+}
+
+func (s *Identity) clock() time.Time { return ms(s.now()) }
+
+// systemUser is the author of what the service creates by itself.
+const systemUser = "system"
+
+// Bootstrap makes sure the admin organisation exists and, when no user exists yet and a login is given,
+// creates the first platform administrator (profile admin in the admin organisation) with the given password
+// and/or API key. It reports whether it created one.
+func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (bool, error) {
+	now := s.clock()
+	err := s.store.CreateOrg(ctx, Organisation{Name: AdminOrg, Description: "Platform administrators",
+		Meta: Meta{CreatedAt: now, CreatedBy: systemUser}})
+	if err != nil && !errors.Is(err, ErrOrgExists) {
+		return false, err
+	}
+	exists, err := s.store.AnyUser(ctx)
+	if err != nil || exists || login == "" {
+		return false, err
+	}
+	if password == "" && key == "" {
+		return false, errors.New("bootstrap.login is set but neither bootstrap.password nor bootstrap.key")
+	}
+	if err := validLogin(login); err != nil {
+		return false, fmt.Errorf("bootstrap.login: %w", err)
+	}
+	u := User{Login: login, Name: login, Memberships: []Membership{{Org: AdminOrg, Profile: ProfileAdmin}},
+		Meta: Meta{CreatedAt: now, CreatedBy: systemUser}}
+	if password != "" {
+		if u.PasswordHash, err = auth.HashPassword(password); err != nil {
+			return false, err
+		}
+	}
+	if key != "" && len(key) < 32 {
+		return false, errors.New("bootstrap.key must be at least 32 characters")
+	}
+	if err := s.store.CreateUser(ctx, u); err != nil {
+		return false, err
+	}
+	if key != "" {
+		sealed, err := s.keys.Seal(key)
+		if err != nil {
+			return false, err
+		}
+		if err := s.store.SetKey(ctx, login, sealed, s.keys.LookupHash(key), systemUser, now); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// --- authentication ---
+
+var errAuth = apperr.New(apperr.Unauthenticated, "Authentication failure")
+
+// ByKey authenticates an API key.
+func (s *Identity) ByKey(ctx context.Context, key string) (User, error) {
+	u, err := s.store.UserByKeyHash(ctx, s.keys.LookupHash(key))
+	if err != nil {
+		return User{}, authErr(err)
+	}
+	return active(u)
+}
+
+// ByPassword authenticates a login and password (HTTP basic).
+func (s *Identity) ByPassword(ctx context.Context, login, password string) (User, error) {
+	return s.Login(ctx, login, password)
+}
+
+// BySubject authenticates the user of a valid session.
+func (s *Identity) BySubject(ctx context.Context, login string) (User, error) {
+	u, err := s.store.User(ctx, login)
+	if err != nil {
+		return User{}, authErr(err)
+	}
+	return active(u)
+}
+
+// Login checks a password and returns the user. Unknown login, wrong password, no password and a locked user
+// all give the same Unauthenticated error.
+func (s *Identity) Login(ctx context.Context, login, password string) (User, error) {
+	u, err := s.store.User(ctx, login)
+	if err != nil {
+		auth.CheckPassword(s.dummyHash, password)
+		return User{}, authErr(err)
+	}
+	if u.PasswordHash == "" {
+		auth.CheckPassword(s.dummyHash, password)
+		return User{}, errAuth
+	}
+	if !auth.CheckPassword(u.PasswordHash, password) {
+		return User{}, errAuth
+	}
+	return active(u)
+}
+
+func authErr(err error) error {
+	if errors.Is(err, ErrUserNotFound) {
+		return errAuth
+	}
+	return err
+}
+
+func active(u User) (User, error) {
+	if u.Locked || len(u.Memberships) == 0 {
+		return User{}, errAuth
+	}
+	return u, nil
+}
+
+// CallerOf returns the caller that the user is in the organisation a request asks for (name or "~name"; ""
+// = the user's default organisation). Asking for an organisation the user does not belong to is a 403.
+func (s *Identity) CallerOf(u User, org string) (Caller, error) {
+	if len(u.Memberships) == 0 {
+		return Caller{}, errAuth
+	}
+	m := u.Memberships[0]
+	if org != "" {
+		name := idName(org)
+		p, ok := u.ProfileIn(name)
+		if !ok {
+			if len(name) > 64 {
+				name = name[:64] + "…"
+			}
+			return Caller{}, apperr.Errorf(apperr.Forbidden, "you are not a member of the organisation %q", name)
+		}
+		m = Membership{Org: name, Profile: p}
+	}
+	prof, ok := ProfileNamed(m.Profile)
+	if !ok {
+		return Caller{}, fmt.Errorf("user %s has the unknown profile %q", u.Login, m.Profile)
+	}
+	return Caller{Login: u.Login, Name: u.Name, Org: m.Org, Orgs: u.Orgs(), Profile: prof.Name,
+		Permissions: prof.Permissions}, nil
+}
+
+// --- organisations ---
+
+var orgNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// NewOrg is a request to create an organisation.
+type NewOrg struct {
+	Name        string
+	Description string
+}
+
+// CreateOrg creates an organisation (manageOrganisation: platform administrators).
+func (s *Identity) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organisation, error) {
+	if err := c.Require(ManageOrganisation); err != nil {
+		return Organisation{}, err
+	}
+	var p problems
+	if !orgNameRe.MatchString(n.Name) {
+		p.add("name", "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+	}
+	p.text("description", n.Description, false, 4096)
+	if err := p.err(); err != nil {
+		return Organisation{}, err
+	}
+	o := Organisation{Name: n.Name, Description: n.Description, Meta: Meta{CreatedAt: s.clock(), CreatedBy: c.Login}}
+	if err := s.store.CreateOrg(ctx, o); err != nil {
+		return Organisation{}, err
+	}
+	return o, nil
+}
+
+// Org returns an organisation: any of them to a platform administrator, the caller's own to others (404
+// otherwise).
+func (s *Identity) Org(ctx context.Context, c Caller, id string) (Organisation, error) {
+	name := idName(id)
+	if !c.PlatformAdmin() && !c.Member(name) {
+		return Organisation{}, ErrOrgNotFound
+	}
+	return s.store.Org(ctx, name)
+}
+
+// Orgs lists organisations: all of them to a platform administrator, the caller's own to others.
+func (s *Identity) Orgs(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Organisation, int64, error) {
+	if !c.PlatformAdmin() {
+		vals := make([]any, len(c.Orgs))
+		for i, o := range c.Orgs {
+			vals[i] = o
+		}
+		f = and(f, search.Node{Op: search.OpIn, Path: "_id", Values: vals})
+	}
+	return s.store.Orgs(ctx, f, p)
+}
+
+// UpdateOrg changes an organisation's description (manageOrganisation).
+func (s *Identity) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpdate) (Organisation, error) {
+	if err := c.Require(ManageOrganisation); err != nil {
+		return Organisation{}, err
+	}
+	o, err := s.store.Org(ctx, idName(id))
+	if err != nil {
+		return Organisation{}, err
+	}
+	if !u.Description.Set {
+		return o, nil
+	}
+	var p problems
+	p.text("description", u.Description.V, false, 4096)
+	if err := p.err(); err != nil {
+		return Organisation{}, err
+	}
+	return s.store.UpdateOrg(ctx, o.Name, u.Description.V, c.Login, s.clock())
+}
+
+// --- users ---
+
+var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
+
+func validLogin(l string) error {
+	if !loginRe.MatchString(l) {
+		return apperr.Fields(apperr.FieldError{Name: "login",
+			Message: "1 to 128 letters, digits, '.', '_', '@', '+' or '-', starting with a letter or digit"})
+	}
+	return nil
+}
+
+func validPassword(field, pw string) error {
+	if len(pw) < 8 || len(pw) > 1024 {
+		return apperr.Fields(apperr.FieldError{Name: field, Message: "8 to 1024 characters"})
+	}
+	return nil
+}
+
+// NewUser is a request to create a user, or to add an existing user to one more organisation.
+type NewUser struct {
+	Login    string
+	Name     string
+	Org      string // "" = the caller's organisation
+	Profile  string
+	Password string
+}
+
+// CreateUser creates a user in an organisation (manageUser there: an org-admin in its own organisation, a
+// platform administrator in any). A platform administrator creating a login that exists adds the
+// organisation to that user, which is how a user comes to belong to several organisations.
+func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, error) {
+	if err := c.Require(ManageUser); err != nil {
+		return User{}, err
+	}
+	org := c.Org
+	if n.Org != "" {
+		org = idName(n.Org)
+	}
+	if org != c.Org && !c.PlatformAdmin() {
+		return User{}, apperr.Errorf(apperr.Forbidden, "missing permission %s in the organisation", ManageUser)
+	}
+	var p problems
+	if err := validLogin(n.Login); err != nil {
+		p = append(p, apperr.As(err).Fields...)
+	}
+	if n.Name == "" {
+		n.Name = n.Login
+	}
+	p.text("name", n.Name, true, maxShort)
+	if err := checkProfile("profile", org, n.Profile); err != nil {
+		p = append(p, apperr.As(err).Fields...)
+	}
+	if n.Password != "" {
+		if err := validPassword("password", n.Password); err != nil {
+			p = append(p, apperr.As(err).Fields...)
+		}
+	}
+	if err := p.err(); err != nil {
+		return User{}, err
+	}
+	if _, err := s.store.Org(ctx, org); errors.Is(err, ErrOrgNotFound) {
+		return User{}, apperr.Fields(apperr.FieldError{Name: "organisation", Message: "no such organisation"})
+	} else if err != nil {
+		return User{}, err
+	}
+	now := s.clock()
+	existing, err := s.store.User(ctx, n.Login)
+	switch {
+	case err == nil:
+		if !c.PlatformAdmin() {
+			return User{}, ErrUserExists
+		}
+		if _, member := existing.ProfileIn(org); member {
+			return User{}, ErrUserExists
+		}
+		if n.Password != "" {
+			return User{}, apperr.Fields(apperr.FieldError{Name: "password",
+				Message: "the user exists: set its password through password/set"})
+		}
+		existing.Memberships = append(existing.Memberships, Membership{Org: org, Profile: n.Profile})
+		return s.store.UpdateUser(ctx, existing, c.Login, now)
+	case !errors.Is(err, ErrUserNotFound):
+		return User{}, err
+	}
+	u := User{Login: n.Login, Name: n.Name, Memberships: []Membership{{Org: org, Profile: n.Profile}},
+		Meta: Meta{CreatedAt: now, CreatedBy: c.Login}}
+	if n.Password != "" {
+		if u.PasswordHash, err = auth.HashPassword(n.Password); err != nil {
+			return User{}, err
+		}
+	}
+	if err := s.store.CreateUser(ctx, u); err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+// visible returns the user if the caller may see it: platform administrators see everyone, others the users
+// of their current organisation and themselves.
+func (s *Identity) visible(ctx context.Context, c Caller, id string) (User, error) {
+	u, err := s.store.User(ctx, idName(id))
+	if err != nil {
+		return User{}, err
+	}
+	if _, member := u.ProfileIn(c.Org); !member && !c.PlatformAdmin() && u.Login != c.Login {
+		return User{}, ErrUserNotFound
+	}
+	return u, nil
+}
+
+// administers reports whether the caller may act on the user's account (name, lock, password, key): a
+// platform administrator, or a holder of manageUser in every organisation of the user. So an org-admin never
+// takes over an account that also works in another organisation.
+func administers(c Caller, u User) bool {
+	if c.PlatformAdmin() {
+		return true
+	}
+	if !c.Can(ManageUser) || len(u.Memberships) == 0 {
+		return false
+	}
+	for _, m := range u.Memberships {
+		if m.Org != c.Org {
+			return false
+		}
+	}
+	return true
+}
+
+// manageable returns the user if the caller administers it.
+func (s *Identity) manageable(ctx context.Context, c Caller, id string) (User, error) {
+	if err := c.Require(ManageUser); err != nil {
+		return User{}, err
+	}
+	u, err := s.visible(ctx, c, id)
+	if err != nil {
+		return User{}, err
+	}
+	if !administers(c, u) {
+		return User{}, notAdministered(u)
+	}
+	return u, nil
+}
+
+func notAdministered(u User) error {
+	return apperr.Errorf(apperr.Forbidden,
+		"missing permission %s in every organisation of the user %s (only a platform administrator manages it)", ManageUser, u.Login)
+}
+
+// User returns a user the caller may see.
+func (s *Identity) User(ctx context.Context, c Caller, id string) (User, error) {
+	return s.visible(ctx, c, id)
+}
+
+// Current returns the caller's own user.
+func (s *Identity) Current(ctx context.Context, c Caller) (User, error) {
+	return s.store.User(ctx, c.Login)
+}
+
+// Users lists users: all of them to a platform administrator, those of the current organisation to others.
+func (s *Identity) Users(ctx context.Context, c Caller, f search.Node, p search.Page) ([]User, int64, error) {
+	if !c.PlatformAdmin() {
+		f = and(f, search.Node{Op: search.OpEq, Path: PathUserOrgs, Value: c.Org})
+	}
+	return s.store.Users(ctx, f, p)
+}
+
+// UpdateUser changes a user: its name (itself, or whoever administers it), its lock (whoever administers it,
+// never itself), its profile in one organisation (manageUser there), or all its memberships (platform
+// administrators).
+func (s *Identity) UpdateUser(ctx context.Context, c Caller, id string, upd UserUpdate) (User, error) {
+	u, err := s.visible(ctx, c, id)
+	if err != nil {
+		return User{}, err
+	}
+	self := u.Login == c.Login
+	next := u
+	next.Memberships = append([]Membership(nil), u.Memberships...)
+	changed := false
+	if upd.Name.Set {
+		if !self && !administers(c, u) {
+			return User{}, nameOrPermission(c, u)
+		}
+		var p problems
+		if upd.Name.Null {
+			p.add("name", "required")
+		}
+		p.text("name", upd.Name.V, true, maxShort)
+		if err := p.err(); err != nil {
+			return User{}, err
+		}
+		next.Name, changed = upd.Name.V, true
+	}
+	if upd.Locked.Set {
+		if err := c.Require(ManageUser); err != nil {
+			return User{}, err
+		}
+		if self {
+			return User{}, apperr.New(apperr.Forbidden, "a user cannot lock or unlock itself")
+		}
+		if !administers(c, u) {
+			return User{}, notAdministered(u)
+		}
+		next.Locked, changed = upd.Locked.V, true
+	}
+	if upd.Profile.Set {
+		org := c.Org
+		if upd.ProfileOrg != "" {
+			org = idName(upd.ProfileOrg)
+		}
+		if !c.PlatformAdmin() && (org != c.Org || !c.Can(ManageUser)) {
+			return User{}, apperr.Errorf(apperr.Forbidden, "missing permission %s in the organisation", ManageUser)
+		}
+		if self {
+			return User{}, apperr.New(apperr.Forbidden, "a user cannot change its own profile")
+		}
+		i := -1
+		for k, m := range next.Memberships {
+			if m.Org == org {
+				i = k
+			}
+		}
+		if i < 0 {
+			return User{}, apperr.Fields(apperr.FieldError{Name: "organisation", Message: "the user is not a member of this organisation"})
+		}
+		if err := checkProfile("profile", org, upd.Profile.V); err != nil {
+			return User{}, err
+		}
+		next.Memberships[i].Profile, changed = upd.Profile.V, true
+	}
+	if upd.Memberships.Set {
+		if !c.PlatformAdmin() {
+			return User{}, c.Require(ManageOrganisation)
+		}
+		if self {
+			return User{}, apperr.New(apperr.Forbidden, "a user cannot change its own organisations")
+		}
+		ms, err := s.checkMemberships(ctx, upd.Memberships.V)
+		if err != nil {
+			return User{}, err
+		}
+		next.Memberships, changed = ms, true
+	}
+	if !changed {
+		return u, nil
+	}
+	return s.store.UpdateUser(ctx, next, c.Login, s.clock())
+}
+
+func nameOrPermission(c Caller, u User) error {
+	if err := c.Require(ManageUser); err != nil {
+		return err
+	}
+	return notAdministered(u)
+}
+
+// checkMemberships validates a full list of memberships.
+func (s *Identity) checkMemberships(ctx context.Context, in []Membership) ([]Membership, error) {
+	if len(in) == 0 {
+		return nil, apperr.Fields(apperr.FieldError{Name: "organisations", Message: "at least one organisation"})
+	}
+	seen := map[string]bool{}
+	out := make([]Membership, 0, len(in))
+	for _, m := range in {
+		m.Org = idName(m.Org)
+		if seen[m.Org] {
+			return nil, apperr.Fields(apperr.FieldError{Name: "organisations", Message: "an organisation is listed twice"})
+		}
+		seen[m.Org] = true
+		if err := checkProfile("organisations", m.Org, m.Profile); err != nil {
+			return nil, err
+		}
+		if _, err := s.store.Org(ctx, m.Org); errors.Is(err, ErrOrgNotFound) {
+			return nil, apperr.Fields(apperr.FieldError{Name: "organisations", Message: "no such organisation"})
+		} else if err != nil {
+			return nil, err
+		}
+		p, _ := ProfileNamed(m.Profile)
+		out = append(out, Membership{Org: m.Org, Profile: p.Name})
+	}
+	return out, nil
+}
+
+// LockUser locks a user (DELETE on a user): it can no longer authenticate; its data is kept.
+func (s *Identity) LockUser(ctx context.Context, c Caller, id string) error {
+	_, err := s.UpdateUser(ctx, c, id, UserUpdate{Locked: Change[bool]{Set: true, V: true}})
+	return err
+}
+
+// SetPassword sets a user's password (whoever administers it).
+func (s *Identity) SetPassword(ctx context.Context, c Caller, id, password string) error {
+	u, err := s.manageable(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	if err := validPassword("password", password); err != nil {
+		return err
+	}
+	h, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.store.SetPassword(ctx, u.Login, h, c.Login, s.clock())
+}
+
+// ChangePassword changes the caller's own password after checking the current one.
+func (s *Identity) ChangePassword(ctx context.Context, c Caller, id, current, password string) error {
+	u, err := s.visible(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	if u.Login != c.Login {
+		return apperr.New(apperr.Forbidden, "only the user itself may change its password")
+	}
+	if err := validPassword("password", password); err != nil {
+		return err
+	}
+	if u.PasswordHash == "" || !auth.CheckPassword(u.PasswordHash, current) {
+		return apperr.New(apperr.Forbidden, "the current password is wrong")
+	}
+	h, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.store.SetPassword(ctx, u.Login, h, c.Login, s.clock())
+}
+
+// keyHolder returns the user whose key the caller may read, renew or revoke: itself, or a user it administers.
+func (s *Identity) keyHolder(ctx context.Context, c Caller, id string) (User, error) {
+	if idName(id) == c.Login {
+		return s.store.User(ctx, c.Login)
+	}
+	return s.manageable(ctx, c, id)
+}
+
+// RenewKey gives the user a new API key, invalidating the old one, and returns it.
+func (s *Identity) RenewKey(ctx context.Context, c Caller, id string) (string, error) {
+	u, err := s.keyHolder(ctx, c, id)
+	if err != nil {
+		return "", err
+	}
+	key, err := auth.NewKey()
+	if err != nil {
+		return "", err
+	}
+	sealed, err := s.keys.Seal(key)
+	if err != nil {
+		return "", err
+	}
+	if err := s.store.SetKey(ctx, u.Login, sealed, s.keys.LookupHash(key), c.Login, s.clock()); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// Key reveals the user's API key.
+func (s *Identity) Key(ctx context.Context, c Caller, id string) (string, error) {
+	u, err := s.keyHolder(ctx, c, id)
+	if err != nil {
+		return "", err
+	}
+	if !u.HasKey() {
+		return "", apperr.Errorf(apperr.NotFound, "user %s has no API key", u.Login)
+	}
+	key, err := s.keys.Open(u.KeySealed)
+	if err != nil {
+		return "", fmt.Errorf("open key of %s (was auth.secret changed?): %w", u.Login, err)
+	}
+	return key, nil
+}
+
+// RevokeKey removes the user's API key.
+func (s *Identity) RevokeKey(ctx context.Context, c Caller, id string) error {
+	u, err := s.keyHolder(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	return s.store.SetKey(ctx, u.Login, "", "", c.Login, s.clock())
+}
+
+// Member reports whether the login names a user of the organisation (an assignable owner).
+func (s *Identity) Member(ctx context.Context, login, org string) (bool, error) {
+	u, err := s.store.User(ctx, login)
+	if errors.Is(err, ErrUserNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, ok := u.ProfileIn(org)
+	return ok, nil
+}
+
+// and returns the conjunction of a filter and a scope.
+func and(f, scope search.Node) search.Node {
+	return search.Node{Op: search.OpAnd, Children: []search.Node{f, scope}}
+}

@@ -1,0 +1,71 @@
+package cases
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/openir/platform/pkg/apperr"
+)
+
+// Members answers whether a login is a user of an organisation; *Identity implements it.
+type Members interface {
+	Member(ctx context.Context, login, org string) (bool, error)
+}
+
+// Stores are what the case service consumes.
+type Stores struct {
+	Cases     CaseStore
+	Tasks     TaskStore
+	Templates TemplateStore
+	Fields    CustomFieldStore
+	Files     FileStore
+	Members   Members
+}
+
+// Service holds the rules of cases, case templates, tasks, logs and custom fields. Every method takes the
+// caller and works in its organisation: another organisation's records are not found (404).
+type Service struct {
+	cases     CaseStore
+	tasks     TaskStore
+	templates TemplateStore
+	fields    CustomFieldStore
+	files     FileStore
+	members   Members
+	now       func() time.Time
+}
+
+// NewService returns the case service.
+func NewService(st Stores, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{cases: st.Cases, tasks: st.Tasks, templates: st.Templates, fields: st.Fields, files: st.Files,
+		members: st.Members, now: now}
+}
+
+func (s *Service) clock() time.Time { return ms(s.now()) }
+
+// checkOwner accepts an empty owner or the login of a user of the organisation.
+func (s *Service) checkOwner(ctx context.Context, field, org, owner string) error {
+	if owner == "" {
+		return nil
+	}
+	ok, err := s.members.Member(ctx, owner, org)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fieldError(field, "no such user in the organisation")
+	}
+	return nil
+}
+
+func fieldError(name, msg string) error {
+	return apperr.Fields(apperr.FieldError{Name: name, Message: msg})
+}
+
+// apperr404 reports whether err is a not-found error.
+func apperr404(err error) bool { return err != nil && apperr.Is(err, apperr.NotFound) }
+
+func trimRight(s string) string { return strings.TrimRight(s, " \t\r\n") }

@@ -1,0 +1,41 @@
+package mongostore
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/mongox"
+)
+
+// Files adapts the attachment store of pkg/mongox to the domain.
+type Files struct {
+	store *mongox.Attachments
+}
+
+var _ cases.FileStore = (*Files)(nil)
+
+// NewFiles returns the file store of the database.
+func NewFiles(db *mongox.DB) *Files { return &Files{store: mongox.NewAttachments(db)} }
+
+// Put stores a file's content once.
+func (f *Files) Put(ctx context.Context, r io.Reader) (cases.File, error) {
+	info, err := f.store.Put(ctx, r, 0)
+	if err != nil {
+		return cases.File{}, err
+	}
+	return cases.File{ID: info.ID, Size: info.Size, SHA256: info.SHA256, SHA1: info.SHA1, MD5: info.MD5}, nil
+}
+
+// Open reads a file's content.
+func (f *Files) Open(ctx context.Context, id string) (io.ReadCloser, cases.File, error) {
+	r, info, err := f.store.Open(ctx, id)
+	if errors.Is(err, mongox.ErrFileNotFound) {
+		return nil, cases.File{}, cases.ErrAttachmentNotFound
+	}
+	if err != nil {
+		return nil, cases.File{}, err
+	}
+	return r, cases.File{ID: info.ID, Size: info.Size, SHA256: info.SHA256, SHA1: info.SHA1, MD5: info.MD5}, nil
+}
