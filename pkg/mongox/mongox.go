@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
@@ -158,5 +159,15 @@ func (h levelHandler) WithGroup(n string) slog.Handler {
 	return levelHandler{h.min, h.Handler.WithGroup(n)}
 }
 
-// IsDuplicate reports whether err is a unique-index violation.
-func IsDuplicate(err error) bool { return mongo.IsDuplicateKeyError(err) }
+// IsDuplicate reports whether err is a unique-index violation. FerretDB 1.24 reports one raised by an update
+// as an InternalError carrying SQLite's UNIQUE constraint message (extended code 2067).
+func IsDuplicate(err error) bool {
+	if err == nil {
+		return false
+	}
+	if mongo.IsDuplicateKeyError(err) {
+		return true
+	}
+	var ce mongo.CommandError
+	return errors.As(err, &ce) && strings.Contains(ce.Message, "UNIQUE constraint failed")
+}
