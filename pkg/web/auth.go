@@ -29,6 +29,7 @@ type AuthConfig struct {
 	Basic      bool          // accept HTTP basic credentials (auth.method.basic)
 	Secure     bool          // mark cookies Secure (served over TLS)
 	Now        func() time.Time
+	Throttle   *auth.Throttle // failed password logins (login endpoint and basic); nil = none
 }
 
 func (a AuthConfig) now() time.Time {
@@ -58,7 +59,7 @@ func Authenticate[P any](a Authenticator[P], cfg AuthConfig) echo.MiddlewareFunc
 		return func(c echo.Context) error {
 			p, err := authenticate(c, a, cfg)
 			if err != nil {
-				if k := apperr.KindOf(err); k == apperr.Internal || k == apperr.Forbidden {
+				if k := apperr.KindOf(err); k == apperr.Internal || k == apperr.Forbidden || k == apperr.RateLimited {
 					return err
 				}
 				return ErrAuthentication
@@ -103,9 +104,39 @@ func authenticate[P any](c echo.Context, a Authenticator[P], cfg AuthConfig) (P,
 		}
 	}
 	if login, pw, ok := c.Request().BasicAuth(); ok && cfg.Basic {
-		return a.ByPassword(ctx, login, pw)
+		return CheckLogin(c, cfg, login, func() (P, error) { return a.ByPassword(ctx, login, pw) })
 	}
 	return zero, ErrAuthentication
+}
+
+// ErrThrottled answers a login attempt after too many failures.
+var ErrThrottled = apperr.New(apperr.RateLimited, "too many failed logins; try again later")
+
+// CheckLogin runs a password check under the login throttle: refused (429) after too many recent failures
+// for the login or from the client's address, counted as a failure when check fails with Unauthenticated.
+func CheckLogin[T any](c echo.Context, cfg AuthConfig, login string, check func() (T, error)) (T, error) {
+	var zero T
+	addr := clientAddr(c.Request())
+	if !cfg.Throttle.Allow(login, addr) {
+		return zero, ErrThrottled
+	}
+	v, err := check()
+	switch {
+	case err == nil:
+		cfg.Throttle.Succeed(login)
+	case apperr.Is(err, apperr.Unauthenticated):
+		cfg.Throttle.Fail(login, addr)
+	}
+	return v, err
+}
+
+// clientAddr is the peer's IP: X-Forwarded-For is not trusted here, a client could pick its own.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 func safeMethod(m string) bool {

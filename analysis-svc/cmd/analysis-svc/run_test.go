@@ -122,12 +122,14 @@ func TestRun_BootstrapAndRestart(t *testing.T) {
 	}
 }
 
-// An external database needs an explicit auth.secret: replicas must share it.
-func TestAuthSecret_RequiredWithExternalDatabase(t *testing.T) {
-	var c config
-	c.Database.Path = t.TempDir()
-	if _, err := authSecret(c, false, nil); err == nil {
-		t.Fatal("want an error without auth.secret and an external database")
+// Production mode refuses to start without a strong configured secret (conf.AuthSecret has the full table).
+func TestRun_ProductionNeedsASecret(t *testing.T) {
+	t.Setenv("ANALYSIS_MODE", "production")
+	t.Setenv("ANALYSIS_DATABASE_PATH", t.TempDir())
+	t.Setenv("ANALYSIS_HTTP_ADDR", "127.0.0.1:0")
+	err := run(context.Background(), nil, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "ANALYSIS_AUTH_SECRET") {
+		t.Fatalf("run = %v, want a refusal naming ANALYSIS_AUTH_SECRET", err)
 	}
 }
 
@@ -307,5 +309,44 @@ func TestRun_BuiltinAnalyzers(t *testing.T) {
 	}
 	if !found["198.51.100.23"] || !found["http://malware.example.net/payload"] {
 		t.Fatalf("artifacts %v", rep["artifacts"])
+	}
+}
+
+// Password guessing gets 429 after auth.throttle.user failures, for the right password too.
+func TestRun_LoginThrottling(t *testing.T) {
+	base, stop := start(t, map[string]string{
+		"ANALYSIS_HTTP_ADDR": "127.0.0.1:0", "ANALYSIS_DATABASE_PATH": t.TempDir(),
+		"ANALYSIS_BOOTSTRAP_LOGIN": "root", "ANALYSIS_BOOTSTRAP_PASSWORD": "the-right-password",
+		"ANALYSIS_AUTH_THROTTLE_USER": "3", "ANALYSIS_AUTH_METHOD_BASIC": "true",
+	})
+	defer stop()
+	login := func(pw string) int {
+		resp, err := http.Post(base+"/api/login", "application/json", strings.NewReader(`{"user":"root","password":"`+pw+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := login("the-right-password"); code != 200 {
+		t.Fatalf("good login: %d", code)
+	}
+	for i := range 3 {
+		if code := login("wrong"); code != 401 {
+			t.Fatalf("bad login %d: %d", i, code)
+		}
+	}
+	if code := login("the-right-password"); code != 429 {
+		t.Fatalf("login after 3 failures: %d, want 429", code)
+	}
+	req, _ := http.NewRequest("GET", base+"/api/user/current", nil)
+	req.SetBasicAuth("root", "the-right-password")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 {
+		t.Fatalf("basic auth after 3 failures: %d, want 429", resp.StatusCode)
 	}
 }

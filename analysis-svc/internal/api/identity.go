@@ -82,7 +82,9 @@ func (h *handler) login(c echo.Context) error {
 	if req.User == "" || req.Password == "" {
 		return web.ErrAuthentication
 	}
-	u, err := h.ids.Login(c.Request().Context(), req.User, req.Password)
+	u, err := web.CheckLogin(c, h.auth, req.User, func() (analysis.User, error) {
+		return h.ids.Login(c.Request().Context(), req.User, req.Password)
+	})
 	if err != nil {
 		return err
 	}

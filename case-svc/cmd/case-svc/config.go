@@ -40,7 +40,14 @@ type config struct {
 			Basic bool
 		}
 		SessionTTL time.Duration `mapstructure:"session_ttl"`
+		Throttle   struct {
+			User    int
+			Address int
+			Window  time.Duration
+		}
 	}
+	// Mode is development (default) or production (refuses weak secrets and plain-HTTP credentials).
+	Mode      string
 	Bootstrap struct {
 		Login    string
 		Password string
@@ -70,6 +77,10 @@ var defaults = map[string]any{
 	"auth.secret":                     "",
 	"auth.method.basic":               false,
 	"auth.session_ttl":                "1h",
+	"auth.throttle.user":              5,
+	"auth.throttle.address":           30,
+	"auth.throttle.window":            "5m",
+	"mode":                            "development",
 	"bootstrap.login":                 "",
 	"bootstrap.password":              "",
 	"bootstrap.key":                   "",

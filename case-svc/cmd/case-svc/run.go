@@ -2,15 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/api"
@@ -45,7 +39,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	log.Info("analysis servers", "names", names)
 
-	secret, err := authSecret(cfg, db.Embedded, log)
+	secret, err := conf.AuthSecret(conf.Security{Mode: cfg.Mode, Secret: cfg.Auth.Secret, DataPath: cfg.Database.Path,
+		Embedded: db.Embedded, AllowInsecure: cfg.HTTP.AllowInsecureCredentials, EnvPrefix: "CASE"}, log)
 	if err != nil {
 		return err
 	}
@@ -74,8 +69,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
 	}
 	e := api.New(api.Config{
-		Log:       log,
-		Auth:      web.AuthConfig{Keyring: keys, SessionTTL: cfg.Auth.SessionTTL, Basic: cfg.Auth.Method.Basic, Secure: tls},
+		Log: log,
+		Auth: web.AuthConfig{Keyring: keys, SessionTTL: cfg.Auth.SessionTTL, Basic: cfg.Auth.Method.Basic, Secure: tls,
+			Throttle: auth.NewThrottle(cfg.Auth.Throttle.User, cfg.Auth.Throttle.Address, cfg.Auth.Throttle.Window, time.Now)},
 		Secure:    web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
 		SearchMax: cfg.Search.Max,
 		BodyLimit: cfg.HTTP.BodyLimit,
@@ -113,30 +109,4 @@ func wire(ctx context.Context, db *mongox.DB, keys *auth.Keyring) (*cases.Identi
 	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
 		Files: mongostore.NewFiles(db), Members: ids}, time.Now)
 	return ids, svc, nil
-}
-
-// authSecret returns auth.secret. With the embedded database and no secret configured, a random one is made
-// once and kept beside the data (mode 0600), so sessions and stored keys survive restarts. With an external
-// database a secret must be configured: replicas must share it.
-func authSecret(cfg config, embedded bool, log *slog.Logger) (string, error) {
-	if cfg.Auth.Secret != "" {
-		return cfg.Auth.Secret, nil
-	}
-	if !embedded {
-		return "", errors.New("auth.secret (CASE_AUTH_SECRET) is required with an external database")
-	}
-	path := filepath.Join(cfg.Database.Path, "auth.secret")
-	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 16 {
-		return strings.TrimSpace(string(b)), nil
-	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	s := base64.RawURLEncoding.EncodeToString(b)
-	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	log.Warn("auth.secret is not set: generated one for the embedded database", "file", path)
-	return s, nil
 }

@@ -146,16 +146,14 @@ func TestRun_BootstrapAndRestart(t *testing.T) {
 	}
 }
 
-// An external database needs an explicit auth.secret: replicas must share it.
-func TestAuthSecret_RequiredWithExternalDatabase(t *testing.T) {
-	var c config
-	c.Database.Path = t.TempDir()
-	if _, err := authSecret(c, false, nil); err == nil || !strings.Contains(err.Error(), "CASE_AUTH_SECRET") {
-		t.Fatalf("err = %v", err)
-	}
-	c.Auth.Secret = "configured-secret-0123"
-	if s, err := authSecret(c, false, nil); err != nil || s != c.Auth.Secret {
-		t.Fatalf("configured secret: %q %v", s, err)
+// Production mode refuses to start without a strong configured secret (conf.AuthSecret has the full table).
+func TestRun_ProductionNeedsASecret(t *testing.T) {
+	t.Setenv("CASE_MODE", "production")
+	t.Setenv("CASE_DATABASE_PATH", t.TempDir())
+	t.Setenv("CASE_HTTP_ADDR", "127.0.0.1:0")
+	err := run(context.Background(), nil, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "CASE_AUTH_SECRET") {
+		t.Fatalf("run = %v, want a refusal naming CASE_AUTH_SECRET", err)
 	}
 }
 
