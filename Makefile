@@ -4,7 +4,7 @@ MODULES := ./pkg/... ./analysis-svc/... ./case-svc/...
 export CGO_ENABLED ?= 0
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: run build test test-unit vet lint bench fuzz clean
+.PHONY: run build test test-unit vet lint bench fuzz fuzz-short clean
 
 ## run: build and start both services on the embedded database; prints URLs and keys (Ctrl-C stops)
 run: build
@@ -16,7 +16,7 @@ build:
 	$(GO) build -trimpath -o bin/case-svc ./case-svc/cmd/case-svc
 
 ## test: everything CI runs
-test: lint test-unit
+test: lint test-unit fuzz-short
 
 test-unit:
 	$(GO) test -count=1 -timeout 20m $(MODULES)
@@ -32,11 +32,18 @@ lint: vet
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(MODULES)
 
-## fuzz: a short run of every fuzz target
+## fuzz: every fuzz target for FUZZTIME each (make test runs them for 3s; `make fuzz FUZZTIME=5m` for long runs)
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./pkg/search -run '^$$' -fuzz FuzzParse$$ -fuzztime 20s
-	$(GO) test ./pkg/search -run '^$$' -fuzz FuzzParseRange -fuzztime 20s
-	$(GO) test ./pkg/search -run '^$$' -fuzz FuzzParseSort -fuzztime 20s
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg analysis-svc case-svc | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "fuzz ./$$dir $$f $(FUZZTIME)"; \
+	    $(GO) test ./$$dir -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) >/tmp/fuzz.$$$$.log 2>&1 || { cat /tmp/fuzz.$$$$.log; rm -f /tmp/fuzz.$$$$.log; exit 1; }; \
+	  done; \
+	done; rm -f /tmp/fuzz.$$$$.log
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
 clean:
 	rm -rf bin
