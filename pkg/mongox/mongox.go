@@ -115,7 +115,7 @@ func StartEmbedded(ctx context.Context, dir string, log *slog.Logger) (*Embedded
 	}
 	fdb, err := ferretdb.New(&ferretdb.Config{
 		Listener:  listener,
-		Logger:    slog.New(levelHandler{slog.LevelWarn, log.Handler()}),
+		Logger:    slog.New(levelHandler{slog.LevelError, log.Handler()}), // it logs every error reply at warn
 		Handler:   "sqlite",
 		SQLiteURL: (&url.URL{Scheme: "file", Opaque: dir + "/"}).String(),
 	})
@@ -143,7 +143,8 @@ func StartEmbedded(ctx context.Context, dir string, log *slog.Logger) (*Embedded
 	return &Embedded{URI: uri, Stop: func() { cancel(); <-done }}, nil
 }
 
-// levelHandler drops records below a level: FerretDB logs every connection at info.
+// levelHandler drops records below a level: FerretDB logs every connection at info and every error reply
+// (an index listing of a new collection) at warn.
 type levelHandler struct {
 	min slog.Level
 	slog.Handler
