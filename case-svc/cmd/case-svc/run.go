@@ -106,7 +106,19 @@ func wire(ctx context.Context, db *mongox.DB, keys *auth.Keyring) (*cases.Identi
 	if err != nil {
 		return nil, nil, err
 	}
+	observables, err := mongostore.NewObservableStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	alerts, err := mongostore.NewAlertStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	jobs, err := mongostore.NewJobStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
 	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: mongostore.NewFiles(db), Members: ids}, time.Now)
+		Files: mongostore.NewFiles(db), Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs}, time.Now)
 	return ids, svc, nil
 }

@@ -59,7 +59,7 @@ func (h *handler) routes(e *echo.Echo) {
 		e.POST(prefix+"/logout", h.logout)
 		e.GET(prefix+"/logout", h.logout)
 
-		a := e.Group(prefix, authn, h.organisation)
+		a := prefixed{Routes: web.Routes{E: e, MW: []echo.MiddlewareFunc{authn, h.organisation}}, prefix: prefix}
 
 		// --- identity: users, organisations, profiles ---
 		a.GET("/user/current", h.currentUser)
@@ -134,9 +134,70 @@ func (h *handler) routes(e *echo.Echo) {
 		a.PATCH("/customField/:fieldId", h.updateCustomField)
 		a.DELETE("/customField/:fieldId", h.deleteCustomField)
 
-		// Later: observables (/case/{id}/artifact, /case/artifact/...), alerts (/alert/...), the query API
-		// (/api/v0/query, /api/v1/query) and the connector (/api/connector/...) register here.
+		// --- observables (the reference system's artifacts) of cases and alerts ---
+		a.POST("/case/:caseId/artifact", h.createCaseObservables)
+		a.GET("/case/:caseId/artifact", h.listCaseObservables)
+		a.POST("/case/:caseId/artifact/_search", h.listCaseObservables)
+		a.POST("/case/artifact/_search", h.searchObservables)
+		a.GET("/case/artifact/:observableId", h.getObservable)
+		a.PATCH("/case/artifact/:observableId", h.updateObservable)
+		a.DELETE("/case/artifact/:observableId", h.deleteObservable)
+		a.POST("/alert/:alertId/artifact", h.createAlertObservables)
+		a.GET("/alert/:alertId/artifact", h.listAlertObservables)
+		a.POST("/alert/:alertId/artifact/_search", h.listAlertObservables)
+		a.POST("/alert/artifact/_search", h.searchAlertObservables)
+		a.GET("/alert/artifact/:observableId", h.getObservable)
+		a.PATCH("/alert/artifact/:observableId", h.updateObservable)
+		a.DELETE("/alert/artifact/:observableId", h.deleteObservable)
+
+		// --- alerts ---
+		a.POST("/alert", h.createAlert)
+		a.GET("/alert", h.listAlerts)
+		a.POST("/alert/_search", h.listAlerts)
+		a.POST("/alert/merge/_bulk", h.mergeAlerts)
+		a.GET("/alert/:alertId", h.getAlert)
+		a.PATCH("/alert/:alertId", h.updateAlert)
+		a.DELETE("/alert/:alertId", h.deleteAlert)
+		a.POST("/alert/:alertId/markAsRead", h.markAsRead)
+		a.POST("/alert/:alertId/markAsUnread", h.markAsUnread)
+		a.POST("/alert/:alertId/markAsUnead", h.markAsUnread) // the contract's spelling
+		a.POST("/alert/:alertId/follow", h.follow)
+		a.POST("/alert/:alertId/unfollow", h.unfollow)
+		a.POST("/alert/:alertId/createCase", h.createCaseFromAlert)
+		a.POST("/alert/:alertId/merge/:caseId", h.mergeAlert)
+
+		// The connector (/api/connector/...) registers here.
 	}
+
+	// --- the query API: /api/v0/query and /api/v1/query (not /api/query, as in the reference system) ---
+	for _, v := range []string{"/api/v0", "/api/v1"} {
+		a := prefixed{Routes: web.Routes{E: e, MW: []echo.MiddlewareFunc{authn, h.organisation}}, prefix: v}
+		a.POST("/query", h.query(v == "/api/v1"))
+	}
+}
+
+// prefixed registers routes under a path prefix through web.Routes, which applies the middleware chain per
+// route: an Echo group with middleware would also answer unknown paths under its prefix through the chain
+// (401 instead of 404).
+type prefixed struct {
+	web.Routes
+	prefix string
+}
+
+func (r prefixed) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.Routes.GET(r.prefix+path, h, m...)
+}
+
+func (r prefixed) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.Routes.POST(r.prefix+path, h, m...)
+}
+
+func (r prefixed) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.Routes.PATCH(r.prefix+path, h, m...)
+}
+
+func (r prefixed) DELETE(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.Routes.DELETE(r.prefix+path, h, m...)
 }
 
 // orgHeader names the organisation a request works in (the reference system's header and cookie).

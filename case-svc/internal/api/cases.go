@@ -33,8 +33,7 @@ type caseResponse struct {
 	Permissions      []cases.Permission        `json:"permissions"`
 }
 
-// statsResponse is the reference system's case stats (v0, nstats=true); observables and alerts are counted
-// once they exist.
+// statsResponse is the reference system's case stats (v0, nstats=true).
 type statsResponse struct {
 	Tasks      map[string]int64 `json:"tasks"`
 	Artifacts  map[string]int64 `json:"artifacts"`
@@ -77,8 +76,9 @@ func (h *handler) withStats(ctx context.Context, c echo.Context, cs cases.Case) 
 		tasks[status] = n
 		tasks["total"] += n
 	}
-	return h.caseJSON(cl, cs, statsResponse{Tasks: tasks, Artifacts: map[string]int64{"count": 0},
-		Alerts: []any{}, IsOwner: true}), nil
+	alerts := mapSlice(st.Alerts, func(a cases.Alert) any { return map[string]string{"type": a.Type, "source": a.Source} })
+	return h.caseJSON(cl, cs, statsResponse{Tasks: tasks, Artifacts: map[string]int64{"count": st.Observables},
+		Alerts: alerts, IsOwner: true}), nil
 }
 
 // taskRequest is a task in a create request (a case's tasks, a template's tasks, or a task alone).

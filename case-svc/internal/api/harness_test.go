@@ -51,6 +51,7 @@ type envOptions struct {
 	basic         bool
 	secure        web.SecureConfig
 	adminPassword bool // bootstrap the administrator with a password too (costs a hash)
+	zip           cases.ZipLimits
 }
 
 type envOption func(*envOptions)
@@ -63,6 +64,7 @@ func withAdminPassword() envOption            { return func(o *envOptions) { o.a
 type env struct {
 	echo  *echo.Echo
 	db    *mongox.DB
+	jobs  *mongostore.JobStore // the analyzer jobs the connector would write
 	srv   *httptest.Server
 	logs  *syncBuffer
 	admin *client // the bootstrapped platform administrator, by API key
@@ -123,8 +125,21 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("custom field store: %v", err)
 	}
+	observables, err := mongostore.NewObservableStore(ctx, db)
+	if err != nil {
+		t.Fatalf("observable store: %v", err)
+	}
+	alerts, err := mongostore.NewAlertStore(ctx, db)
+	if err != nil {
+		t.Fatalf("alert store: %v", err)
+	}
+	jobs, err := mongostore.NewJobStore(ctx, db)
+	if err != nil {
+		t.Fatalf("job store: %v", err)
+	}
 	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: mongostore.NewFiles(db), Members: ids}, time.Now)
+		Files: mongostore.NewFiles(db), Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs,
+		Zip: o.zip}, time.Now)
 	pw := ""
 	if o.adminPassword {
 		pw = adminPassword
@@ -144,7 +159,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}, ids, svc)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	e := &env{echo: h, db: db, srv: srv, logs: logs}
+	e := &env{echo: h, db: db, jobs: jobs, srv: srv, logs: logs}
 	e.admin = e.keyClient(adminLogin, adminKey)
 	return e
 }

@@ -22,6 +22,8 @@ func TestPermissions(t *testing.T) {
 		"manageCustomField":  {"admin", "org-admin"},
 		"manageUser":         {"admin", "org-admin"},
 		"manageOrganisation": {"admin"},
+		"manageObservable":   {"org-admin", "analyst"},
+		"manageAlert":        {"org-admin", "analyst"},
 	}
 	n := 0
 	unique := func(p string) string { n++; return fmt.Sprintf("%s%d", p, n) }
@@ -37,6 +39,14 @@ func TestPermissions(t *testing.T) {
 	newField := func(t *testing.T) string {
 		return tm.orgAdmin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": unique("f"), "type": "string"}).
 			want(t, 201).object(t).str(t, "id")
+	}
+	newObservable := func(t *testing.T) string {
+		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/"+newCase(t)+"/artifact", map[string]any{"dataType": "ip",
+			"data": unique("10.1.")}).want(t, 201).list(t)[0].str(t, "id")
+	}
+	newAlert := func(t *testing.T) string {
+		return tm.orgAdmin.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s",
+			"sourceRef": unique("ref"), "title": "t", "description": "d"}).want(t, 201).object(t).str(t, "id")
 	}
 	routes := []struct {
 		name, method string
@@ -80,6 +90,27 @@ func TestPermissions(t *testing.T) {
 			func() any { return map[string]any{"name": unique("org")} }, 201},
 		{"update organisation", "PATCH", []string{"manageOrganisation"}, func(*testing.T) string { return "/api/organisation/soc" },
 			func() any { return map[string]any{"description": "x"} }, 200},
+		{"create observable", "POST", []string{"manageObservable"}, func(t *testing.T) string { return "/api/case/" + newCase(t) + "/artifact" },
+			func() any { return map[string]any{"dataType": "domain", "data": "x.example"} }, 201},
+		{"create alert observable", "POST", []string{"manageObservable"}, func(t *testing.T) string { return "/api/alert/" + newAlert(t) + "/artifact" },
+			func() any { return map[string]any{"dataType": "domain", "data": "x.example"} }, 201},
+		{"update observable", "PATCH", []string{"manageObservable"}, func(t *testing.T) string { return "/api/case/artifact/" + newObservable(t) },
+			func() any { return map[string]any{"ioc": true} }, 200},
+		{"delete observable", "DELETE", []string{"manageObservable"}, func(t *testing.T) string { return "/api/case/artifact/" + newObservable(t) }, nil, 204},
+		{"create alert", "POST", []string{"manageAlert"}, func(*testing.T) string { return "/api/alert" },
+			func() any {
+				return map[string]any{"type": "t", "source": "s", "sourceRef": unique("r"), "title": "t", "description": "d"}
+			}, 201},
+		{"update alert", "PATCH", []string{"manageAlert"}, func(t *testing.T) string { return "/api/alert/" + newAlert(t) },
+			func() any { return map[string]any{"description": "x"} }, 200},
+		{"delete alert", "DELETE", []string{"manageAlert"}, func(t *testing.T) string { return "/api/alert/" + newAlert(t) }, nil, 204},
+		{"mark alert read", "POST", []string{"manageAlert"}, func(t *testing.T) string { return "/api/alert/" + newAlert(t) + "/markAsRead" }, nil, 200},
+		{"mark alert unread", "POST", []string{"manageAlert"}, func(t *testing.T) string { return "/api/alert/" + newAlert(t) + "/markAsUnead" }, nil, 200},
+		{"follow alert", "POST", []string{"manageAlert"}, func(t *testing.T) string { return "/api/alert/" + newAlert(t) + "/follow" }, nil, 200},
+		{"case from alert", "POST", []string{"manageAlert", "manageCase"}, func(t *testing.T) string { return "/api/alert/" + newAlert(t) + "/createCase" }, nil, 201},
+		{"merge alert", "POST", []string{"manageAlert", "manageCase"}, func(t *testing.T) string {
+			return "/api/alert/" + newAlert(t) + "/merge/" + newCase(t)
+		}, nil, 200},
 	}
 	for _, rt := range routes {
 		for profile, c := range profiles {
@@ -111,8 +142,11 @@ func TestPermissions(t *testing.T) {
 	caseID := newCase(t)
 	taskID := newTask(t)
 	tplID := newTemplate(t)
+	obsID := newObservable(t)
+	alertID := newAlert(t)
 	for _, path := range []string{"/api/case/" + caseID, "/api/case/task/" + taskID, "/api/case/template/" + tplID,
-		"/api/case/" + caseID + "/task"} {
+		"/api/case/" + caseID + "/task", "/api/case/artifact/" + obsID, "/api/alert/" + alertID,
+		"/api/alert/" + alertID + "/artifact", "/api/case/" + caseID + "/artifact"} {
 		for _, c := range []*client{tm.orgAdmin, tm.analyst, tm.readOnly} {
 			c.call(t, http.MethodGet, path, nil).want(t, 200)
 		}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,10 @@ func TestBadInputIsNeverServerError(t *testing.T) {
 	caseID := c.str(t, "id")
 	taskID := tm.orgAdmin.call(t, http.MethodGet, "/api/case/"+caseID+"/task", nil).want(t, 200).list(t)[0].str(t, "id")
 	tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "tpl"}).want(t, 201)
+	obsID := tm.orgAdmin.call(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
+		want(t, 201).list(t)[0].str(t, "id")
+	alertID := tm.orgAdmin.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
+		"title": "t", "description": "d"}).want(t, 201).object(t).str(t, "id")
 
 	long := strings.Repeat("é", 40000) // beyond every text limit but maxDescription
 	values := []any{nil, true, -1, 1.5, 1e300, "x", "", long, []any{}, []any{1, "a", nil}, map[string]any{},
@@ -42,6 +47,20 @@ func TestBadInputIsNeverServerError(t *testing.T) {
 		{"POST", "/api/case/task/_search", []string{"query", "range", "sort"}},
 		{"POST", "/api/user/_search", []string{"query", "range", "sort"}},
 		{"POST", "/api/login", []string{"user", "password", "organisation"}},
+		{"POST", "/api/case/" + caseID + "/artifact", []string{"dataType", "data", "tlp", "tags", "ioc", "startDate", "isZip",
+			"zipPassword", "message"}},
+		{"PATCH", "/api/case/artifact/" + obsID, []string{"ioc", "sighted", "ignoreSimilarity", "tags", "message", "tlp",
+			"dataType", "data"}},
+		{"POST", "/api/alert", []string{"type", "source", "sourceRef", "severity", "date", "tags", "customFields", "artifacts",
+			"caseTemplate", "follow", "externalLink"}},
+		{"PATCH", "/api/alert/" + alertID, []string{"title", "severity", "date", "tags", "customFields", "caseTemplate",
+			"follow", "sourceRef"}},
+		{"POST", "/api/alert/" + alertID + "/createCase", []string{"caseTemplate"}},
+		{"POST", "/api/alert/merge/_bulk", []string{"caseId", "alertIds"}},
+		{"POST", "/api/alert/_search", []string{"query", "range", "sort"}},
+		{"POST", "/api/case/artifact/_search", []string{"query", "range", "sort"}},
+		{"POST", "/api/v1/query", []string{"query"}},
+		{"POST", "/api/v0/query", []string{"query"}},
 	}
 	n := 0
 	for _, rt := range routes {
@@ -77,7 +96,8 @@ func TestBadInputIsNeverServerError(t *testing.T) {
 	}
 	for _, p := range []string{"/api/case/%00", "/api/case/~%00task", "/api/case/task/%2e%2e", "/api/user/%ff",
 		"/api/organisation/" + strings.Repeat("x", 5000), "/api/customField/~", "/api/case/template/%00",
-		"/api/datastore/" + strings.Repeat("a", 64)} {
+		"/api/datastore/" + strings.Repeat("a", 64), "/api/alert/%00", "/api/alert/a;b;c%00", "/api/case/artifact/%ff",
+		"/api/alert/artifact/~", "/api/case/%00/artifact", "/api/alert/" + strings.Repeat(";", 3000)} {
 		for _, m := range []string{"GET", "PATCH", "DELETE", "POST"} {
 			if r := tm.orgAdmin.call(t, m, p, map[string]any{}); r.status >= 500 {
 				t.Errorf("%s %s: %d %s", m, p, r.status, r.body)
@@ -88,4 +108,47 @@ func TestBadInputIsNeverServerError(t *testing.T) {
 		t.Errorf("the service logged failures:\n%s", tm.logs.String())
 	}
 	t.Logf("%d requests", n)
+}
+
+// "$"-prefixed keys and values never act as database operators: as values they are stored and matched
+// literally, as keys they are refused (or ignored, for a body's unknown fields).
+func TestDollarKeysNeverBecomeOperators(t *testing.T) {
+	tm := newTeam(t)
+	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "other",
+		"data": []string{"$where", `{"$ne": null}`, "plain"}})
+	for q, want := range map[string]string{`{"data": "$where"}`: "1", `{"data": "{\"$ne\": null}"}`: "1",
+		`{"_like": {"_field": "data", "_value": "$ne"}}`: "1", `{"_in": {"_field": "data", "_values": ["$where", "$gt"]}}`: "1"} {
+		r := tm.analyst.raw(t, http.MethodPost, "/api/case/artifact/_search", "application/json", `{"query": `+q+`}`).want(t, 200)
+		if r.total(t) != want {
+			t.Errorf("%s: %s, want %s", q, r.total(t), want)
+		}
+	}
+	a := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "$type", "source": "$source", "sourceRef": "$gt",
+		"title": "$where", "description": "d", "tags": []string{"$set"}}).want(t, 201).object(t)
+	id := a.str(t, "id")
+	tm.analyst.call(t, http.MethodGet, "/api/alert/"+url.PathEscape("$type;$source;$gt"), nil).want(t, 200)
+	tm.analyst.call(t, http.MethodPatch, "/api/alert/"+id, map[string]any{"$set": map[string]any{"read": true},
+		"description": "d2"}).want(t, 200)
+	if got := tm.analyst.call(t, http.MethodGet, "/api/alert/"+id, nil).want(t, 200).object(t); got["read"] != false ||
+		got.str(t, "description") != "d2" {
+		t.Fatalf("a $set key changed the alert: %v", got)
+	}
+	r := tm.analyst.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []map[string]any{{"_name": "listAlert"},
+		{"_name": "filter", "_and": []any{map[string]any{"title": "$where"}, map[string]any{"tags": "$set"}}}, {"_name": "count"}}}).
+		want(t, 200)
+	if string(r.body) != "1\n" && string(r.body) != "1" {
+		t.Fatalf("literal $ values: %s", r.body)
+	}
+	for _, body := range []map[string]any{
+		{"query": []map[string]any{{"_name": "listAlert"}, {"_name": "filter", "_and": []any{map[string]any{"$or": []any{}}}}}},
+		{"query": []map[string]any{{"_name": "listAlert"}, {"_name": "filter", "title": map[string]any{"$regex": ".*"}}}},
+		{"query": []map[string]any{{"_name": "listAlert"}, {"_name": "sort", "_fields": []any{map[string]any{"$natural": "desc"}}}}},
+		{"query": []map[string]any{{"_name": "getAlert", "idOrName": map[string]any{"$ne": ""}}}},
+	} {
+		tm.analyst.call(t, http.MethodPost, "/api/v1/query", body).wantError(t, 400, "BadRequest")
+	}
+	tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "x", "title": "t",
+		"description": "d", "customFields": map[string]any{"$where": map[string]any{"string": "1"}}}).wantError(t, 400, "AttributeCheckingError")
+	tm.analyst.call(t, http.MethodPost, "/api/alert/_search", map[string]any{"query": map[string]any{"$where": "1"}}).wantError(t, 400, "BadRequest")
 }

@@ -129,15 +129,22 @@ var CaseFields = search.Fields{
 	"_updatedAt": {Path: "updatedAt", Type: search.Number}, "_updatedBy": {Path: "updatedBy"},
 }
 
-// Stats are the counts shown with a case (stats); the observable and alert parts are filled when those
-// records exist.
+// Stats are the counts shown with a case (stats).
 type Stats struct {
-	Tasks map[string]int64 // by status
+	Tasks       map[string]int64 // by status
+	Observables int64
+	Alerts      []Alert // imported into or merged with the case
 }
 
 // CreateCase creates a case in the caller's organisation (manageCase), optionally from a template and with
 // tasks. Custom fields the template does not bring need manageCustomField, except mandatory ones.
 func (s *Service) CreateCase(ctx context.Context, c Caller, n NewCase) (Case, []Task, error) {
+	return s.createCase(ctx, c, n, false)
+}
+
+// createCase is CreateCase; trustedFields skips the manageCustomField check, for custom fields that come
+// from an alert rather than from the caller.
+func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFields bool) (Case, []Task, error) {
 	if err := c.Require(ManageCase); err != nil {
 		return Case{}, nil, err
 	}
@@ -157,7 +164,7 @@ func (s *Service) CreateCase(ctx context.Context, c Caller, n NewCase) (Case, []
 		return Case{}, nil, err
 	}
 	for name := range n.CustomFields {
-		if _, fromTemplate := tmpl.CustomFields[name]; fromTemplate || defs[name].Mandatory {
+		if _, fromTemplate := tmpl.CustomFields[name]; fromTemplate || defs[name].Mandatory || trustedFields {
 			continue
 		}
 		if err := c.Require(ManageCustomField); err != nil {
@@ -462,8 +469,9 @@ func (s *Service) UpdateCase(ctx context.Context, c Caller, id string, u CaseUpd
 	return updated, nil
 }
 
-// DeleteCase removes a case with its tasks and their logs (manageCase). Children go first, so an interrupted
-// delete leaves the case visible and deletable again.
+// DeleteCase removes a case with its observables, tasks and their logs (manageCase); its alerts lose their
+// case (New or Ignored again). Children go first, so an interrupted delete leaves the case visible and
+// deletable again.
 func (s *Service) DeleteCase(ctx context.Context, c Caller, id string) error {
 	if err := c.Require(ManageCase); err != nil {
 		return err
@@ -472,20 +480,38 @@ func (s *Service) DeleteCase(ctx context.Context, c Caller, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.tasks.DeleteCaseTasks(ctx, cs.ID); err != nil {
+	if err := s.unlinkAlerts(ctx, c.Org, cs.ID, c.Login); err != nil {
 		return err
 	}
-	return s.cases.DeleteCase(ctx, cs.ID)
+	return s.removeCase(ctx, cs.ID)
 }
 
-// Stats computes the counts shown with a case. Tasks are counted by status; later records (observables,
-// alerts) add their counts here.
-func (s *Service) Stats(ctx context.Context, _ Caller, cs Case) (Stats, error) {
+// removeCase deletes a case's observables, tasks (with logs), then the case.
+func (s *Service) removeCase(ctx context.Context, id string) error {
+	if err := s.observables.DeleteParentObservables(ctx, Parent{Case: id}); err != nil {
+		return err
+	}
+	if err := s.tasks.DeleteCaseTasks(ctx, id); err != nil {
+		return err
+	}
+	return s.cases.DeleteCase(ctx, id)
+}
+
+// Stats computes the counts shown with a case: tasks by status, observables, and the alerts it came from.
+func (s *Service) Stats(ctx context.Context, c Caller, cs Case) (Stats, error) {
 	counts, err := s.tasks.CountTasks(ctx, cs.ID)
 	if err != nil {
 		return Stats{}, err
 	}
-	return Stats{Tasks: counts}, nil
+	n, err := s.observables.CountCaseObservables(ctx, cs.ID)
+	if err != nil {
+		return Stats{}, err
+	}
+	as, err := s.CaseAlerts(ctx, c, cs.ID)
+	if err != nil {
+		return Stats{}, err
+	}
+	return Stats{Tasks: counts, Observables: n, Alerts: as}, nil
 }
 
 // Permissions returns what the caller may do on a case: the permissions of its profile, since a case is

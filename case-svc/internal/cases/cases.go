@@ -1,6 +1,7 @@
 // Package cases is the domain of case-svc: organisations, users and their profiles, cases, case templates,
-// tasks and their logs, and custom fields. It owns the types, the rules (who may do what in which
-// organisation, defaults, validation, status transitions) and the interfaces of the stores it consumes.
+// tasks and their logs, custom fields, observables of cases and alerts, alerts, similar cases and analyzer
+// job records. It owns the types, the rules (who may do what in which organisation, defaults, validation,
+// status transitions) and the interfaces of the stores it consumes.
 package cases
 
 import (

@@ -635,5 +635,8 @@ func (s *Identity) Member(ctx context.Context, login, org string) (bool, error) 
 
 // and returns the conjunction of a filter and a scope.
 func and(f, scope search.Node) search.Node {
+	if f.Op == "" { // the zero node (no filter given) would match nothing
+		return scope
+	}
 	return search.Node{Op: search.OpAnd, Children: []search.Node{f, scope}}
 }

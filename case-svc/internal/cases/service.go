@@ -15,24 +15,33 @@ type Members interface {
 
 // Stores are what the case service consumes.
 type Stores struct {
-	Cases     CaseStore
-	Tasks     TaskStore
-	Templates TemplateStore
-	Fields    CustomFieldStore
-	Files     FileStore
-	Members   Members
+	Cases       CaseStore
+	Tasks       TaskStore
+	Templates   TemplateStore
+	Fields      CustomFieldStore
+	Files       FileStore
+	Members     Members
+	Observables ObservableStore
+	Alerts      AlertStore
+	Jobs        JobStore
+	// Zip bounds unpacked archives; zero = DefaultZipLimits.
+	Zip ZipLimits
 }
 
 // Service holds the rules of cases, case templates, tasks, logs and custom fields. Every method takes the
 // caller and works in its organisation: another organisation's records are not found (404).
 type Service struct {
-	cases     CaseStore
-	tasks     TaskStore
-	templates TemplateStore
-	fields    CustomFieldStore
-	files     FileStore
-	members   Members
-	now       func() time.Time
+	cases       CaseStore
+	tasks       TaskStore
+	templates   TemplateStore
+	fields      CustomFieldStore
+	files       FileStore
+	members     Members
+	observables ObservableStore
+	alerts      AlertStore
+	jobs        JobStore
+	zip         ZipLimits
+	now         func() time.Time
 }
 
 // NewService returns the case service.
@@ -40,8 +49,11 @@ func NewService(st Stores, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
+	if st.Zip == (ZipLimits{}) {
+		st.Zip = DefaultZipLimits
+	}
 	return &Service{cases: st.Cases, tasks: st.Tasks, templates: st.Templates, fields: st.Fields, files: st.Files,
-		members: st.Members, now: now}
+		members: st.Members, observables: st.Observables, alerts: st.Alerts, jobs: st.Jobs, zip: st.Zip, now: now}
 }
 
 func (s *Service) clock() time.Time { return ms(s.now()) }

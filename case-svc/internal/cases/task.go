@@ -427,18 +427,25 @@ func (s *Service) Logs(ctx context.Context, c Caller, taskID string, f search.No
 	return s.tasks.Logs(ctx, and(f, scope), p)
 }
 
-// Attachment opens a file that a record of the caller's organisation holds.
+// Attachment opens a file that a record (an observable or a log) of the caller's organisation holds.
 func (s *Service) Attachment(ctx context.Context, c Caller, id string) (io.ReadCloser, Attachment, error) {
-	l, err := s.tasks.LogWithAttachment(ctx, c.Org, id)
-	if err != nil {
+	a, err := s.observables.HeldFile(ctx, c.Org, id)
+	if apperr.Is(err, apperr.NotFound) {
+		var l Log
+		l, err = s.tasks.LogWithAttachment(ctx, c.Org, id)
 		if apperr.Is(err, apperr.NotFound) {
 			return nil, Attachment{}, ErrAttachmentNotFound
 		}
+		if err == nil {
+			a = *l.Attachment
+		}
+	}
+	if err != nil {
 		return nil, Attachment{}, err
 	}
 	r, _, err := s.files.Open(ctx, id)
 	if err != nil {
 		return nil, Attachment{}, err
 	}
-	return r, *l.Attachment, nil
+	return r, a, nil
 }

@@ -1,0 +1,357 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/web"
+)
+
+// alertResponse is an alert as the reference system's v0 API writes it, with read (its v1 field) besides
+// the derived status.
+type alertResponse struct {
+	meta
+	Type         string                    `json:"type"`
+	Source       string                    `json:"source"`
+	SourceRef    string                    `json:"sourceRef"`
+	ExternalLink *string                   `json:"externalLink"`
+	Case         *string                   `json:"case"`
+	Title        string                    `json:"title"`
+	Description  string                    `json:"description"`
+	Severity     int                       `json:"severity"`
+	Date         int64                     `json:"date"`
+	LastSyncDate int64                     `json:"lastSyncDate"`
+	Tags         []string                  `json:"tags"`
+	TLP          int                       `json:"tlp"`
+	PAP          int                       `json:"pap"`
+	Status       string                    `json:"status"`
+	Read         bool                      `json:"read"`
+	Follow       bool                      `json:"follow"`
+	CustomFields map[string]map[string]any `json:"customFields"`
+	CaseTemplate *string                   `json:"caseTemplate"`
+	Artifacts    []observableResponse      `json:"artifacts"`
+	SimilarCases []similarCaseResponse     `json:"similarCases"`
+}
+
+func alertJSON(a cases.Alert, obs []cases.Observable) alertResponse {
+	tags := a.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return alertResponse{meta: metaOf(a.ID, "alert", a.Meta), Type: a.Type, Source: a.Source, SourceRef: a.SourceRef,
+		ExternalLink: nullString(a.ExternalLink), Case: nullString(a.CaseID), Title: a.Title, Description: a.Description,
+		Severity: a.Severity, Date: millis(a.Date), LastSyncDate: millis(a.LastSyncDate), Tags: tags, TLP: a.TLP,
+		PAP: a.PAP, Status: a.Status(), Read: a.Read, Follow: a.Follow, CustomFields: customJSON(a.CustomFields),
+		CaseTemplate: nullString(a.Template), Artifacts: mapSlice(obs, observableJSON),
+		SimilarCases: []similarCaseResponse{}}
+}
+
+// alertWithArtifacts renders an alert with its observables (read by id: one lookup each).
+func (h *handler) alertWithArtifacts(ctx context.Context, a cases.Alert) (alertResponse, error) {
+	obs, err := h.svc.AlertObservables(ctx, a)
+	if err != nil {
+		return alertResponse{}, err
+	}
+	return alertJSON(a, obs), nil
+}
+
+// similarCaseResponse is the contract's similar-case result; on GET /api/alert/{id}?similarity=1 it also
+// carries the reference system's v0 flat fields (the case's id, caseId, title… and similarArtifactCount,
+// artifactCount).
+type similarCaseResponse struct {
+	Case                   caseV1Response `json:"case"`
+	SimilarObservableCount int            `json:"similarObservableCount"`
+	ObservableCount        int            `json:"observableCount"`
+	SimilarIOCCount        int            `json:"similarIocCount"`
+	IOCCount               int            `json:"iocCount"`
+	ObservableTypes        map[string]int `json:"observableTypes"`
+	*similarCaseV0
+}
+
+type similarCaseV0 struct {
+	ID                   string   `json:"_id"`
+	IDAlias              string   `json:"id"`
+	CaseID               int64    `json:"caseId"`
+	Title                string   `json:"title"`
+	Severity             int      `json:"severity"`
+	StartDate            int64    `json:"startDate"`
+	EndDate              *int64   `json:"endDate"`
+	ResolutionStatus     *string  `json:"resolutionStatus"`
+	Tags                 []string `json:"tags"`
+	TLP                  int      `json:"tlp"`
+	Status               string   `json:"status"`
+	SimilarArtifactCount int      `json:"similarArtifactCount"`
+	ArtifactCount        int      `json:"artifactCount"`
+}
+
+// caseV1Response is a case inside a similar-case result: the case with the reference system's v1 names
+// besides (number, extraData, and the bookkeeping fields written _createdBy, _createdAt, _updatedBy,
+// _updatedAt), as the contract shows it.
+type caseV1Response struct {
+	caseResponse
+	Number     int64          `json:"number"`
+	ExtraData  map[string]any `json:"extraData"`
+	UCreatedBy string         `json:"_createdBy"`
+	UCreatedAt int64          `json:"_createdAt"`
+	UUpdatedBy *string        `json:"_updatedBy"`
+	UUpdatedAt *int64         `json:"_updatedAt"`
+}
+
+func (h *handler) caseV1JSON(cl cases.Caller, cs cases.Case) caseV1Response {
+	r := h.caseJSON(cl, cs, nil)
+	return caseV1Response{caseResponse: r, Number: cs.Number, ExtraData: map[string]any{}, UCreatedBy: r.CreatedBy,
+		UCreatedAt: r.CreatedAt, UUpdatedBy: r.UpdatedBy, UUpdatedAt: r.UpdatedAt}
+}
+
+func (h *handler) similarJSON(cl cases.Caller, sc cases.SimilarCase, v0 bool) similarCaseResponse {
+	types := sc.ObservableTypes
+	if types == nil {
+		types = map[string]int{}
+	}
+	r := similarCaseResponse{Case: h.caseV1JSON(cl, sc.Case), SimilarObservableCount: sc.SimilarObservables,
+		ObservableCount: sc.Observables, SimilarIOCCount: sc.SimilarIOCs, IOCCount: sc.IOCs, ObservableTypes: types}
+	if v0 {
+		cs := sc.Case
+		tags := cs.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		r.similarCaseV0 = &similarCaseV0{ID: cs.ID, IDAlias: cs.ID, CaseID: cs.Number, Title: cs.Title,
+			Severity: cs.Severity, StartDate: millis(cs.StartDate), EndDate: nullMillis(cs.EndDate),
+			ResolutionStatus: nullString(cs.ResolutionStatus), Tags: tags, TLP: cs.TLP, Status: cs.Status,
+			SimilarArtifactCount: sc.SimilarObservables, ArtifactCount: sc.Observables}
+	}
+	return r
+}
+
+// artifactRequest is an observable inline in an alert (files as data "name;contentType;base64").
+type artifactRequest struct {
+	DataType         string      `json:"dataType"`
+	Data             web.Strings `json:"data"`
+	Message          string      `json:"message"`
+	StartDate        *int64      `json:"startDate"`
+	TLP              *int        `json:"tlp"`
+	Tags             web.Strings `json:"tags"`
+	IOC              bool        `json:"ioc"`
+	Sighted          bool        `json:"sighted"`
+	IgnoreSimilarity bool        `json:"ignoreSimilarity"`
+}
+
+type createAlertRequest struct {
+	Type         string                     `json:"type"`
+	Source       string                     `json:"source"`
+	SourceRef    string                     `json:"sourceRef"`
+	ExternalLink string                     `json:"externalLink"`
+	Title        string                     `json:"title"`
+	Description  string                     `json:"description"`
+	Severity     *int                       `json:"severity"`
+	TLP          *int                       `json:"tlp"`
+	PAP          *int                       `json:"pap"`
+	Date         *int64                     `json:"date"`
+	Tags         web.Strings                `json:"tags"`
+	Follow       *bool                      `json:"follow"`
+	CustomFields map[string]json.RawMessage `json:"customFields"`
+	CaseTemplate string                     `json:"caseTemplate"`
+	Artifacts    []artifactRequest          `json:"artifacts"`
+}
+
+func (h *handler) createAlert(c echo.Context) error {
+	var req createAlertRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	cfs, err := customInputs(req.CustomFields)
+	if err != nil {
+		return err
+	}
+	n := cases.NewAlert{Type: req.Type, Source: req.Source, SourceRef: req.SourceRef, ExternalLink: req.ExternalLink,
+		Title: req.Title, Description: req.Description, Severity: req.Severity, TLP: req.TLP, PAP: req.PAP,
+		Date: timeOpt(req.Date), Tags: req.Tags, Follow: req.Follow, CustomFields: cfs, Template: req.CaseTemplate}
+	for _, a := range req.Artifacts {
+		n.Artifacts = append(n.Artifacts, cases.NewObservable{DataType: a.DataType, Data: a.Data, Message: a.Message,
+			StartDate: timeOpt(a.StartDate), TLP: a.TLP, Tags: a.Tags, IOC: a.IOC, Sighted: a.Sighted,
+			IgnoreSimilarity: a.IgnoreSimilarity})
+	}
+	a, obs, err := h.svc.CreateAlert(c.Request().Context(), caller(c), n)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, alertJSON(a, obs))
+}
+
+func (h *handler) getAlert(c echo.Context) error {
+	ctx := c.Request().Context()
+	cl := caller(c)
+	a, err := h.svc.Alert(ctx, cl, web.Param(c, "alertId"))
+	if err != nil {
+		return err
+	}
+	out, err := h.alertWithArtifacts(ctx, a)
+	if err != nil {
+		return err
+	}
+	if flag(c, "similarity") {
+		scs, err := h.svc.SimilarCases(ctx, cl, a, search.Node{Op: search.OpAll})
+		if err != nil {
+			return err
+		}
+		out.SimilarCases = mapSlice(scs, func(sc cases.SimilarCase) similarCaseResponse { return h.similarJSON(cl, sc, true) })
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *handler) listAlerts(c echo.Context) error {
+	ctx := c.Request().Context()
+	if err := rewriteSearchQuery(c); err != nil {
+		return err
+	}
+	f, p, err := web.Search(c, cases.AlertFields, h.max)
+	if err != nil {
+		return err
+	}
+	list, total, err := h.svc.Alerts(ctx, caller(c), f, p)
+	if err != nil {
+		return err
+	}
+	out := make([]alertResponse, len(list))
+	for i, a := range list {
+		if out[i], err = h.alertWithArtifacts(ctx, a); err != nil {
+			return err
+		}
+	}
+	return web.List(c, total, out)
+}
+
+type updateAlertRequest struct {
+	Type         web.Opt[string]                     `json:"type"`
+	Source       web.Opt[string]                     `json:"source"`
+	SourceRef    web.Opt[string]                     `json:"sourceRef"`
+	Title        web.Opt[string]                     `json:"title"`
+	Description  web.Opt[string]                     `json:"description"`
+	Severity     web.Opt[int]                        `json:"severity"`
+	TLP          web.Opt[int]                        `json:"tlp"`
+	PAP          web.Opt[int]                        `json:"pap"`
+	Date         web.Opt[int64]                      `json:"date"`
+	LastSyncDate web.Opt[int64]                      `json:"lastSyncDate"`
+	Tags         web.Opt[web.Strings]                `json:"tags"`
+	Follow       web.Opt[bool]                       `json:"follow"`
+	ExternalLink web.Opt[string]                     `json:"externalLink"`
+	CaseTemplate web.Opt[string]                     `json:"caseTemplate"`
+	CustomFields web.Opt[map[string]json.RawMessage] `json:"customFields"`
+}
+
+func (h *handler) updateAlert(c echo.Context) error {
+	var req updateAlertRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	u := cases.AlertUpdate{Type: change(req.Type), Source: change(req.Source), SourceRef: change(req.SourceRef),
+		Title: change(req.Title), Description: change(req.Description), Severity: change(req.Severity),
+		TLP: change(req.TLP), PAP: change(req.PAP), Date: timeChange(req.Date), LastSyncDate: timeChange(req.LastSyncDate),
+		Tags: stringsChange(req.Tags), Follow: change(req.Follow), ExternalLink: change(req.ExternalLink),
+		Template: change(req.CaseTemplate)}
+	if req.CustomFields.Set {
+		cfs, err := customInputs(req.CustomFields.V)
+		if err != nil {
+			return err
+		}
+		if cfs == nil {
+			cfs = map[string]cases.CustomInput{}
+		}
+		u.CustomFields = cases.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
+	}
+	a, err := h.svc.UpdateAlert(c.Request().Context(), caller(c), web.Param(c, "alertId"), u)
+	return h.alertAnswer(c, a, err)
+}
+
+// alertAnswer answers 200 with the alert and its observables, or the error.
+func (h *handler) alertAnswer(c echo.Context, a cases.Alert, err error) error {
+	if err != nil {
+		return err
+	}
+	out, err := h.alertWithArtifacts(c.Request().Context(), a)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *handler) deleteAlert(c echo.Context) error {
+	if err := h.svc.DeleteAlert(c.Request().Context(), caller(c), web.Param(c, "alertId")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (h *handler) markAsRead(c echo.Context) error {
+	a, err := h.svc.MarkAsRead(c.Request().Context(), caller(c), web.Param(c, "alertId"), true)
+	return h.alertAnswer(c, a, err)
+}
+
+func (h *handler) markAsUnread(c echo.Context) error {
+	a, err := h.svc.MarkAsRead(c.Request().Context(), caller(c), web.Param(c, "alertId"), false)
+	return h.alertAnswer(c, a, err)
+}
+
+func (h *handler) follow(c echo.Context) error {
+	a, err := h.svc.Follow(c.Request().Context(), caller(c), web.Param(c, "alertId"), true)
+	return h.alertAnswer(c, a, err)
+}
+
+func (h *handler) unfollow(c echo.Context) error {
+	a, err := h.svc.Follow(c.Request().Context(), caller(c), web.Param(c, "alertId"), false)
+	return h.alertAnswer(c, a, err)
+}
+
+type createCaseFromAlertRequest struct {
+	CaseTemplate string `json:"caseTemplate"`
+}
+
+// createCaseFromAlert answers 201 with the new case (200 with the existing one when the alert already has a
+// case).
+func (h *handler) createCaseFromAlert(c echo.Context) error {
+	var req createCaseFromAlertRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	cs, created, err := h.svc.CreateCaseFromAlert(c.Request().Context(), caller(c), web.Param(c, "alertId"), req.CaseTemplate)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if !created {
+		status = http.StatusOK
+	}
+	return c.JSON(status, h.caseJSON(caller(c), cs, nil))
+}
+
+func (h *handler) mergeAlert(c echo.Context) error {
+	cs, err := h.svc.MergeAlert(c.Request().Context(), caller(c), web.Param(c, "alertId"), web.Param(c, "caseId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h.caseJSON(caller(c), cs, nil))
+}
+
+type mergeAlertsRequest struct {
+	CaseID   string      `json:"caseId"`
+	AlertIDs web.Strings `json:"alertIds"`
+}
+
+// mergeAlerts merges several alerts into a case (POST /api/alert/merge/_bulk) and answers with the case.
+func (h *handler) mergeAlerts(c echo.Context) error {
+	var req mergeAlertsRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	cs, err := h.svc.MergeAlerts(c.Request().Context(), caller(c), req.CaseID, req.AlertIDs)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h.caseJSON(caller(c), cs, nil))
+}

@@ -1,0 +1,315 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/web"
+)
+
+// observableResponse is an observable as the reference system's v0 API writes it (_type case_artifact for
+// the observables of cases and alerts alike).
+type observableResponse struct {
+	meta
+	DataType         string              `json:"dataType"`
+	Data             *string             `json:"data"`
+	Attachment       *attachmentResponse `json:"attachment,omitempty"`
+	StartDate        int64               `json:"startDate"`
+	TLP              int                 `json:"tlp"`
+	Tags             []string            `json:"tags"`
+	IOC              bool                `json:"ioc"`
+	Sighted          bool                `json:"sighted"`
+	IgnoreSimilarity bool                `json:"ignoreSimilarity"`
+	Message          string              `json:"message"`
+	Reports          map[string]any      `json:"reports"`
+	Stats            map[string]any      `json:"stats"`
+	Case             *string             `json:"case"`
+	Alert            *string             `json:"alert"`
+}
+
+func observableJSON(o cases.Observable) observableResponse {
+	tags, reports := o.Tags, o.Reports
+	if tags == nil {
+		tags = []string{}
+	}
+	if reports == nil {
+		reports = map[string]any{}
+	}
+	r := observableResponse{meta: metaOf(o.ID, "case_artifact", o.Meta), DataType: o.DataType, StartDate: millis(o.StartDate),
+		TLP: o.TLP, Tags: tags, IOC: o.IOC, Sighted: o.Sighted, IgnoreSimilarity: o.IgnoreSimilarity,
+		Message: o.Message, Reports: reports, Stats: map[string]any{}, Case: nullString(o.CaseID),
+		Alert: nullString(o.AlertID)}
+	if a := o.Attachment; a != nil {
+		r.Attachment = &attachmentResponse{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
+	} else {
+		r.Data = &o.Data
+	}
+	return r
+}
+
+// createObservableRequest is the contract's create payload (JSON, or the `_json` part of a multipart body
+// whose file part is `attachment`).
+type createObservableRequest struct {
+	DataType         string      `json:"dataType"`
+	Data             web.Strings `json:"data"`
+	Message          string      `json:"message"`
+	StartDate        *int64      `json:"startDate"`
+	TLP              *int        `json:"tlp"`
+	Tags             web.Strings `json:"tags"`
+	IOC              bool        `json:"ioc"`
+	Sighted          bool        `json:"sighted"`
+	IgnoreSimilarity bool        `json:"ignoreSimilarity"`
+	IsZip            bool        `json:"isZip"`
+	ZipPassword      string      `json:"zipPassword"`
+}
+
+func (r createObservableRequest) newObservable() cases.NewObservable {
+	return cases.NewObservable{DataType: r.DataType, Data: r.Data, Message: r.Message, StartDate: timeOpt(r.StartDate),
+		TLP: r.TLP, Tags: r.Tags, IOC: r.IOC, Sighted: r.Sighted, IgnoreSimilarity: r.IgnoreSimilarity,
+		IsZip: r.IsZip, ZipPassword: r.ZipPassword}
+}
+
+// batchFailure is one refused value of a 207 answer.
+type batchFailure struct {
+	Type    string         `json:"type"`
+	Message string         `json:"message"`
+	Object  map[string]any `json:"object"`
+}
+
+type batchResponse struct {
+	Success []observableResponse `json:"success"`
+	Failure []batchFailure       `json:"failure"`
+}
+
+func (h *handler) createCaseObservables(c echo.Context) error {
+	return h.createObservables(c, cases.Parent{Case: web.Param(c, "caseId")})
+}
+
+func (h *handler) createAlertObservables(c echo.Context) error {
+	return h.createObservables(c, cases.Parent{Alert: web.Param(c, "alertId")})
+}
+
+// createObservables answers 201 with the array of observables when every value was created, else 207 with
+// {success, failure} (DECISIONS.md).
+func (h *handler) createObservables(c echo.Context, p cases.Parent) error {
+	var req createObservableRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	n := req.newObservable()
+	fh, err := web.FormFile(c, "attachment")
+	if err != nil {
+		return err
+	}
+	if fh != nil {
+		f, err := fh.Open()
+		if err != nil {
+			return fmt.Errorf("open uploaded file: %w", err)
+		}
+		defer f.Close()
+		n.File = &cases.Upload{Name: fh.Filename, ContentType: fh.Header.Get(echo.HeaderContentType), Body: f}
+	}
+	created, failed, err := h.svc.CreateObservables(c.Request().Context(), caller(c), p, n)
+	if err != nil {
+		return err
+	}
+	out := mapSlice(created, observableJSON)
+	if len(failed) == 0 {
+		return c.JSON(http.StatusCreated, out)
+	}
+	return c.JSON(http.StatusMultiStatus, batchResponse{Success: out, Failure: mapSlice(failed, failureJSON)})
+}
+
+func failureJSON(f cases.ObservableFailure) batchFailure {
+	typ, msg := "InternalError", "internal error"
+	if e := apperr.As(f.Err); e != nil && e.Kind == apperr.Conflict {
+		typ, msg = "CreateError", e.Message
+	}
+	obj := map[string]any{"dataType": f.Observable.DataType}
+	if a := f.Observable.Attachment; a != nil {
+		obj["attachment"] = attachmentResponse{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
+	} else {
+		obj["data"] = f.Observable.Data
+	}
+	return batchFailure{Type: typ, Message: msg, Object: obj}
+}
+
+func (h *handler) getObservable(c echo.Context) error {
+	o, err := h.svc.Observable(c.Request().Context(), caller(c), web.Param(c, "observableId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, observableJSON(o))
+}
+
+func (h *handler) listCaseObservables(c echo.Context) error {
+	return h.observables(c, cases.Parent{Case: web.Param(c, "caseId")})
+}
+
+func (h *handler) listAlertObservables(c echo.Context) error {
+	return h.observables(c, cases.Parent{Alert: web.Param(c, "alertId")})
+}
+
+// searchObservables searches the observables of the organisation's cases (POST /api/case/artifact/_search),
+// searchAlertObservables those of its alerts.
+func (h *handler) searchObservables(c echo.Context) error {
+	return h.observables(c, cases.Parent{}, cases.PathCaseID)
+}
+
+func (h *handler) searchAlertObservables(c echo.Context) error {
+	return h.observables(c, cases.Parent{}, cases.PathAlertID)
+}
+
+// observables lists the observables of a parent, or (with no parent) those that have the parent path.
+func (h *handler) observables(c echo.Context, p cases.Parent, parentPath ...string) error {
+	if err := rewriteSearchQuery(c); err != nil {
+		return err
+	}
+	f, pg, err := web.Search(c, cases.ObservableFields, h.max)
+	if err != nil {
+		return err
+	}
+	for _, path := range parentPath {
+		f = search.Node{Op: search.OpAnd, Children: []search.Node{f, {Op: search.OpExists, Path: path}}}
+	}
+	list, total, err := h.svc.Observables(c.Request().Context(), caller(c), p, f, pg)
+	if err != nil {
+		return err
+	}
+	return web.List(c, total, mapSlice(list, observableJSON))
+}
+
+type updateObservableRequest struct {
+	IOC              web.Opt[bool]        `json:"ioc"`
+	Sighted          web.Opt[bool]        `json:"sighted"`
+	IgnoreSimilarity web.Opt[bool]        `json:"ignoreSimilarity"`
+	Tags             web.Opt[web.Strings] `json:"tags"`
+	Message          web.Opt[string]      `json:"message"`
+	TLP              web.Opt[int]         `json:"tlp"`
+	DataType         web.Opt[string]      `json:"dataType"`
+	Data             web.Opt[string]      `json:"data"`
+}
+
+func (h *handler) updateObservable(c echo.Context) error {
+	var req updateObservableRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	o, err := h.svc.UpdateObservable(c.Request().Context(), caller(c), web.Param(c, "observableId"), cases.ObservableUpdate{
+		DataType: change(req.DataType), Data: change(req.Data), IOC: change(req.IOC), Sighted: change(req.Sighted),
+		IgnoreSimilarity: change(req.IgnoreSimilarity), Tags: stringsChange(req.Tags), Message: change(req.Message),
+		TLP: change(req.TLP)})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, observableJSON(o))
+}
+
+func (h *handler) deleteObservable(c echo.Context) error {
+	if err := h.svc.DeleteObservable(c.Request().Context(), caller(c), web.Param(c, "observableId")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// rewriteSearchQuery brings the reference system's query operators that pkg/search lacks into its language,
+// in the request's `query`: {_parent: {_type: "case"|"alert", _query: {_id: X}}} becomes {case|alert: X},
+// {_is: {f: v}} becomes {f: v}, {_ne: {f: v}} becomes {_not: {f: v}}. Other uses of _parent are a 400.
+func rewriteSearchQuery(c echo.Context) error {
+	f, err := web.Fields(c)
+	if err != nil {
+		return err
+	}
+	q, ok := f["query"]
+	if !ok {
+		return nil
+	}
+	if s, isString := q.(string); isString {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			return nil // web.Search reports it
+		}
+		q = v
+	}
+	out, err := rewriteFilter(q, 0)
+	if err != nil {
+		return err
+	}
+	f["query"] = out
+	return nil
+}
+
+// rewriteFilter rewrites _parent, _is and _ne anywhere in a query (see rewriteSearchQuery).
+func rewriteFilter(q any, depth int) (any, error) {
+	if depth > 64 {
+		return nil, apperr.New(apperr.BadRequest, "query is nested too deeply")
+	}
+	switch v := q.(type) {
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			y, err := rewriteFilter(x, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = y
+		}
+		return out, nil
+	case map[string]any:
+		if len(v) == 1 {
+			if p, ok := v["_parent"]; ok {
+				return parentFilter(p)
+			}
+			if x, ok := v["_is"]; ok {
+				return rewriteFilter(x, depth+1)
+			}
+			if x, ok := v["_ne"]; ok {
+				y, err := rewriteFilter(x, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"_not": y}, nil
+			}
+		}
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			y, err := rewriteFilter(x, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = y
+		}
+		return out, nil
+	}
+	return q, nil
+}
+
+func parentFilter(p any) (any, error) {
+	bad := apperr.New(apperr.BadRequest, `_parent supports {"_type": "case" or "alert", "_query": {"_id": id}}`)
+	m, ok := p.(map[string]any)
+	if !ok {
+		return nil, bad
+	}
+	typ, _ := m["_type"].(string)
+	if typ != "case" && typ != "alert" {
+		return nil, bad
+	}
+	q, _ := m["_query"].(map[string]any)
+	var id any
+	switch {
+	case len(q) == 1 && q["_id"] != nil:
+		id = q["_id"]
+	case len(q) == 2 && q["_field"] == "_id":
+		id = q["_value"]
+	}
+	if _, isString := id.(string); !isString {
+		return nil, bad
+	}
+	return map[string]any{typ: id}, nil
+}

@@ -1,0 +1,93 @@
+package cases
+
+import (
+	"context"
+	"time"
+
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
+)
+
+// Analyzer job statuses (spec §2).
+const (
+	JobWaiting    = "Waiting"
+	JobInProgress = "InProgress"
+	JobSuccess    = "Success"
+	JobFailure    = "Failure"
+	JobDeleted    = "Deleted"
+)
+
+// Job is an analyzer job run on an observable of a case through an analysis server (_type
+// case_artifact_job). The connector creates and updates jobs; the query API lists them.
+type Job struct {
+	ID                 string
+	Org                string
+	ObservableID       string
+	CaseID             string
+	AnalyzerID         string
+	AnalyzerName       string
+	AnalyzerDefinition string
+	Status             string
+	StartDate          time.Time
+	EndDate            time.Time
+	AnalysisID         string // the analysis server's name
+	AnalysisJobID      string // the job's id on that server
+	// Report is nil until the job ends; then {success, full, artifacts} (or {success: false, errorMessage}),
+	// any JSON-compatible values (map[string]any, []any, string, float64, int64, bool, nil, json.Number).
+	Report map[string]any
+	Meta
+}
+
+// NewID returns a fresh record id ("~" and 19 hex digits: creation time, then random bits).
+func NewID(now time.Time) string { return newID(now) }
+
+// JobStore persists analyzer jobs (the collection jobs). Update writes the named fields: status, startDate,
+// endDate, report, analysisJobId, analysisId, analyzerId, analyzerName, analyzerDefinition.
+type JobStore interface {
+	Create(ctx context.Context, j Job) error
+	// Job fails with ErrJobNotFound.
+	Job(ctx context.Context, id string) (Job, error)
+	Update(ctx context.Context, j Job, fields []string, by string, at time.Time) (Job, error)
+	// ListByObservable lists the jobs of an observable, newest first unless p sorts otherwise.
+	ListByObservable(ctx context.Context, observableID string, f search.Node, p search.Page) ([]Job, int64, error)
+	// Jobs lists and searches jobs.
+	Jobs(ctx context.Context, f search.Node, p search.Page) ([]Job, int64, error)
+}
+
+// ErrJobNotFound is returned for an unknown job or another organisation's.
+var ErrJobNotFound = apperr.New(apperr.NotFound, "Job not found")
+
+// Storage path of a job's observable.
+const PathObservableID = "observable"
+
+// JobFields is the allow-list of job searches.
+var JobFields = search.Fields{
+	"_id": {Path: "_id"}, "id": {Path: "_id"}, "analyzerId": {Path: "analyzerId"},
+	"analyzerName": {Path: "analyzerName"}, "analyzerDefinition": {Path: "analyzerDefinition"},
+	"status": {Path: "status"}, "startDate": {Path: "startDate", Type: search.Number},
+	"endDate": {Path: "endDate", Type: search.Number}, "analysisId": {Path: "analysisId"},
+	"analysisJobId": {Path: "analysisJobId"}, "cortexId": {Path: "analysisId"}, "cortexJobId": {Path: "analysisJobId"},
+	"observable": {Path: PathObservableID}, "observableId": {Path: PathObservableID},
+	"case": {Path: PathCaseID}, "caseId": {Path: PathCaseID},
+	"createdAt": {Path: "createdAt", Type: search.Number}, "createdBy": {Path: "createdBy"},
+	"updatedAt": {Path: "updatedAt", Type: search.Number}, "updatedBy": {Path: "updatedBy"},
+	"_createdAt": {Path: "createdAt", Type: search.Number}, "_createdBy": {Path: "createdBy"},
+	"_updatedAt": {Path: "updatedAt", Type: search.Number}, "_updatedBy": {Path: "updatedBy"},
+}
+
+// Jobs lists and searches the analyzer jobs of the caller's organisation.
+func (s *Service) Jobs(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Job, int64, error) {
+	return s.jobs.Jobs(ctx, and(f, orgScope(c)), p)
+}
+
+// Job returns an analyzer job of the caller's organisation.
+func (s *Service) Job(ctx context.Context, c Caller, id string) (Job, error) {
+	j, err := s.jobs.Job(ctx, id)
+	if err != nil {
+		return Job{}, err
+	}
+	if j.Org != c.Org {
+		return Job{}, ErrJobNotFound
+	}
+	return j, nil
+}
