@@ -182,7 +182,7 @@ func decodeObject(body []byte, into map[string]any) error {
 	if err := dec.Decode(&v); err != nil {
 		return apperr.New(apperr.BadRequest, "malformed JSON body")
 	}
-	if dec.More() {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return apperr.New(apperr.BadRequest, "malformed JSON body: trailing data")
 	}
 	obj, ok := v.(map[string]any)

@@ -288,6 +288,11 @@ type NewUser struct {
 // ParseRoles checks that roles (any case, any order) form one of the contract's role sets and returns it in
 // canonical order.
 func ParseRoles(in []string) ([]Role, error) {
+	bad := apperr.Fields(apperr.FieldError{Name: "roles",
+		Message: `one of ["read"], ["read","analyze"], ["read","analyze","orgadmin"], ["superadmin"]`})
+	if len(in) > 16 { // no valid set is longer; refuse before any work
+		return nil, bad
+	}
 	set := make([]Role, 0, len(in))
 	for _, r := range in {
 		role := Role(strings.ToLower(strings.TrimSpace(r)))
@@ -300,8 +305,7 @@ func ParseRoles(in []string) ([]Role, error) {
 			return slices.Clone(valid), nil
 		}
 	}
-	return nil, apperr.Fields(apperr.FieldError{Name: "roles",
-		Message: `one of ["read"], ["read","analyze"], ["read","analyze","orgadmin"], ["superadmin"]`})
+	return nil, bad
 }
 
 func validPassword(field, pw string) error {

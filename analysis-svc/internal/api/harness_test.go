@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
 	"github.com/openir/platform/analysis-svc/internal/mongostore"
@@ -84,6 +86,7 @@ func withSuperPassword() envOption { return func(o *envOptions) { o.superPasswor
 // env is one server on its own database.
 type env struct {
 	db    *mongox.DB
+	echo  *echo.Echo // the router api.New built: its Routes() are the whole API surface
 	srv   *httptest.Server
 	logs  *syncBuffer
 	super *client // the bootstrapped superadmin, by API key
@@ -181,7 +184,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}, ids, workers, jobs)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	e := &env{db: db, srv: srv, logs: logs, catalog: catalog, jobStore: jstore, wstore: wstore, files: files,
+	e := &env{db: db, echo: h, srv: srv, logs: logs, catalog: catalog, jobStore: jstore, wstore: wstore, files: files,
 		jobs: jobs, jobsCfg: jcfg}
 	e.super = e.keyClient(superLogin, superKey)
 	return e

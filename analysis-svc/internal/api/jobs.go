@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -277,8 +278,12 @@ func parseAtMost(s string) (time.Duration, error) {
 	}
 	unit, ok := atMostUnits[strings.ToLower(m[2])]
 	n, err := strconv.ParseInt(m[1], 10, 64)
-	if !ok || err != nil || n > 1e6 {
+	if !ok || (err != nil && !errors.Is(err, strconv.ErrRange)) {
 		return 0, apperr.Errorf(apperr.BadRequest, "invalid atMost %q: use a number and a unit (second, minute, hour) or Inf", s)
+	}
+	const year = 365 * 24 * time.Hour
+	if err != nil || n > int64(year/unit) {
+		return 0, apperr.Errorf(apperr.BadRequest, "invalid atMost %q: at most a year (use Inf for the server's maximum)", s)
 	}
 	return time.Duration(n) * unit, nil
 }

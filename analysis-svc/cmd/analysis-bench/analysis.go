@@ -1,0 +1,732 @@
+package main
+
+// The analysis-svc suite: sections 1–5 and 8 of the benchmark issue.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/openir/platform/analysis-svc/internal/runner/process"
+	"github.com/openir/platform/pkg/mongox"
+)
+
+const (
+	secPipeline = "1 job pipeline"
+	secCache    = "2 cache hits"
+	secWait     = "3 waitreport wake-up"
+	secProcess  = "4 process runner"
+	secReads    = "5 reads"
+	secMemory   = "8 memory"
+)
+
+// jobView is the part of a job response the bench reads.
+type jobView struct {
+	ID        string          `json:"id"`
+	Status    string          `json:"status"`
+	CreatedAt int64           `json:"createdAt"`
+	EndDate   *int64          `json:"endDate"`
+	FromCache bool            `json:"fromCache"`
+	Report    json.RawMessage `json:"report"`
+}
+
+type analysisRun struct {
+	b      *bench
+	engine *mongox.DB // the embedded server and the client every section shares
+	logs   *logSink
+	s      *stack // the current section's service
+	bare   *bareServer
+	// rawJob is a finished Echo job as the store wrote it in `jobs`: the shape of the floors' documents and
+	// of the documents section 5 inserts.
+	rawJob bson.D
+}
+
+// runAnalysis runs sections 1–5 and 8. Each section gets a service of its own on a fresh database of the
+// same embedded server (so its rows do not depend on what the sections before it stored; how the stored
+// volume matters is what section 5 measures), and the floors run on that server through the same client.
+func runAnalysis(ctx context.Context, b *bench) error {
+	b.service = "analysis-svc"
+	a := &analysisRun{b: b, bare: newBareServer()}
+	defer a.bare.close()
+	var first *stack
+	if err := b.phase("start", func() (err error) {
+		if a.engine, a.logs, err = openEngine(ctx, filepath.Join(b.tmp, "db"), b.log); err != nil {
+			return err
+		}
+		first, err = a.startStack(ctx, "pipeline")
+		return err
+	}); err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = a.engine.Close(cctx)
+	}()
+	rssIdle, _ := vmRSS()
+	heapIdle := heapInUse()
+
+	for _, p := range []struct {
+		name string
+		f    func(context.Context) error
+	}{
+		{"pipeline", a.pipeline},
+		{"cache", a.cacheHits},
+		{"waitreport", a.waitReport},
+		{"process", a.processRunner},
+		{"reads", a.reads},
+	} {
+		err := b.phase(p.name, func() error {
+			s := first
+			if s == nil {
+				var err error
+				if s, err = a.startStack(ctx, p.name); err != nil {
+					return err
+				}
+			}
+			first, a.s = nil, s
+			defer s.close()
+			return p.f(ctx)
+		})
+		if err != nil {
+			return err
+		}
+	}
+
+	rssAfter, _ := vmRSS()
+	heapAfter := heapInUse()
+	note := "VmRSS of the whole process: service + embedded FerretDB/SQLite + bench clients"
+	b.add(plainKind, secMemory, "RSS idle (after start and setup)", "MiB", rssIdle, -1, "",
+		fmt.Sprintf("%s; %.0f MiB before the service started", note, b.rssAtStart))
+	b.add(plainKind, secMemory, "RSS after the runs", "MiB", rssAfter, -1, "", note+"; the last database holds "+
+		count(b.sizes.ReadsLarge)+" jobs")
+	b.add(plainKind, secMemory, "Go heap in use idle", "MiB", heapIdle, -1, "", "runtime.MemStats.HeapInuse")
+	b.add(plainKind, secMemory, "Go heap in use after the runs", "MiB", heapAfter, -1, "", "runtime.MemStats.HeapInuse")
+	return nil
+}
+
+// startStack starts a service on the fresh database analysis_<name>.
+func (a *analysisRun) startStack(ctx context.Context, name string) (*stack, error) {
+	return startStack(ctx, a.engine, a.logs, "analysis_"+name, filepath.Join(a.b.tmp, name))
+}
+
+// --- 1: job pipeline ---
+
+func (a *analysisRun) pipeline(ctx context.Context) error {
+	n, clients := a.b.sizes.PipelineJobs, a.b.sizes.Clients
+	path := "/api/analyzer/" + a.s.echoID + "/run"
+	ids := make([]string, n)
+	lat := make([]time.Duration, n)
+	start := time.Now()
+	err := parallel(clients, n, func(i int) error {
+		body := fmt.Sprintf(`{"dataType":"ip","data":"10.1.%d.%d","message":"pipeline"}`, i/250, i%250+1)
+		var j jobView
+		d, err := timed(func() error {
+			_, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, &j)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if j.FromCache {
+			return fmt.Errorf("job %d came from the cache", i)
+		}
+		ids[i], lat[i] = j.ID, d
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	submitted := time.Since(start)
+	// Completion, without loading the service with a long poll per job while it works: wait for the last
+	// submitted job (claims go by creation date), then read every job back with one search; the end is the
+	// last endDate (the same clock).
+	if err := a.waitSuccess(ctx, ids[n-1], &jobView{}); err != nil {
+		return err
+	}
+	var views []jobView
+	for {
+		r, err := a.s.admin.call(ctx, http.MethodPost, "/api/job/_search?range=all",
+			`{"query":{"message":"pipeline"}}`, http.StatusOK, &views)
+		if err != nil {
+			return err
+		}
+		done := 0
+		for _, v := range views {
+			if v.Status == "Success" && v.EndDate != nil {
+				done++
+			} else if v.Status == "Failure" || v.Status == "Deleted" {
+				return fmt.Errorf("job %s: %s", v.ID, v.Status)
+			}
+		}
+		if len(views) != n || r.header.Get("X-Total") != strconv.Itoa(n) {
+			return fmt.Errorf("search: %d jobs, X-Total %s, want %d", len(views), r.header.Get("X-Total"), n)
+		}
+		if done == n {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	first, last := start.UnixMilli(), *views[0].EndDate
+	var ends []int64
+	for _, v := range views {
+		last = max(last, *v.EndDate)
+		ends = append(ends, *v.EndDate)
+	}
+	total := time.Duration(last-first) * time.Millisecond
+	// How the rate changes while the queue holds the backlog: the first and the last quarter of the jobs.
+	slices.Sort(ends)
+	q := n / 4
+	firstQ := float64(q) / (float64(ends[q-1]-first) / 1000)
+	lastQ := float64(q) / (float64(ends[n-1]-ends[n-1-q]) / 1000)
+	if err := a.s.db.Collection("jobs").FindOne(ctx, bson.D{{Key: "_id", Value: ids[0]}}).Decode(&a.rawJob); err != nil {
+		return fmt.Errorf("read a stored job: %w", err)
+	}
+
+	floorRate, floorLat, err := a.pipelineFloor(ctx)
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	a.b.logf("pipeline: %d jobs submitted in %.1fs, the last Success after %.1fs; floor %.0f jobs/s", n, submitted.Seconds(),
+		total.Seconds(), floorRate)
+	rate := float64(n) / total.Seconds()
+	what := fmt.Sprintf("raw driver, %d goroutines, each job: insert queue + findOneAndUpdate claim + insert jobs + delete queue", clients)
+	a.b.add(rateKind, secPipeline, fmt.Sprintf("throughput, %d Echo jobs, %d clients", n, clients), "jobs/s", rate, floorRate, what,
+		fmt.Sprintf("first submit → last endDate; submits took %.1fs; first quarter of the jobs %.1f jobs/s, last quarter %.1f jobs/s",
+			submitted.Seconds(), firstQ, lastQ))
+	a.b.add(timeKind, secPipeline, "submit latency p50", "ms", percentile(lat, .5), percentile(floorLat, .5),
+		"raw driver insertOne into queue p50 (same run, same goroutines)", "")
+	a.b.add(timeKind, secPipeline, "submit latency p99", "ms", percentile(lat, .99), percentile(floorLat, .99),
+		"raw driver insertOne into queue p99", "")
+	return nil
+}
+
+// waitSuccess long-polls a job's report and wants Success.
+func (a *analysisRun) waitSuccess(ctx context.Context, id string, out *jobView) error {
+	if _, err := a.s.admin.call(ctx, http.MethodGet, "/api/job/"+id+"/waitreport?atMost=5minutes", nil, http.StatusOK, out); err != nil {
+		return err
+	}
+	if out.Status != "Success" || out.EndDate == nil {
+		return fmt.Errorf("job %s: status %s, report %.300s", id, out.Status, out.Report)
+	}
+	return nil
+}
+
+// pipelineFloor does with the driver what a job needs at least (the store's Enqueue, Claim, and Finish
+// without the report), on documents of the same shape, in a database of its own on the same embedded server
+// and client, with the same concurrency. It returns jobs/s and the insert latencies.
+func (a *analysisRun) pipelineFloor(ctx context.Context) (float64, []time.Duration, error) {
+	n, clients := a.b.sizes.PipelineJobs, a.b.sizes.Clients
+	fdb := a.s.db.Client.Database("bench_floor")
+	defer func() { _ = fdb.Drop(context.WithoutCancel(ctx)) }()
+	queue, jobs := fdb.Collection("queue"), fdb.Collection("jobs")
+	// The indexes mongostore.NewJobStore creates: inserts pay for them too.
+	if err := mongox.EnsureIndexes(ctx, queue,
+		mongox.Index{Name: "status_createdAt", Keys: bson.D{{Key: "status", Value: 1}, {Key: "createdAt", Value: 1}}},
+		mongox.Index{Name: "status_leaseUntil", Keys: bson.D{{Key: "status", Value: 1}, {Key: "leaseUntil", Value: 1}}},
+	); err != nil {
+		return 0, nil, err
+	}
+	if err := mongox.EnsureIndexes(ctx, jobs,
+		mongox.Index{Name: "organization_createdAt", Keys: bson.D{{Key: "organization", Value: 1}, {Key: "createdAt", Value: -1}}},
+		mongox.Index{Name: "organization_status_createdAt", Keys: bson.D{{Key: "organization", Value: 1}, {Key: "status", Value: 1}, {Key: "createdAt", Value: -1}}},
+		mongox.Index{Name: "workerId_createdAt", Keys: bson.D{{Key: "workerId", Value: 1}, {Key: "createdAt", Value: -1}}},
+	); err != nil {
+		return 0, nil, err
+	}
+	lat := make([]time.Duration, n)
+	claimOpts := options.FindOneAndUpdate().SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}).
+		SetReturnDocument(options.After)
+	start := time.Now()
+	err := parallel(clients, n, func(i int) error {
+		now := time.Now().UnixMilli()
+		d := with(a.rawJob, "_id", randomID(20), "status", "Waiting", "data", fmt.Sprintf("10.2.%d.%d", i/250, i%250+1),
+			"createdAt", now, "updatedAt", now, "startDate", int64(0), "endDate", int64(0), "attempts", 0)
+		t0 := time.Now()
+		if _, err := queue.InsertOne(ctx, d); err != nil {
+			return err
+		}
+		lat[i] = time.Since(t0)
+		var claimed bson.D
+		err := queue.FindOneAndUpdate(ctx, bson.D{{Key: "status", Value: "Waiting"}}, bson.D{
+			{Key: "$set", Value: bson.D{{Key: "status", Value: "InProgress"}, {Key: "owner", Value: "floor"},
+				{Key: "leaseUntil", Value: now + 30_000}, {Key: "startDate", Value: now}}},
+			{Key: "$inc", Value: bson.D{{Key: "attempts", Value: 1}}},
+		}, claimOpts).Decode(&claimed)
+		if err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		end := time.Now().UnixMilli()
+		done := with(claimed, "status", "Success", "endDate", end, "updatedAt", end)
+		if _, err := jobs.InsertOne(ctx, done); err != nil {
+			return err
+		}
+		_, err = queue.DeleteOne(ctx, bson.D{{Key: "_id", Value: field(claimed, "_id")}})
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return float64(n) / time.Since(start).Seconds(), lat, nil
+}
+
+// --- 2: cache hits ---
+
+func (a *analysisRun) cacheHits(ctx context.Context) error {
+	n, clients := a.b.sizes.CacheHits, a.b.sizes.Clients
+	path := "/api/analyzer/" + a.s.echoID + "/run"
+	body := `{"dataType":"ip","data":"203.0.113.77","message":"cache"}`
+	var first jobView
+	if _, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, &first); err != nil {
+		return err
+	}
+	if err := a.waitSuccess(ctx, first.ID, &jobView{}); err != nil {
+		return err
+	}
+	hit, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, nil)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(hit.body, []byte(`"fromCache":true`)) {
+		return fmt.Errorf("the repeated submission is not a cache hit: %.300s", hit.body)
+	}
+	a.bare.set("POST /run", hit.body)
+
+	measure := func(c *client, p string) (float64, []time.Duration, error) {
+		lat := make([]time.Duration, n)
+		start := time.Now()
+		err := parallel(clients, n, func(i int) error {
+			d, err := timed(func() error {
+				r, err := c.call(ctx, http.MethodPost, p, body, http.StatusOK, nil)
+				if err == nil && !bytes.Contains(r.body, []byte(`"fromCache":true`)) {
+					err = fmt.Errorf("not a cache hit: %.300s", r.body)
+				}
+				return err
+			})
+			lat[i] = d
+			return err
+		})
+		return float64(n) / time.Since(start).Seconds(), lat, err
+	}
+	rate, lat, err := measure(a.s.admin, path)
+	if err != nil {
+		return err
+	}
+	floorRate, floorLat, err := measure(newClient(a.bare.url, a.s.admin.key), "/run")
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	what := fmt.Sprintf("bare Echo handler returning the same %d-byte JSON over HTTP, same %d clients", len(hit.body), clients)
+	a.b.add(rateKind, secCache, fmt.Sprintf("throughput, %d hits, %d clients", n, clients), "req/s", rate, floorRate, what, "")
+	a.b.add(timeKind, secCache, "latency p50", "ms", percentile(lat, .5), percentile(floorLat, .5), "bare handler p50", "")
+	a.b.add(timeKind, secCache, "latency p99", "ms", percentile(lat, .99), percentile(floorLat, .99), "bare handler p99", "")
+	return nil
+}
+
+// --- 3: waitreport wake-up ---
+
+func (a *analysisRun) waitReport(ctx context.Context) error {
+	n, sleep := a.b.sizes.WaitJobs, a.b.sizes.WaitSleepMS
+	path := "/api/analyzer/" + a.s.echoID + "/run"
+	var delays []time.Duration
+	late := 0
+	var sample []byte
+	for i := range n {
+		body := fmt.Sprintf(`{"dataType":"ip","data":"10.3.%d.%d","parameters":{"sleep":%d}}`, i/250, i%250+1, sleep)
+		var j jobView
+		if _, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, &j); err != nil {
+			return err
+		}
+		sent := time.Now()
+		var v jobView
+		r, err := a.s.admin.call(ctx, http.MethodGet, "/api/job/"+j.ID+"/waitreport?atMost=1minute", nil, http.StatusOK, &v)
+		recv := time.Now()
+		if err != nil {
+			return err
+		}
+		if v.Status != "Success" || v.EndDate == nil {
+			return fmt.Errorf("job %s: %s", j.ID, v.Status)
+		}
+		sample = r.body
+		end := time.UnixMilli(*v.EndDate)
+		if !sent.Before(end) { // the waiter was not waiting yet when the job ended
+			late++
+			continue
+		}
+		delays = append(delays, recv.Sub(end))
+	}
+	if len(delays) == 0 {
+		return errors.New("no waitreport was waiting when its job ended")
+	}
+	// Floor: the same client, the same response size, a handler that answers at once.
+	a.bare.set("GET /wait", sample)
+	c := newClient(a.bare.url, a.s.admin.key)
+	rtt := make([]time.Duration, n)
+	for i := range n {
+		d, err := timed(func() error {
+			_, err := c.call(ctx, http.MethodGet, "/wait", nil, http.StatusOK, nil)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		rtt[i] = d
+	}
+	note := fmt.Sprintf("%d jobs with sleep %d ms, waiter already waiting; endDate has ms resolution (+0–1 ms)", len(delays), sleep)
+	if late > 0 {
+		note += fmt.Sprintf("; %d jobs ended before the waiter asked (left out)", late)
+	}
+	slow := 0
+	for _, d := range delays {
+		if d >= 500*time.Millisecond {
+			slow++
+		}
+	}
+	note += fmt.Sprintf("; %d of %d wake-ups took ≥ 500 ms", slow, len(delays))
+	what := fmt.Sprintf("bare HTTP round trip (GET, same %d-byte body) p50", len(sample))
+	a.b.add(timeKind, secWait, "endDate → waitreport returns, p50", "ms", percentile(delays, .5), percentile(rtt, .5), what, note)
+	a.b.add(timeKind, secWait, "endDate → waitreport returns, p99", "ms", percentile(delays, .99), percentile(rtt, .99),
+		"bare HTTP round trip p99", "")
+	return nil
+}
+
+// --- 4: process runner ---
+
+func (a *analysisRun) processRunner(ctx context.Context) error {
+	n := a.b.sizes.ProcessJobs
+	path := "/api/analyzer/" + a.s.shID + "/run"
+	through := make([]time.Duration, n)
+	var input map[string]any
+	for i := range n {
+		body := fmt.Sprintf(`{"dataType":"ip","data":"10.4.%d.%d","message":"process"}`, i/250, i%250+1)
+		var v jobView
+		d, err := timed(func() error {
+			var j jobView
+			if _, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, &j); err != nil {
+				return err
+			}
+			return a.waitSuccess(ctx, j.ID, &v)
+		})
+		if err != nil {
+			return err
+		}
+		through[i] = d
+		if input == nil {
+			var rep struct {
+				Full struct {
+					Input map[string]any `json:"input"`
+				} `json:"full"`
+			}
+			if err := json.Unmarshal(v.Report, &rep); err != nil || rep.Full.Input == nil {
+				return fmt.Errorf("the bench analyzer's report has no input: %.300s", v.Report)
+			}
+			input = rep.Full.Input
+		}
+	}
+
+	// Directly: the same script, a job folder with the same input.json, the runner's clean environment.
+	script := filepath.Join(a.s.analyzersRoot, "Bench", "bench.sh")
+	direct := make([]time.Duration, n)
+	for i := range n {
+		input["data"] = fmt.Sprintf("10.5.%d.%d", i/250, i%250+1)
+		in, err := json.Marshal(input)
+		if err != nil {
+			return err
+		}
+		d, err := timed(func() error { return runDirect(ctx, a.s.jobDir, a.s.analyzersRoot, script, in) })
+		if err != nil {
+			return fmt.Errorf("direct run: %w", err)
+		}
+		direct[i] = d
+	}
+	over := mean(through) - mean(direct)
+	note := fmt.Sprintf("%d runs each, one at a time; mean overhead %.1f ms per job", n, over)
+	a.b.add(timeKind, secProcess, "sh analyzer job, submit → report, p50", "ms", percentile(through, .5), percentile(direct, .5),
+		"the same script run directly (job folder, input.json, exec, read output.json) p50", note)
+	a.b.add(timeKind, secProcess, "sh analyzer job, submit → report, p99", "ms", percentile(through, .99), percentile(direct, .99),
+		"run directly p99", "")
+	return nil
+}
+
+// runDirect does what the process runner must do at least: make the job folder, write input.json, run the
+// program with the analyzers root as working directory, read and parse output.json, remove the folder.
+func runDirect(ctx context.Context, jobDir, root, script string, input []byte) error {
+	dir, err := os.MkdirTemp(jobDir, "direct-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, sub := range []string{"input", "output"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "input", "input.json"), input, 0o600); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, script, dir)
+	cmd.Dir = root
+	cmd.Env = []string{"PATH=" + process.DefaultPath, "HOME=" + dir, "LANG=C.UTF-8", "LC_ALL=C.UTF-8"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: %s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "output", "output.json"))
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Success bool `json:"success"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil || !out.Success {
+		return fmt.Errorf("output %s: %v", data, err)
+	}
+	return nil
+}
+
+// --- 5: reads ---
+
+// reads stores jobs directly (InsertMany into `jobs`, documents shaped as the store writes them: a stored
+// Echo job with another _id, status, data type, data and dates) up to ReadsSmall and then ReadsLarge, and
+// times GET /api/job/{id} and POST /api/job/_search against the driver doing the same reads.
+func (a *analysisRun) reads(ctx context.Context) error {
+	// The template: a stored Echo job of this section's service.
+	var j jobView
+	if _, err := a.s.admin.call(ctx, http.MethodPost, "/api/analyzer/"+a.s.echoID+"/run",
+		`{"dataType":"ip","data":"198.51.100.1","message":"template"}`, http.StatusOK, &j); err != nil {
+		return err
+	}
+	if err := a.waitSuccess(ctx, j.ID, &jobView{}); err != nil {
+		return err
+	}
+	jobs := a.s.db.Collection("jobs")
+	if err := jobs.FindOne(ctx, bson.D{{Key: "_id", Value: j.ID}}).Decode(&a.rawJob); err != nil {
+		return fmt.Errorf("read a stored job: %w", err)
+	}
+	have, err := jobs.CountDocuments(ctx, bson.D{})
+	if err != nil {
+		return err
+	}
+	var ids []string
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	dataTypes := []string{"ip", "domain", "hash", "url", "mail"}
+	base := time.Now().Add(-time.Hour).UnixMilli()
+	fill := func(target int) error {
+		for int(have) < target {
+			batch := min(1000, target-int(have))
+			docs := make([]any, batch)
+			for k := range docs {
+				i := int(have) + k
+				id := fmt.Sprintf("R%019d", i)
+				ids = append(ids, id)
+				status := "Success"
+				if i%10 == 0 {
+					status = "Failure"
+				}
+				created := base - int64(i)*1000
+				docs[k] = with(a.rawJob, "_id", id, "status", status, "dataType", dataTypes[i%len(dataTypes)],
+					"data", fmt.Sprintf("10.%d.%d.%d", 100+i/65536, i/256%256, i%256), "createdAt", created,
+					"updatedAt", created+120, "startDate", created+20, "endDate", created+120)
+			}
+			if _, err := jobs.InsertMany(ctx, docs); err != nil {
+				return err
+			}
+			have += int64(batch)
+		}
+		return nil
+	}
+	type result struct{ get, getFloor, search, searchFloor []time.Duration }
+	filter := bson.D{{Key: "organization", Value: benchOrg}, {Key: "status", Value: "Success"}, {Key: "dataType", Value: "ip"}}
+	query := `{"query":{"_and":[{"status":"Success"},{"dataType":"ip"}]}}`
+	findOpts := options.Find().SetSort(bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: 1}}).SetLimit(50)
+	measure := func(getReps, searchReps int) (result, error) {
+		var r result
+		for k := range getReps + 1 {
+			id := ids[rng.IntN(len(ids))]
+			d, err := timed(func() error {
+				_, err := a.s.admin.call(ctx, http.MethodGet, "/api/job/"+id, nil, http.StatusOK, nil)
+				return err
+			})
+			if err != nil {
+				return r, err
+			}
+			fd, err := timed(func() error { return jobs.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Err() })
+			if err != nil {
+				return r, err
+			}
+			if k > 0 { // the first is a warm-up
+				r.get, r.getFloor = append(r.get, d), append(r.getFloor, fd)
+			}
+		}
+		for k := range searchReps + 1 {
+			var total string
+			var got []jobView
+			d, err := timed(func() error {
+				res, err := a.s.admin.call(ctx, http.MethodPost, "/api/job/_search?range=0-50&sort=-createdAt", query, http.StatusOK, &got)
+				if err == nil {
+					total = res.header.Get("X-Total")
+				}
+				return err
+			})
+			if err != nil {
+				return r, err
+			}
+			if len(got) != 50 || total == "" || total == "0" {
+				return r, fmt.Errorf("search: %d results, X-Total %q", len(got), total)
+			}
+			var raw []bson.Raw
+			fd, err := timed(func() error {
+				cur, err := jobs.Find(ctx, filter, findOpts)
+				if err != nil {
+					return err
+				}
+				if err := cur.All(ctx, &raw); err != nil {
+					return err
+				}
+				n, err := jobs.CountDocuments(ctx, filter)
+				if err == nil && strconv.FormatInt(n, 10) != total {
+					a.b.logf("reads: the floor counts %d, the service %s", n, total)
+				}
+				return err
+			})
+			if err != nil {
+				return r, err
+			}
+			if k > 0 {
+				r.search, r.searchFloor = append(r.search, d), append(r.searchFloor, fd)
+			}
+		}
+		return r, nil
+	}
+	var res [2]result
+	for i, size := range []struct{ target, gets, searches int }{
+		{a.b.sizes.ReadsSmall, a.b.sizes.GetReps, a.b.sizes.SearchReps},
+		{a.b.sizes.ReadsLarge, a.b.sizes.GetRepsLarge, a.b.sizes.SearchRepsLarge},
+	} {
+		target := size.target
+		t0 := time.Now()
+		if err := fill(target); err != nil {
+			return fmt.Errorf("store %d jobs: %w", target, err)
+		}
+		a.b.logf("reads: %d jobs stored (inserted in %.1fs)", have, time.Since(t0).Seconds())
+		if res[i], err = measure(size.gets, size.searches); err != nil {
+			return err
+		}
+		r, label := res[i], count(int(have))
+		a.b.add(timeKind, secReads, "GET /api/job/{id} p50, "+label+" jobs", "ms", percentile(r.get, .5), percentile(r.getFloor, .5),
+			"raw driver findOne by _id p50", fmt.Sprintf("%d requests, one client", len(r.get)))
+		a.b.add(timeKind, secReads, "GET /api/job/{id} p99, "+label+" jobs", "ms", percentile(r.get, .99), percentile(r.getFloor, .99),
+			"raw driver findOne by _id p99", "")
+		a.b.add(timeKind, secReads, "_search status+dataType, -createdAt, 0-50 p50, "+label+" jobs", "ms",
+			percentile(r.search, .5), percentile(r.searchFloor, .5), "raw driver find (same filter, sort, limit 50) + countDocuments p50",
+			fmt.Sprintf("%d searches, one client", len(r.search)))
+		a.b.add(timeKind, secReads, "_search status+dataType, -createdAt, 0-50 p99, "+label+" jobs", "ms",
+			percentile(r.search, .99), percentile(r.searchFloor, .99), "raw driver find + countDocuments p99", "")
+	}
+	small, large := count(a.b.sizes.ReadsSmall), count(a.b.sizes.ReadsLarge)
+	growth := func(s []time.Duration, l []time.Duration) float64 { return percentile(l, .5) / percentile(s, .5) }
+	a.b.add(timeKind, secReads, "GET /api/job/{id} growth "+small+" → "+large+" (p50)", "×",
+		growth(res[0].get, res[1].get), growth(res[0].getFloor, res[1].getFloor), "growth of the raw findOne", "")
+	a.b.add(timeKind, secReads, "_search growth "+small+" → "+large+" (p50)", "×",
+		growth(res[0].search, res[1].search), growth(res[0].searchFloor, res[1].searchFloor), "growth of the raw find + count",
+		"the embedded engine scans for any filter but _id (DECISIONS.md: ~32 µs × documents)")
+	return nil
+}
+
+// count writes 10000 as 10k.
+func count(n int) string {
+	if n >= 1000 && n%1000 == 0 {
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.Itoa(n)
+}
+
+// --- helpers ---
+
+// with returns a copy of d with the given key/value pairs set (replaced in place, or appended).
+func with(d bson.D, kv ...any) bson.D {
+	out := slices.Clone(d)
+	for i := 0; i+1 < len(kv); i += 2 {
+		k := kv[i].(string)
+		j := slices.IndexFunc(out, func(e bson.E) bool { return e.Key == k })
+		if j >= 0 {
+			out[j].Value = kv[i+1]
+		} else {
+			out = append(out, bson.E{Key: k, Value: kv[i+1]})
+		}
+	}
+	return out
+}
+
+func field(d bson.D, k string) any {
+	for _, e := range d {
+		if e.Key == k {
+			return e.Value
+		}
+	}
+	return nil
+}
+
+const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// randomID is an id like the service's job ids.
+func randomID(n int) string {
+	b := make([]byte, n)
+	m := big.NewInt(int64(len(idAlphabet)))
+	for i := range b {
+		k, _ := rand.Int(rand.Reader, m)
+		b[i] = idAlphabet[k.Int64()]
+	}
+	return string(b)
+}
+
+// bareServer is the HTTP floor: a bare Echo router (no middleware, no authentication, no database) answering
+// fixed bodies set by the phases.
+type bareServer struct {
+	srv    *httptest.Server
+	url    string
+	bodies map[string]*atomic.Pointer[[]byte]
+}
+
+func newBareServer() *bareServer {
+	b := &bareServer{bodies: map[string]*atomic.Pointer[[]byte]{"POST /run": {}, "GET /wait": {}}}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	handler := func(key string) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			_, _ = io.Copy(io.Discard, c.Request().Body)
+			body := b.bodies[key].Load()
+			if body == nil {
+				return c.NoContent(http.StatusNotFound)
+			}
+			return c.JSONBlob(http.StatusOK, *body)
+		}
+	}
+	e.POST("/run", handler("POST /run"))
+	e.GET("/wait", handler("GET /wait"))
+	b.srv = httptest.NewServer(e)
+	b.url = b.srv.URL
+	return b
+}
+
+func (b *bareServer) set(key string, body []byte) { b.bodies[key].Store(&body) }
+
+func (b *bareServer) close() { b.srv.Close() }

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/api"
+	"github.com/openir/platform/analysis-svc/internal/mongostore"
+	"github.com/openir/platform/analysis-svc/internal/runner/builtin"
+	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
+	"github.com/openir/platform/analysis-svc/internal/runner/process"
+	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/conf"
+	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/web"
+)
+
+const (
+	benchSecret = "analysis-bench-secret-0123456789abcdef"
+	superLogin  = "bench-root"
+	superKey    = "bench-root-key-0123456789-abcdefghijkl" // bootstrap keys need 32+ characters
+	benchOrg    = "bench"
+	adminLogin  = "bench-admin"
+	echoDefID   = "Echo_1_0"     // the built-in fast analyzer
+	shDefID     = "Bench_Sh_1_0" // the external analyzer the bench writes (Bench_Sh, 1.0)
+)
+
+// The external analyzer of section 4, in the public format: `<command> <job folder>`, reading
+// input/input.json and writing output/output.json (its input comes back in `full`).
+const (
+	shScript = `#!/bin/sh
+# analysis-bench: a trivial external analyzer in the public format.
+in=$(cat "$1/input/input.json")
+printf '{"success":true,"summary":{"taxonomies":[{"level":"info","namespace":"Bench","predicate":"Run","value":"ok"}]},"full":{"input":%s},"artifacts":[],"operations":[]}' "$in" > "$1/output/output.json"
+`
+	shDefinition = `{
+  "name": "Bench_Sh", "version": "1.0", "author": "analysis-bench", "url": "https://example.invalid/bench",
+  "license": "AGPL-V3", "description": "Trivial sh analyzer of the benchmark: returns its input",
+  "dataTypeList": ["ip", "domain", "hash", "url", "other"], "command": "Bench/bench.sh", "baseConfig": "Bench",
+  "config": {}, "configurationItems": []
+}
+`
+)
+
+// stack is analysis-svc running in this process as cmd/analysis-svc wires it (run.go, jobs.go) with the
+// defaults of config.go, on the embedded database, served over HTTP on 127.0.0.1.
+type stack struct {
+	db            *mongox.DB
+	url           string
+	analyzersRoot string
+	jobDir        string
+	server        *http.Server
+	stopJobs      func()
+	super         *client
+	admin         *client // orgadmin of benchOrg (roles read, analyze, orgadmin)
+	echoID        string  // the enabled Echo analyzer
+	shID          string  // the enabled Bench_Sh analyzer
+	logs          *logSink
+}
+
+// logSink is the service's log output: info lines (one per request) are formatted as in production and
+// dropped; warnings and errors go to stderr so a failing run says why.
+type logSink struct {
+	mu  sync.Mutex
+	out io.Writer
+	n   int
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"level":"ERROR"`)) || bytes.Contains(p, []byte(`"level":"WARN"`)) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.n++
+		if l.n <= 20 {
+			_, _ = l.out.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+// openEngine starts the embedded database server (FerretDB on SQLite under dir) and connects to it as
+// mongox.Open does for the service: one pooled connection. Every section's stack and floor uses this client.
+func openEngine(ctx context.Context, dir string, stderr io.Writer) (*mongox.DB, *logSink, error) {
+	logs := &logSink{out: stderr}
+	db, err := mongox.Open(ctx, mongox.Config{Name: "analysis", Path: dir}, conf.Logger(logs, "info", "analysis-svc"))
+	return db, logs, err
+}
+
+// startStack wires and starts the service on the database `name` of the engine, with its files under dir.
+// The defaults are those of cmd/analysis-svc/config.go.
+func startStack(ctx context.Context, engine *mongox.DB, logs *logSink, name, dir string) (*stack, error) {
+	s := &stack{analyzersRoot: filepath.Join(dir, "analyzers"), jobDir: filepath.Join(dir, "jobs"), logs: logs}
+	if err := os.MkdirAll(filepath.Join(s.analyzersRoot, "Bench"), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.jobDir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(s.analyzersRoot, "Bench", "bench.sh"), []byte(shScript), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(s.analyzersRoot, "Bench", "Bench_Sh.json"), []byte(shDefinition), 0o644); err != nil {
+		return nil, err
+	}
+	log := conf.Logger(s.logs, "info", "analysis-svc")
+	// What mongox.Open returns, on a database of its own (FerretDB's SQLite backend: a file of its own).
+	db := &mongox.DB{Database: engine.Client.Database(name), Client: engine.Client, Embedded: engine.Embedded}
+	s.db = db
+	keys, err := auth.NewKeyring(benchSecret)
+	if err != nil {
+		return nil, err
+	}
+	istore, err := mongostore.NewIdentityStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := analysis.NewIdentity(istore, keys, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	if created, err := ids.Bootstrap(ctx, superLogin, "", superKey); err != nil || !created {
+		return nil, fmt.Errorf("bootstrap: created=%v err=%v", created, err)
+	}
+
+	// jobs.go: runners (process), the built-ins, then the public-format folders through catalog.Load.
+	runners := map[string]analysis.Runner{"process": process.New(process.Options{Log: log})}
+	defs := append(builtin.Analyzers(), builtin.Responders()...)
+	loaded, err := catalog.Load([]string{s.analyzersRoot}, analysis.KindAnalyzer, log)
+	if err != nil {
+		return nil, fmt.Errorf("load the bench analyzer: %w", err)
+	}
+	for _, d := range loaded {
+		if d.Command != "" {
+			defs = append(defs, d)
+		}
+	}
+	cat := analysis.NewCatalog(defs...)
+	if _, ok := cat.Definition(analysis.KindAnalyzer, shDefID); !ok {
+		return nil, fmt.Errorf("catalog.Load did not give %s", shDefID)
+	}
+	wstore, err := mongostore.NewWorkerStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	jstore, err := mongostore.NewJobStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	jobs := analysis.NewJobs(jstore, wstore, cat, mongostore.NewFileStore(db), analysis.JobsConfig{
+		Workers: 4, Lease: 30 * time.Second, MaxAttempts: 3, CacheMinutes: 10, DefaultTimeout: 30 * time.Minute,
+		WaitMax: 10 * time.Minute, MaxFileSize: 1 << 30, TempDir: s.jobDir, Runners: runners,
+		Extract: builtin.Extract, Log: log,
+	}, time.Now)
+	workers := analysis.NewWorkers(wstore, cat, time.Now)
+
+	// run.go: the router, the job workers, the HTTP server (web.Serve's timeouts).
+	h := api.New(api.Config{
+		Log: log,
+		Auth: web.AuthConfig{Keyring: keys, SessionTTL: time.Hour,
+			Throttle: auth.NewThrottle(5, 30, 5*time.Minute, time.Now)},
+		Secure:    web.SecureConfig{AllowInsecure: true}, // plain HTTP on 127.0.0.1: the key renewal of the setup
+		SearchMax: 10000,
+		BodyLimit: "100M",
+		Ready:     web.Options{Ready: db.Ping},
+	}, ids, workers, jobs)
+	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	jobsDone := make(chan struct{})
+	go func() {
+		defer close(jobsDone)
+		_ = jobs.Run(jctx)
+	}()
+	s.stopJobs = func() { stopJobs(); <-jobsDone }
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.server = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 5 * time.Minute,
+		WriteTimeout: 11 * time.Minute, IdleTimeout: 2 * time.Minute}
+	go func() { _ = s.server.Serve(ln) }()
+	s.url = "http://" + ln.Addr().String()
+
+	if err := s.setup(ctx); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// setup makes, over the API, the organization, its orgadmin with a key, and enables Echo and Bench_Sh.
+func (s *stack) setup(ctx context.Context) error {
+	s.super = newClient(s.url, superKey)
+	if _, err := s.super.call(ctx, http.MethodPost, "/api/organization",
+		map[string]any{"name": benchOrg, "description": "benchmark"}, http.StatusCreated, nil); err != nil {
+		return err
+	}
+	if _, err := s.super.call(ctx, http.MethodPost, "/api/user", map[string]any{"login": adminLogin, "name": "Bench admin",
+		"organization": benchOrg, "roles": []string{"read", "analyze", "orgadmin"}}, http.StatusCreated, nil); err != nil {
+		return err
+	}
+	r, err := s.super.call(ctx, http.MethodPost, "/api/user/"+adminLogin+"/key/renew", nil, http.StatusOK, nil)
+	if err != nil {
+		return err
+	}
+	s.admin = newClient(s.url, string(r.body))
+	for _, w := range []struct {
+		def string
+		id  *string
+	}{{echoDefID, &s.echoID}, {shDefID, &s.shID}} {
+		var out struct {
+			ID string `json:"id"`
+		}
+		if _, err := s.admin.call(ctx, http.MethodPost, "/api/organization/analyzer/"+w.def, map[string]any{},
+			http.StatusCreated, &out); err != nil {
+			return err
+		}
+		*w.id = out.ID
+	}
+	return nil
+}
+
+// close stops the HTTP server and the job workers; the engine stays open for the next section.
+func (s *stack) close() {
+	if s.server != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = s.server.Shutdown(sctx)
+		cancel()
+	}
+	if s.stopJobs != nil {
+		s.stopJobs()
+	}
+}
