@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/api"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/mongostore"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
@@ -68,6 +70,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if cfg.HTTP.AllowInsecureCredentials && !tls {
 		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
 	}
+	analyses, err := connectorService(ctx, cfg, db, svc, log)
+	if err != nil {
+		return err
+	}
 	e := api.New(api.Config{
 		Log: log,
 		Auth: web.AuthConfig{Keyring: keys, SessionTTL: cfg.Auth.SessionTTL, Basic: cfg.Auth.Method.Basic, Secure: tls,
@@ -76,8 +82,33 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		SearchMax: cfg.Search.Max,
 		BodyLimit: cfg.HTTP.BodyLimit,
 		Ready:     db.Ping,
-	}, ids, svc)
-	return web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key})
+	}, ids, svc, analyses)
+
+	// The connector's tracker follows pending jobs and actions until the service stops.
+	actx, stopTracker := context.WithCancel(context.WithoutCancel(ctx))
+	tracked := make(chan struct{})
+	go func() {
+		defer close(tracked)
+		analyses.Run(actx)
+	}()
+	serveErr := web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key})
+	stopTracker()
+	<-tracked
+	return serveErr
+}
+
+// connectorService builds the clients of analysis.servers and the connector's service.
+func connectorService(ctx context.Context, cfg config, db *mongox.DB, svc *cases.Service, log *slog.Logger) (*cases.Analyses, error) {
+	var servers []cases.AnalysisServer
+	for _, s := range cfg.Analysis.Servers {
+		servers = append(servers, connector.Adapter{Client: connector.New(connector.Server{Name: s.Name, URL: s.URL, Key: s.Key,
+			Timeout: s.Timeout, Organisations: s.Organisations}, connector.Options{}, log)})
+	}
+	store, err := mongostore.NewAnalysisStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return cases.NewAnalyses(svc, servers, store, store, cases.AnalysisConfig{Log: log}, time.Now), nil
 }
 
 // wire builds the stores and the domain services on the database.

@@ -30,17 +30,18 @@ type Config struct {
 }
 
 type handler struct {
-	ids  *cases.Identity
-	svc  *cases.Service
-	cfg  Config
-	max  int
-	auth web.AuthConfig
+	ids      *cases.Identity
+	svc      *cases.Service
+	analyses *cases.Analyses
+	cfg      Config
+	max      int
+	auth     web.AuthConfig
 }
 
 // New returns the service's HTTP handler with every route registered.
-func New(cfg Config, ids *cases.Identity, svc *cases.Service) *echo.Echo {
+func New(cfg Config, ids *cases.Identity, svc *cases.Service, analyses *cases.Analyses) *echo.Echo {
 	e := web.New(web.Options{Log: cfg.Log, BodyLimit: cfg.BodyLimit, Ready: cfg.Ready})
-	h := &handler{ids: ids, svc: svc, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
+	h := &handler{ids: ids, svc: svc, analyses: analyses, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
 	h.routes(e)
 	return e
 }
@@ -166,7 +167,9 @@ func (h *handler) routes(e *echo.Echo) {
 		a.POST("/alert/:alertId/createCase", h.createCaseFromAlert)
 		a.POST("/alert/:alertId/merge/:caseId", h.mergeAlert)
 
-		// The connector (/api/connector/...) registers here.
+		if prefix == "/api" {
+			h.connectorRoutes(a)
+		}
 	}
 
 	// --- the query API: /api/v0/query and /api/v1/query (not /api/query, as in the reference system) ---

@@ -52,6 +52,8 @@ type envOptions struct {
 	secure        web.SecureConfig
 	adminPassword bool // bootstrap the administrator with a password too (costs a hash)
 	zip           cases.ZipLimits
+	servers       []cases.AnalysisServer // analysis servers of the connector (none by default)
+	analysis      cases.AnalysisConfig
 }
 
 type envOption func(*envOptions)
@@ -59,6 +61,11 @@ type envOption func(*envOptions)
 func withBasic() envOption                    { return func(o *envOptions) { o.basic = true } }
 func withSecure(s web.SecureConfig) envOption { return func(o *envOptions) { o.secure = s } }
 func withAdminPassword() envOption            { return func(o *envOptions) { o.adminPassword = true } }
+
+// withServers configures the connector's analysis servers and runs its tracker.
+func withServers(cfg cases.AnalysisConfig, servers ...cases.AnalysisServer) envOption {
+	return func(o *envOptions) { o.servers, o.analysis = servers, cfg }
+}
 
 // env is one server on its own database.
 type env struct {
@@ -148,6 +155,17 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil || !created {
 		t.Fatalf("bootstrap: created=%v err=%v", created, err)
 	}
+	astore, err := mongostore.NewAnalysisStore(ctx, db)
+	if err != nil {
+		t.Fatalf("analysis store: %v", err)
+	}
+	analyses := cases.NewAnalyses(svc, o.servers, astore, astore, o.analysis, time.Now)
+	if len(o.servers) > 0 {
+		actx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); analyses.Run(actx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
 	logs := &syncBuffer{}
 	h := api.New(api.Config{
 		Log:       slog.New(slog.NewJSONHandler(logs, nil)),
@@ -156,7 +174,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		SearchMax: 1000,
 		BodyLimit: "2M",
 		Ready:     db.Ping,
-	}, ids, svc)
+	}, ids, svc, analyses)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	e := &env{echo: h, db: db, jobs: jobs, srv: srv, logs: logs}

@@ -1,0 +1,403 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
+)
+
+// analysisServer is a real analysis-svc process, built from this workspace and started on loopback, with an
+// organization whose orgadmin key the connector uses and the built-in workers enabled.
+type analysisServer struct {
+	URL       string
+	Key       string            // the orgadmin's key (what the connector is configured with)
+	Analyzers map[string]string // name -> enabled id
+	Responder map[string]string
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func analysisBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "analysis-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "analysis-svc")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/openir/platform/analysis-svc/cmd/analysis-svc").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build analysis-svc: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func startAnalysis(t *testing.T, addr string) *analysisServer {
+	t.Helper()
+	const superKey = "analysis-superadmin-key-0123456789abcdef"
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, analysisBinary(t))
+	cmd.Env = append(os.Environ(), "ANALYSIS_HTTP_ADDR="+addr, "ANALYSIS_DATABASE_PATH="+t.TempDir(),
+		"ANALYSIS_BOOTSTRAP_LOGIN=root", "ANALYSIS_BOOTSTRAP_KEY="+superKey, "ANALYSIS_HTTP_ALLOW_INSECURE_CREDENTIALS=true")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	listening := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+				select {
+				case listening <- line.Addr:
+				default:
+				}
+			}
+		}
+	}()
+	var base string
+	select {
+	case a := <-listening:
+		base = "http://" + a
+	case <-time.After(60 * time.Second):
+		t.Fatal("analysis-svc did not start within 60 s")
+	}
+	call := func(method, path, key string, body any) (int, []byte) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	for _, step := range []struct {
+		path string
+		body any
+	}{{"/api/organization", map[string]any{"name": "soc"}},
+		{"/api/user", map[string]any{"login": "connector", "organization": "soc", "roles": []string{"read", "analyze", "orgadmin"}}}} {
+		if code, b := call("POST", step.path, superKey, step.body); code != 201 {
+			t.Fatalf("%s: %d %s", step.path, code, b)
+		}
+	}
+	code, key := call("POST", "/api/user/connector/key/renew", superKey, nil)
+	if code != 200 {
+		t.Fatalf("key: %d", code)
+	}
+	s := &analysisServer{URL: base, Key: string(key), Analyzers: map[string]string{}, Responder: map[string]string{}}
+	enable := func(kind, def string, conf map[string]any) string {
+		code, b := call("POST", "/api/organization/"+kind+"/"+def, s.Key, map[string]any{"configuration": conf})
+		if code != 201 {
+			t.Fatalf("enable %s: %d %s", def, code, b)
+		}
+		var w struct{ ID, Name string }
+		_ = json.Unmarshal(b, &w)
+		return w.ID
+	}
+	s.Analyzers["Echo"] = enable("analyzer", "Echo_1_0", map[string]any{})
+	s.Analyzers["File_Info"] = enable("analyzer", "File_Info_1_0", map[string]any{"auto_extract_artifacts": true})
+	s.Responder["Tagger"] = enable("responder", "Tagger_1_0", map[string]any{"tag": "seen-by-responder"})
+	s.Responder["Task_Helper"] = enable("responder", "Task_Helper_1_0",
+		map[string]any{"taskTitle": "Follow-up", "logMessage": "checked", "closeTask": true})
+	return s
+}
+
+var fastTracker = cases.AnalysisConfig{LongPoll: 5 * time.Second, Scan: 100 * time.Millisecond,
+	BackoffLo: 50 * time.Millisecond, BackoffHi: 300 * time.Millisecond}
+
+func server(name string, a *analysisServer, url string) cases.AnalysisServer {
+	if url == "" {
+		url = a.URL
+	}
+	return connector.Adapter{Client: connector.New(connector.Server{Name: name, URL: url, Key: a.Key, Timeout: 10 * time.Second},
+		connector.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
+}
+
+// eventually polls get until done says so (deadline 30 s).
+func eventually(t *testing.T, what string, get func() obj, done func(obj) bool) obj {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		o := get()
+		if done(o) {
+			return o
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not done within 30 s; last %v", what, o)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval; the deadline bounds the wait
+	}
+}
+
+func TestConnector_AnalyzersJobsAndResponders(t *testing.T) {
+	as := startAnalysis(t, "127.0.0.1:0")
+	tm := newTeam(t, withServers(fastTracker, server("local", as, ""), server("down", as, "http://127.0.0.1:1")))
+	cs := tm.analyst.newCase(t, map[string]any{"tlp": 1, "pap": 2})
+	caseID := cs.str(t, "id")
+	ip := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"203.0.113.5"}})[0]
+	content := "contact http://bad.example.net/x from 198.51.100.77\n"
+	file := tm.analyst.multipart(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "file"}, nil,
+		part{field: "attachment", filename: "notes.txt", contentType: "text/plain", content: []byte(content)}).want(t, http.StatusCreated).list(t)[0]
+
+	t.Run("listing merges servers and leaves a dead one out", func(t *testing.T) {
+		r := tm.analyst.call(t, http.MethodGet, "/api/connector/cortex/analyzer", nil).want(t, http.StatusOK)
+		names := map[string]bool{}
+		for _, w := range r.list(t) {
+			names[w.str(t, "name")] = true
+			if ids := w.strs(t, "cortexIds"); len(ids) != 1 || ids[0] != "local" {
+				t.Fatalf("servers of %v", w)
+			}
+		}
+		if !names["Echo"] || !names["File_Info"] || !strings.Contains(r.header.Get("X-Analysis-Warnings"), "down") {
+			t.Fatalf("analyzers %v warnings %q", names, r.header.Get("X-Analysis-Warnings"))
+		}
+		if l := tm.analyst.call(t, http.MethodGet, "/api/connector/analysis/analyzer/type/file", nil).want(t, http.StatusOK).list(t); len(l) != 2 {
+			t.Fatalf("file analyzers %v", l) // File_Info and Echo
+		}
+	})
+
+	t.Run("analyzer job on a value", func(t *testing.T) {
+		j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
+			want(t, http.StatusCreated).object(t)
+		if j.str(t, "analysisId") != "local" || j.str(t, "analysisJobId") == "" || j.str(t, "analyzerName") != "Echo" {
+			t.Fatalf("job %v", j)
+		}
+		done := eventually(t, "echo job", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+		if rep := done.obj(t, "report"); rep["success"] != true || rep["full"] == nil {
+			t.Fatalf("report %v", rep)
+		}
+		o := tm.analyst.call(t, http.MethodGet, "/api/case/artifact/"+ip.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		if _, ok := o.obj(t, "reports")["Echo"]; !ok {
+			t.Fatalf("observable reports %v", o["reports"])
+		}
+		jobs := tm.analyst.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
+			map[string]any{"_name": "getObservable", "idOrName": ip.str(t, "id")}, map[string]any{"_name": "jobs"},
+			map[string]any{"_name": "sort", "_fields": []any{map[string]any{"startDate": "desc"}}},
+			map[string]any{"_name": "page", "from": 0, "to": 10}}}).want(t, http.StatusOK).list(t)
+		if len(jobs) != 1 || jobs[0].str(t, "id") != j.str(t, "id") {
+			t.Fatalf("query jobs %v", jobs)
+		}
+	})
+
+	t.Run("file job imports artifacts as observables", func(t *testing.T) {
+		j := tm.analyst.call(t, http.MethodPost, "/api/connector/cortex/job",
+			map[string]any{"cortexId": "local", "artifactId": file.str(t, "id"), "analyzerId": as.Analyzers["File_Info"]}).
+			want(t, http.StatusCreated).object(t)
+		eventually(t, "file job", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+		obs := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?range=all", nil).want(t, http.StatusOK).list(t)
+		found := map[string][]string{}
+		for _, o := range obs {
+			if d, ok := o["data"].(string); ok {
+				found[d] = o.strs(t, "tags")
+			}
+		}
+		if tags, ok := found["198.51.100.77"]; !ok || !contains(tags, "src:File_Info") {
+			t.Fatalf("observables %v", found)
+		}
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "nope", "artifactId": ip.str(t, "id"), "analyzerId": "x"}).wantError(t, http.StatusBadRequest, "BadRequest")
+		tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ip.str(t, "id"), "analyzerId": "unknown"}).wantError(t, http.StatusNotFound, "NotFoundError")
+		tm.readOnly.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).wantError(t, http.StatusForbidden, "AuthorizationError")
+		tm.other.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).wantError(t, http.StatusNotFound, "NotFoundError")
+		al := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r1",
+			"title": "a", "description": "d", "artifacts": []any{map[string]any{"dataType": "ip", "data": "192.0.2.9"}}}).want(t, http.StatusCreated).object(t)
+		aobs := tm.analyst.call(t, http.MethodGet, "/api/alert/"+al.str(t, "id")+"/artifact", nil).want(t, http.StatusOK).list(t)
+		tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": aobs[0].str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).wantError(t, http.StatusBadRequest, "BadRequest")
+		tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/action",
+			map[string]any{"responderId": as.Responder["Tagger"], "objectType": "case_task", "objectId": "~404"}).wantError(t, http.StatusNotFound, "NotFoundError")
+		msg := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/action",
+			map[string]any{"responderId": as.Responder["Tagger"], "objectType": "case_task_log", "objectId": "~404"}).wantError(t, http.StatusNotFound, "NotFoundError")
+		if msg != "Log not found" {
+			t.Fatalf("message %q", msg)
+		}
+	})
+
+	t.Run("responders apply their operations", func(t *testing.T) {
+		task := tm.analyst.call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "Investigate"}).
+			want(t, http.StatusCreated).object(t)
+		act := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{
+			"responderId": as.Responder["Task_Helper"], "objectType": "case_task", "objectId": task.str(t, "id")}).
+			want(t, http.StatusCreated).object(t)
+		if act.str(t, "objectType") != "Task" || act.str(t, "status") != "Waiting" || act.str(t, "analysisId") != "local" {
+			t.Fatalf("action %v", act)
+		}
+		done := eventually(t, "responder", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/analysis/action/"+act.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+		var ops []map[string]any
+		if err := json.Unmarshal([]byte(done.str(t, "operations")), &ops); err != nil || len(ops) == 0 {
+			t.Fatalf("operations %q", done["operations"])
+		}
+		for _, op := range ops {
+			if op["status"] != "Success" {
+				t.Fatalf("operation %v", op)
+			}
+		}
+		tasks := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/task?range=all", nil).want(t, http.StatusOK).list(t)
+		titles := map[string]string{}
+		for _, x := range tasks {
+			titles[x.str(t, "title")] = x.str(t, "status")
+		}
+		if _, ok := titles["Follow-up"]; !ok || titles["Investigate"] != "Completed" {
+			t.Fatalf("tasks after the responder: %v", titles)
+		}
+		tag := tm.analyst.call(t, http.MethodPost, "/api/connector/cortex/action", map[string]any{
+			"responderId": as.Responder["Tagger"], "objectType": "case", "objectId": caseID, "analysisId": "local"}).
+			want(t, http.StatusCreated).object(t)
+		eventually(t, "tagger", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/analysis/action/"+tag.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+		got := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID, nil).want(t, http.StatusOK).object(t)
+		if !contains(got.strs(t, "tags"), "seen-by-responder") {
+			t.Fatalf("case tags %v", got["tags"])
+		}
+		tm.readOnly.call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{
+			"responderId": as.Responder["Tagger"], "objectType": "case", "objectId": caseID}).wantError(t, http.StatusForbidden, "AuthorizationError")
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// switchProxy forwards a loopback port to a target while up; down closes the listener and every connection,
+// as an analysis server that stops would.
+type switchProxy struct {
+	addr, target string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+}
+
+func (p *switchProxy) up(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln, p.addr = ln, ln.Addr().String()
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(u, c); u.Close() }()
+			go func() { _, _ = io.Copy(c, u); c.Close() }()
+		}
+	}()
+}
+
+func (p *switchProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// A job sent while its server is down is kept Waiting and submitted by the tracker when the server is back;
+// another server keeps working meanwhile.
+func TestConnector_ServerDownThenBack(t *testing.T) {
+	as := startAnalysis(t, "127.0.0.1:0")
+	p := &switchProxy{addr: "127.0.0.1:0", target: strings.TrimPrefix(as.URL, "http://")}
+	p.up(t)
+	t.Cleanup(p.down)
+	proxied := "http://" + p.addr
+	tm := newTeam(t, withServers(fastTracker, server("flaky", as, proxied), server("steady", as, "")))
+	cs := tm.analyst.newCase(t, nil)
+	ip := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.org"}})[0]
+
+	p.down()
+	j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+		map[string]any{"analysisId": "flaky", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
+		want(t, http.StatusCreated).object(t)
+	if j.str(t, "status") != "Waiting" {
+		t.Fatalf("job while down %v", j)
+	}
+	other := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+		map[string]any{"analysisId": "steady", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
+		want(t, http.StatusCreated).object(t)
+	eventually(t, "steady server's job", func() obj {
+		return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+other.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+	}, func(o obj) bool { return o["status"] == "Success" })
+	if st := tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)["status"]; st != "Waiting" {
+		t.Fatalf("flaky job while down: %v", st)
+	}
+	p.up(t)
+	eventually(t, "flaky server's job after it is back", func() obj {
+		return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+	}, func(o obj) bool { return o["status"] == "Success" })
+}

@@ -1,0 +1,682 @@
+package cases
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/openir/platform/pkg/apperr"
+)
+
+// RemoteWorker is an analyzer or responder as an analysis server lists it.
+type RemoteWorker struct {
+	ID           string
+	Name         string
+	Version      string
+	Description  string
+	DefinitionID string
+	DataTypeList []string
+}
+
+// RemoteFile is a file sent with a job.
+type RemoteFile struct {
+	Name        string
+	ContentType string
+	Open        func() (io.ReadCloser, error)
+}
+
+// RemoteRequest is what a job runs on.
+type RemoteRequest struct {
+	DataType string
+	Data     any // a string (analyzers) or an object (responders)
+	File     *RemoteFile
+	TLP      int
+	PAP      int
+	Message  string
+}
+
+// RemoteArtifact is an observable a job extracted; FileID/FileName are set for files (download by FileID).
+type RemoteArtifact struct {
+	DataType    string
+	Data        string
+	Message     string
+	TLP         *int
+	Tags        []string
+	FileID      string
+	FileName    string
+	ContentType string
+}
+
+// RemoteReport is a finished job's report.
+type RemoteReport struct {
+	Success      bool
+	Summary      map[string]any
+	Full         map[string]any
+	Artifacts    []RemoteArtifact
+	Operations   []map[string]any
+	ErrorMessage string
+}
+
+// RemoteJob is a job on an analysis server; Report is set once it finished.
+type RemoteJob struct {
+	ID           string
+	Status       string
+	WorkerID     string
+	WorkerName   string
+	DefinitionID string
+	StartDate    time.Time
+	EndDate      time.Time
+	Report       *RemoteReport
+}
+
+// Finished reports whether the remote job ended.
+func (j RemoteJob) Finished() bool {
+	return j.Status == JobSuccess || j.Status == JobFailure || j.Status == JobDeleted
+}
+
+// AnalysisServer is one configured analysis server (the connector adapter implements it).
+type AnalysisServer interface {
+	Name() string
+	// Serves reports whether the server is open to the organisation.
+	Serves(org string) bool
+	// Workers lists the enabled analyzers (responder false) or responders, of a data type ("" = all).
+	Workers(ctx context.Context, responder bool, dataType string) ([]RemoteWorker, error)
+	// Run creates a job; idempotencyKey makes a retried call create one job only.
+	Run(ctx context.Context, responder bool, workerID string, r RemoteRequest, idempotencyKey string) (RemoteJob, error)
+	// WaitReport long-polls a job for at most atMost.
+	WaitReport(ctx context.Context, jobID string, atMost time.Duration) (RemoteJob, error)
+	// Download fetches a file artifact.
+	Download(ctx context.Context, fileID string) (io.ReadCloser, error)
+}
+
+// Pending is a job or action whose result has not been imported yet. The tracker works from these records,
+// kept in a small collection, so it resumes after a restart.
+type Pending struct {
+	ID       string // the job or action record's id
+	Kind     string // "job" or "action"
+	Server   string
+	Org      string
+	RemoteID string // "" until the server accepted the job
+	Since    time.Time
+}
+
+// PendingStore keeps the pending records.
+type PendingStore interface {
+	AddPending(ctx context.Context, p Pending) error
+	PendingOf(ctx context.Context, server string) ([]Pending, error)
+	SetRemote(ctx context.Context, id, remoteID string) error
+	RemovePending(ctx context.Context, id string) error
+}
+
+// AnalysisConfig tunes the connector's background tracker.
+type AnalysisConfig struct {
+	LongPoll  time.Duration // one waitreport (default 60 s)
+	Scan      time.Duration // how often a server's pending list is read for new work (default 2 s)
+	GiveUp    time.Duration // a job whose server stays unreachable this long fails (default 24 h)
+	MaxBusy   int           // concurrent long polls per server (default 64)
+	BackoffLo time.Duration // first retry delay after a server error (default 1 s)
+	BackoffHi time.Duration // longest retry delay (default 1 min)
+	Log       *slog.Logger
+}
+
+func (c *AnalysisConfig) defaults() {
+	if c.LongPoll <= 0 {
+		c.LongPoll = time.Minute
+	}
+	if c.Scan <= 0 {
+		c.Scan = 2 * time.Second
+	}
+	if c.GiveUp <= 0 {
+		c.GiveUp = 24 * time.Hour
+	}
+	if c.MaxBusy <= 0 {
+		c.MaxBusy = 64
+	}
+	if c.BackoffLo <= 0 {
+		c.BackoffLo = time.Second
+	}
+	if c.BackoffHi <= 0 {
+		c.BackoffHi = time.Minute
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Analyses runs analyzers and responders of analysis servers on case-svc objects and imports their results.
+type Analyses struct {
+	svc     *Service
+	servers map[string]AnalysisServer
+	order   []string
+	pending PendingStore
+	actions ActionStore
+	cfg     AnalysisConfig
+	now     func() time.Time
+
+	mu   sync.Mutex
+	busy map[string]bool // record ids being tracked in this process
+	kick map[string]chan struct{}
+}
+
+// NewAnalyses returns the connector service over the configured servers (in configuration order).
+func NewAnalyses(svc *Service, servers []AnalysisServer, pending PendingStore, actions ActionStore, cfg AnalysisConfig, now func() time.Time) *Analyses {
+	cfg.defaults()
+	if now == nil {
+		now = time.Now
+	}
+	a := &Analyses{svc: svc, servers: map[string]AnalysisServer{}, pending: pending, actions: actions, cfg: cfg, now: now,
+		busy: map[string]bool{}, kick: map[string]chan struct{}{}}
+	for _, s := range servers {
+		a.servers[s.Name()] = s
+		a.order = append(a.order, s.Name())
+		a.kick[s.Name()] = make(chan struct{}, 1)
+	}
+	return a
+}
+
+func (a *Analyses) clock() time.Time { return ms(a.now()) }
+
+// server returns the named server if the caller's organisation may use it; 400 otherwise.
+func (a *Analyses) server(c Caller, name string) (AnalysisServer, error) {
+	s, ok := a.servers[name]
+	if !ok || !s.Serves(c.Org) {
+		if name == "" {
+			return nil, fieldError("analysisId", "required")
+		}
+		return nil, apperr.Errorf(apperr.BadRequest, "unknown analysisId %q (configured: %v)", name, a.usable(c))
+	}
+	return s, nil
+}
+
+func (a *Analyses) usable(c Caller) []string {
+	var out []string
+	for _, n := range a.order {
+		if a.servers[n].Serves(c.Org) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ServerWorkers is a worker merged across the servers that offer it (by name).
+type ServerWorkers struct {
+	RemoteWorker
+	Servers []string
+}
+
+// Workers lists the analyzers (or responders) of every server the caller's organisation may use, merged by
+// name. A server that cannot be reached is left out and named in the warnings.
+func (a *Analyses) Workers(ctx context.Context, c Caller, responder bool, dataType string) ([]ServerWorkers, []string, error) {
+	if err := c.Require(ManageAnalyse); !responder && err != nil {
+		return nil, nil, err
+	}
+	type result struct {
+		name string
+		ws   []RemoteWorker
+		err  error
+	}
+	names := a.usable(c)
+	results := make([]result, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			ws, err := a.servers[n].Workers(cctx, responder, dataType)
+			results[i] = result{n, ws, err}
+		}()
+	}
+	wg.Wait()
+	var out []ServerWorkers
+	index := map[string]int{}
+	var warnings []string
+	for _, r := range results {
+		if r.err != nil {
+			msg := "analysis server " + r.name + " is unavailable"
+			if e := apperr.As(r.err); e != nil {
+				msg = e.Message
+			}
+			warnings = append(warnings, msg)
+			a.cfg.Log.Warn("list workers", "server", r.name, "err", r.err)
+			continue
+		}
+		for _, w := range r.ws {
+			if i, ok := index[w.Name]; ok {
+				out[i].Servers = append(out[i].Servers, r.name)
+				continue
+			}
+			index[w.Name] = len(out)
+			out = append(out, ServerWorkers{RemoteWorker: w, Servers: []string{r.name}})
+		}
+	}
+	return out, warnings, nil
+}
+
+// RunAnalyzer starts an analyzer of a server on an observable of a case. The job record is stored before the
+// server is called, and the call carries the record id as its Idempotency-Key: when the server cannot be
+// reached the record stays Waiting and the tracker submits it when the server is back.
+func (a *Analyses) RunAnalyzer(ctx context.Context, c Caller, analysisID, observableID, analyzerID string) (Job, error) {
+	if err := c.Require(ManageAnalyse); err != nil {
+		return Job{}, err
+	}
+	srv, err := a.server(c, analysisID)
+	if err != nil {
+		return Job{}, err
+	}
+	if analyzerID == "" {
+		return Job{}, fieldError("analyzerId", "required")
+	}
+	o, err := a.svc.Observable(ctx, c, observableID)
+	if err != nil {
+		return Job{}, err
+	}
+	if o.CaseID == "" {
+		return Job{}, apperr.New(apperr.BadRequest, "only observables of a case can be analyzed")
+	}
+	now := a.clock()
+	j := Job{ID: NewID(now), Org: c.Org, ObservableID: o.ID, CaseID: o.CaseID, AnalyzerID: analyzerID,
+		Status: JobWaiting, AnalysisID: srv.Name(), Meta: Meta{CreatedBy: c.Login, CreatedAt: now}}
+	if err := a.svc.jobs.Create(ctx, j); err != nil {
+		return Job{}, err
+	}
+	if err := a.pending.AddPending(ctx, Pending{ID: j.ID, Kind: "job", Server: srv.Name(), Org: c.Org, Since: now}); err != nil {
+		return Job{}, err
+	}
+	remote, err := a.submitJob(ctx, j)
+	switch {
+	case err == nil:
+		return a.accepted(ctx, j, remote)
+	case apperr.Is(err, apperr.Unavailable):
+		a.cfg.Log.Warn("analysis server unavailable; the job will be submitted when it is back", "server", srv.Name(), "job", j.ID)
+		a.wake(srv.Name())
+		return j, nil
+	default: // refused by the server (unknown analyzer, data type, rate limit…): no job
+		_ = a.pending.RemovePending(context.WithoutCancel(ctx), j.ID)
+		_, _ = a.svc.jobs.Update(context.WithoutCancel(ctx), Job{ID: j.ID, Status: JobDeleted}, []string{"status"}, c.Login, now)
+		return Job{}, err
+	}
+}
+
+// submitJob sends a job record's observable to its server.
+func (a *Analyses) submitJob(ctx context.Context, j Job) (RemoteJob, error) {
+	srv := a.servers[j.AnalysisID]
+	if srv == nil {
+		return RemoteJob{}, apperr.Errorf(apperr.BadRequest, "analysis server %s is no longer configured", j.AnalysisID)
+	}
+	o, err := a.svc.observables.Observable(ctx, j.ObservableID)
+	if err != nil {
+		return RemoteJob{}, err
+	}
+	cs, err := a.svc.cases.Case(ctx, j.CaseID)
+	if err != nil {
+		return RemoteJob{}, err
+	}
+	req := RemoteRequest{DataType: o.DataType, TLP: o.TLP, PAP: cs.PAP, Message: o.Message}
+	if o.Attachment != nil {
+		att := *o.Attachment
+		req.File = &RemoteFile{Name: att.Name, ContentType: att.ContentType, Open: func() (io.ReadCloser, error) {
+			r, _, err := a.svc.files.Open(context.WithoutCancel(ctx), att.ID)
+			return r, err
+		}}
+	} else {
+		req.Data = o.Data
+	}
+	return srv.Run(ctx, false, j.AnalyzerID, req, j.ID)
+}
+
+// accepted records the server's job id and wakes the tracker.
+func (a *Analyses) accepted(ctx context.Context, j Job, r RemoteJob) (Job, error) {
+	if err := a.pending.SetRemote(ctx, j.ID, r.ID); err != nil {
+		return Job{}, err
+	}
+	j.AnalysisJobID, j.AnalyzerName, j.AnalyzerDefinition = r.ID, r.WorkerName, r.DefinitionID
+	j.Status = r.Status
+	if j.Status == "" {
+		j.Status = JobWaiting
+	}
+	fields := []string{"analysisJobId", "analyzerName", "analyzerDefinition", "status"}
+	if !r.StartDate.IsZero() {
+		j.StartDate = r.StartDate
+		fields = append(fields, "startDate")
+	}
+	out, err := a.svc.jobs.Update(ctx, j, fields, j.CreatedBy, a.clock())
+	if err != nil {
+		return Job{}, err
+	}
+	a.wake(j.AnalysisID)
+	return out, nil
+}
+
+func (a *Analyses) wake(server string) {
+	if ch := a.kick[server]; ch != nil {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// AnalyzerJob returns an analyzer job record (with its report once finished).
+func (a *Analyses) AnalyzerJob(ctx context.Context, c Caller, id string) (Job, error) {
+	return a.svc.Job(ctx, c, id)
+}
+
+// Run tracks every server's pending jobs and actions until ctx ends: one loop per server, so a slow or dead
+// server never delays another.
+func (a *Analyses) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, n := range a.order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.serverLoop(ctx, n)
+		}()
+	}
+	wg.Wait()
+}
+
+func (a *Analyses) serverLoop(ctx context.Context, name string) {
+	sem := make(chan struct{}, a.cfg.MaxBusy)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	t := time.NewTicker(a.cfg.Scan)
+	defer t.Stop()
+	for {
+		ps, err := a.pending.PendingOf(ctx, name)
+		if err != nil && ctx.Err() == nil {
+			a.cfg.Log.Error("read pending analyses", "server", name, "err", err)
+		}
+		for _, p := range ps {
+			a.mu.Lock()
+			taken := a.busy[p.ID]
+			a.busy[p.ID] = true
+			a.mu.Unlock()
+			if taken {
+				continue
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				defer func() {
+					a.mu.Lock()
+					delete(a.busy, p.ID)
+					a.mu.Unlock()
+				}()
+				a.track(ctx, p)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.kick[name]:
+		}
+	}
+}
+
+// track follows one pending record until its result is imported, retrying with backoff while its server is
+// unreachable, and failing it after GiveUp.
+func (a *Analyses) track(ctx context.Context, p Pending) {
+	srv := a.servers[p.Server]
+	backoff := a.cfg.BackoffLo
+	for ctx.Err() == nil {
+		var (
+			remote RemoteJob
+			err    error
+		)
+		if p.RemoteID == "" {
+			remote, err = a.resubmit(ctx, p)
+			if err == nil {
+				p.RemoteID = remote.ID
+				if err = a.pending.SetRemote(ctx, p.ID, remote.ID); err == nil {
+					err = a.recordAccepted(ctx, p, remote)
+				}
+			}
+		} else {
+			remote, err = srv.WaitReport(ctx, p.RemoteID, a.cfg.LongPoll)
+		}
+		if err == nil && remote.Finished() {
+			if err := a.finish(ctx, p, remote); err != nil {
+				if ctx.Err() == nil {
+					a.cfg.Log.Error("import result", "server", p.Server, "record", p.ID, "err", err)
+				}
+				a.sleep(ctx, backoff)
+				backoff = min(backoff*2, a.cfg.BackoffHi)
+				continue
+			}
+			return
+		}
+		if err == nil {
+			backoff = a.cfg.BackoffLo
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if !apperr.Is(err, apperr.Unavailable) || a.clock().Sub(p.Since) > a.cfg.GiveUp {
+			// Refused for good (the job vanished, the analyzer is gone…) or unreachable for too long.
+			msg := err.Error()
+			if e := apperr.As(err); e != nil {
+				msg = e.Message
+			}
+			if a.clock().Sub(p.Since) > a.cfg.GiveUp {
+				msg = fmt.Sprintf("%s; gave up after %s", msg, a.cfg.GiveUp)
+			}
+			if ferr := a.fail(ctx, p, msg); ferr != nil && ctx.Err() == nil {
+				a.cfg.Log.Error("fail record", "record", p.ID, "err", ferr)
+			}
+			return
+		}
+		a.cfg.Log.Warn("analysis server unavailable; will retry", "server", p.Server, "record", p.ID, "retry_in", backoff.String())
+		a.sleep(ctx, backoff)
+		backoff = min(backoff*2, a.cfg.BackoffHi)
+	}
+}
+
+func (a *Analyses) sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (a *Analyses) resubmit(ctx context.Context, p Pending) (RemoteJob, error) {
+	if p.Kind == "action" {
+		act, err := a.actions.Action(ctx, p.ID)
+		if err != nil {
+			return RemoteJob{}, err
+		}
+		return a.submitAction(ctx, act)
+	}
+	j, err := a.svc.jobs.Job(ctx, p.ID)
+	if err != nil {
+		return RemoteJob{}, err
+	}
+	return a.submitJob(ctx, j)
+}
+
+func (a *Analyses) recordAccepted(ctx context.Context, p Pending, r RemoteJob) error {
+	if p.Kind == "action" {
+		act, err := a.actions.Action(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		act.AnalysisJobID, act.ResponderName, act.ResponderDefinition = r.ID, r.WorkerName, r.DefinitionID
+		return a.actions.UpdateAction(ctx, act)
+	}
+	j, err := a.svc.jobs.Job(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	_, err = a.accepted(ctx, j, r)
+	return err
+}
+
+// fail ends a record with a failure message.
+func (a *Analyses) fail(ctx context.Context, p Pending, msg string) error {
+	now := a.clock()
+	if p.Kind == "action" {
+		act, err := a.actions.Action(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		act.Status, act.EndDate = JobFailure, now
+		act.Report = mustJSON(map[string]any{"success": false, "errorMessage": msg})
+		if err := a.actions.UpdateAction(ctx, act); err != nil {
+			return err
+		}
+	} else {
+		j := Job{ID: p.ID, Status: JobFailure, EndDate: now, Report: map[string]any{"success": false, "errorMessage": msg}}
+		if _, err := a.svc.jobs.Update(ctx, j, []string{"status", "endDate", "report"}, "system", now); err != nil {
+			return err
+		}
+	}
+	return a.pending.RemovePending(ctx, p.ID)
+}
+
+// finish imports a finished remote job: the record gets its status and report; for an analyzer, the
+// observable gets the summary and the case gets the artifacts; for a responder, its operations are applied.
+func (a *Analyses) finish(ctx context.Context, p Pending, r RemoteJob) error {
+	if p.Kind == "action" {
+		if err := a.finishAction(ctx, p, r); err != nil {
+			return err
+		}
+		return a.pending.RemovePending(ctx, p.ID)
+	}
+	j, err := a.svc.jobs.Job(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	report := map[string]any{"success": false}
+	if rep := r.Report; rep != nil {
+		report["success"] = rep.Success
+		if rep.Success {
+			report["full"], report["summary"] = rep.Full, rep.Summary
+			arts := make([]any, 0, len(rep.Artifacts))
+			for _, art := range rep.Artifacts {
+				arts = append(arts, artifactJSON(art))
+			}
+			report["artifacts"] = arts
+		} else {
+			report["errorMessage"] = rep.ErrorMessage
+		}
+	} else if r.Status == JobDeleted {
+		report["errorMessage"] = "the job was deleted on the analysis server"
+	}
+	if r.Status == JobSuccess && r.Report != nil {
+		if err := a.importArtifacts(ctx, j, r); err != nil {
+			return err
+		}
+		if summary := r.Report.Summary; summary != nil {
+			name := j.AnalyzerName
+			if name == "" {
+				name = r.WorkerName
+			}
+			if err := a.svc.observables.MergeReport(ctx, j.ObservableID, name, summary); err != nil && !apperr.Is(err, apperr.NotFound) {
+				return err
+			}
+		}
+	}
+	status := r.Status
+	if status == JobDeleted {
+		status = JobFailure
+	}
+	upd := Job{ID: j.ID, Status: status, StartDate: r.StartDate, EndDate: r.EndDate, Report: report,
+		AnalyzerName: r.WorkerName, AnalyzerDefinition: r.DefinitionID}
+	fields := []string{"status", "endDate", "report"}
+	if !r.StartDate.IsZero() {
+		fields = append(fields, "startDate")
+	}
+	if j.AnalyzerName == "" && r.WorkerName != "" {
+		fields = append(fields, "analyzerName", "analyzerDefinition")
+	}
+	if upd.EndDate.IsZero() {
+		upd.EndDate = a.clock()
+	}
+	if _, err := a.svc.jobs.Update(ctx, upd, fields, j.CreatedBy, a.clock()); err != nil {
+		return err
+	}
+	return a.pending.RemovePending(ctx, p.ID)
+}
+
+func artifactJSON(a RemoteArtifact) map[string]any {
+	m := map[string]any{"dataType": a.DataType, "message": a.Message, "tags": a.Tags}
+	if a.TLP != nil {
+		m["tlp"] = *a.TLP
+	}
+	if a.FileID != "" {
+		m["attachment"] = map[string]any{"id": a.FileID, "name": a.FileName, "contentType": a.ContentType}
+	} else {
+		m["data"] = a.Data
+	}
+	return m
+}
+
+// system is the identity the connector acts with when it imports results: the job's creator, in the job's
+// organisation, allowed to add observables, tasks and logs.
+func system(login, org string) Caller {
+	return Caller{Login: login, Org: org, Orgs: []string{org}, Profile: "connector",
+		Permissions: []Permission{ManageObservable, ManageTask, ManageCase, ManageAlert, ManageCustomField}}
+}
+
+// importArtifacts adds the report's artifacts to the case as observables tagged with their origin; values
+// the case already has are skipped.
+func (a *Analyses) importArtifacts(ctx context.Context, j Job, r RemoteJob) error {
+	c := system(j.CreatedBy, j.Org)
+	name := r.WorkerName
+	if name == "" {
+		name = j.AnalyzerName
+	}
+	for _, art := range r.Report.Artifacts {
+		if art.DataType == "" {
+			continue
+		}
+		tags := append(append([]string(nil), art.Tags...), "src:"+name)
+		n := NewObservable{DataType: art.DataType, TLP: art.TLP, Tags: tags, Message: art.Message}
+		if art.FileID != "" {
+			body, err := a.servers[j.AnalysisID].Download(ctx, art.FileID)
+			if err != nil {
+				return err
+			}
+			n.File = &Upload{Name: art.FileName, ContentType: art.ContentType, Body: body}
+			_, _, err = a.svc.CreateObservables(ctx, c, Parent{Case: j.CaseID}, n)
+			body.Close()
+			if err != nil && !errors.Is(err, ErrObservableExists) && !apperr.Is(err, apperr.Invalid) {
+				return err
+			}
+			continue
+		}
+		if art.Data == "" {
+			continue
+		}
+		n.Data = []string{art.Data}
+		if _, _, err := a.svc.CreateObservables(ctx, c, Parent{Case: j.CaseID}, n); err != nil &&
+			!errors.Is(err, ErrObservableExists) && !apperr.Is(err, apperr.Invalid) {
+			return err
+		}
+	}
+	return nil
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}
