@@ -21,7 +21,9 @@ type server struct {
 type config struct {
 	conf.Common `mapstructure:",squash"`
 	Analysis    struct {
-		Servers []server
+		Servers  []server
+		GiveUp   time.Duration `mapstructure:"give_up"`   // a record whose server stays unreachable this long fails
+		LongPoll time.Duration `mapstructure:"long_poll"` // one waitreport call
 	}
 }
 
@@ -36,7 +38,9 @@ func defaults() map[string]any {
 
 // ownDefaults are the defaults of the keys only this service has.
 var ownDefaults = map[string]any{
-	"analysis.servers": []map[string]any{},
+	"analysis.servers":   []map[string]any{},
+	"analysis.give_up":   "24h",
+	"analysis.long_poll": "1m",
 }
 
 // loadConfig reads --config FILE (optional), then CASE_* env variables (CASE_ANALYSIS_SERVERS as JSON).

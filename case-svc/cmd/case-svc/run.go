@@ -108,7 +108,7 @@ func connectorService(ctx context.Context, cfg config, db *mongox.DB, svc *cases
 	if err != nil {
 		return nil, err
 	}
-	return cases.NewAnalyses(svc, servers, store, store, cases.AnalysisConfig{Log: log}, time.Now), nil
+	return cases.NewAnalyses(svc, servers, store, store, cases.AnalysisConfig{Log: log, GiveUp: cfg.Analysis.GiveUp, LongPoll: cfg.Analysis.LongPoll}, time.Now), nil
 }
 
 // wire builds the stores and the domain services on the database.
