@@ -37,10 +37,10 @@ type sizes struct {
 
 var (
 	fullSizes = sizes{Clients: 16, PipelineJobs: 2000, CacheHits: 5000, WaitJobs: 200, WaitSleepMS: 50,
-		ProcessJobs: 200, ReadsSmall: 10_000, ReadsLarge: 100_000, GetReps: 100, SearchReps: 10, GetRepsLarge: 30,
-		SearchRepsLarge: 3}
-	quickSizes = sizes{Clients: 16, PipelineJobs: 200, CacheHits: 500, WaitJobs: 20, WaitSleepMS: 50,
-		ProcessJobs: 20, ReadsSmall: 1_000, ReadsLarge: 5_000, GetReps: 30, SearchReps: 3, GetRepsLarge: 10,
+		ProcessJobs: 200, ReadsSmall: 10_000, ReadsLarge: 100_000, GetReps: 100, SearchReps: 5, GetRepsLarge: 20,
+		SearchRepsLarge: 2}
+	quickSizes = sizes{Clients: 16, PipelineJobs: 100, CacheHits: 300, WaitJobs: 20, WaitSleepMS: 50,
+		ProcessJobs: 20, ReadsSmall: 1_000, ReadsLarge: 3_000, GetReps: 20, SearchReps: 3, GetRepsLarge: 10,
 		SearchRepsLarge: 2}
 )
 
