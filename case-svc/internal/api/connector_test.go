@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,8 +172,8 @@ func eventually(t *testing.T, what string, get func() obj, done func(obj) bool) 
 }
 
 func TestConnector_AnalyzersJobsAndResponders(t *testing.T) {
-	as := startAnalysis(t, "127.0.0.1:0")
-	tm := newTeam(t, withServers(fastTracker, server("local", as, ""), server("down", as, "http://127.0.0.1:1")))
+	as, as2 := startAnalysis(t, "127.0.0.1:0"), startAnalysis(t, "127.0.0.1:0")
+	tm := newTeam(t, withServers(fastTracker, server("local", as, ""), server("second", as2, ""), server("down", as, "http://127.0.0.1:1")))
 	cs := tm.analyst.newCase(t, map[string]any{"tlp": 1, "pap": 2})
 	caseID := cs.str(t, "id")
 	ip := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"203.0.113.5"}})[0]
@@ -184,7 +186,7 @@ func TestConnector_AnalyzersJobsAndResponders(t *testing.T) {
 		names := map[string]bool{}
 		for _, w := range r.list(t) {
 			names[w.str(t, "name")] = true
-			if ids := w.strs(t, "cortexIds"); len(ids) != 1 || ids[0] != "local" {
+			if ids := w.strs(t, "cortexIds"); len(ids) != 2 || ids[0] != "local" || ids[1] != "second" {
 				t.Fatalf("servers of %v", w)
 			}
 		}
@@ -219,6 +221,18 @@ func TestConnector_AnalyzersJobsAndResponders(t *testing.T) {
 			map[string]any{"_name": "page", "from": 0, "to": 10}}}).want(t, http.StatusOK).list(t)
 		if len(jobs) != 1 || jobs[0].str(t, "id") != j.str(t, "id") {
 			t.Fatalf("query jobs %v", jobs)
+		}
+	})
+
+	t.Run("the second server runs its own job", func(t *testing.T) {
+		j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "second", "artifactId": ip.str(t, "id"), "analyzerId": as2.Analyzers["Echo"]}).
+			want(t, http.StatusCreated).object(t)
+		done := eventually(t, "second server's job", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+		if done.str(t, "analysisId") != "second" {
+			t.Fatalf("job %v", done)
 		}
 	})
 
@@ -317,87 +331,164 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// switchProxy forwards a loopback port to a target while up; down closes the listener and every connection,
-// as an analysis server that stops would.
-type switchProxy struct {
-	addr, target string
-	mu           sync.Mutex
-	ln           net.Listener
-	conns        []net.Conn
+// faultProxy stands between the connector and a real analysis server: it can refuse every call (the server
+// is down), refuse only reads (the server died after accepting a job), or answer 503 to the first job
+// creations after forwarding them (the reply was lost).
+type faultProxy struct {
+	target string
+	mu     sync.Mutex
+	down   bool
+	reads  bool // refuse GETs only
+	fail   int  // how many POSTs still get a 503 after being forwarded
+	posts  int
+	srv    *httptest.Server
 }
 
-func (p *switchProxy) up(t *testing.T) {
+func newFaultProxy(t *testing.T, target string) *faultProxy {
+	p := &faultProxy{target: target}
+	u, _ := url.Parse(target)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		down := p.down || (p.reads && r.Method == http.MethodGet)
+		failing := r.Method == http.MethodPost && p.fail > 0
+		if failing {
+			p.fail--
+		}
+		if r.Method == http.MethodPost {
+			p.posts++
+		}
+		p.mu.Unlock()
+		if down { // drop the connection, as a dead server would
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					c.Close()
+					return
+				}
+			}
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		if failing {
+			rec := httptest.NewRecorder()
+			rp.ServeHTTP(rec, r)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *faultProxy) set(f func(p *faultProxy)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
+}
+
+func (as *analysisServer) jobCount(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", p.addr)
+	req, _ := http.NewRequest(http.MethodPost, as.URL+"/api/job/_search", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+as.Key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.mu.Lock()
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", p.target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, u)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(u, c); u.Close() }()
-			go func() { _, _ = io.Copy(c, u); c.Close() }()
-		}
-	}()
+	resp.Body.Close()
+	var n int
+	fmt.Sscan(resp.Header.Get("X-Total"), &n)
+	return n
 }
 
-func (p *switchProxy) down() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-// A job sent while its server is down is kept Waiting and submitted by the tracker when the server is back;
-// another server keeps working meanwhile.
-func TestConnector_ServerDownThenBack(t *testing.T) {
+// Faults between case-svc and an analysis server: a creation whose reply is lost twice makes one job; a
+// server down at creation gives a clear error and leaves nothing; a server that dies while a job runs and
+// comes back lets the job complete; another server keeps working meanwhile.
+func TestConnector_Faults(t *testing.T) {
 	as := startAnalysis(t, "127.0.0.1:0")
-	p := &switchProxy{addr: "127.0.0.1:0", target: strings.TrimPrefix(as.URL, "http://")}
-	p.up(t)
-	t.Cleanup(p.down)
-	proxied := "http://" + p.addr
-	tm := newTeam(t, withServers(fastTracker, server("flaky", as, proxied), server("steady", as, "")))
+	p := newFaultProxy(t, as.URL)
+	flaky := connector.Adapter{Client: connector.New(connector.Server{Name: "flaky", URL: p.srv.URL, Key: as.Key, Timeout: 10 * time.Second},
+		connector.Options{RetryMax: 3, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
+	tm := newTeam(t, withServers(fastTracker, flaky, server("steady", as, "")))
 	cs := tm.analyst.newCase(t, nil)
-	ip := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.org"}})[0]
+	ob := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.org"}})[0]
+	run := func(server string) *resp {
+		return tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": server, "artifactId": ob.str(t, "id"), "analyzerId": as.Analyzers["Echo"]})
+	}
+	jobsOf := func() int {
+		return len(tm.analyst.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
+			map[string]any{"_name": "getObservable", "idOrName": ob.str(t, "id")}, map[string]any{"_name": "jobs"}}}).want(t, http.StatusOK).list(t))
+	}
 
-	p.down()
-	j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-		map[string]any{"analysisId": "flaky", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
-		want(t, http.StatusCreated).object(t)
-	if j.str(t, "status") != "Waiting" {
-		t.Fatalf("job while down %v", j)
+	t.Run("503 twice then 200 makes one job", func(t *testing.T) {
+		before := as.jobCount(t)
+		p.set(func(p *faultProxy) { p.fail, p.posts = 2, 0 })
+		j := run("flaky").want(t, http.StatusCreated).object(t)
+		if p.posts != 3 {
+			t.Fatalf("posts %d, want 3 (two lost replies, then one)", p.posts)
+		}
+		if after := as.jobCount(t); after != before+1 {
+			t.Fatalf("analysis server jobs %d -> %d, want one more", before, after)
+		}
+		eventually(t, "job", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+	})
+
+	t.Run("down at creation: clear error, nothing written", func(t *testing.T) {
+		before := jobsOf()
+		p.set(func(p *faultProxy) { p.down = true })
+		msg := run("flaky").wantError(t, http.StatusServiceUnavailable, "ServiceUnavailable")
+		if !strings.Contains(msg, "flaky") {
+			t.Fatalf("message %q does not name the server", msg)
+		}
+		if after := jobsOf(); after != before {
+			t.Fatalf("job records %d -> %d", before, after)
+		}
+		p.set(func(p *faultProxy) { p.down = false })
+	})
+
+	t.Run("dies while the job runs, comes back: the job completes", func(t *testing.T) {
+		p.set(func(p *faultProxy) { p.reads = true })
+		j := run("flaky").want(t, http.StatusCreated).object(t)
+		other := run("steady").want(t, http.StatusCreated).object(t)
+		eventually(t, "the steady server's job", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+other.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+		if st := tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)["status"]; st == "Success" {
+			t.Fatal("the job completed while its server could not be read")
+		}
+		p.set(func(p *faultProxy) { p.reads = false })
+		eventually(t, "the flaky server's job after it is back", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+	})
+}
+
+// Jobs pending when case-svc stops complete after it starts again: the tracker works from the database.
+func TestConnector_PendingJobsSurviveARestart(t *testing.T) {
+	as := startAnalysis(t, "127.0.0.1:0")
+	tm := newTeam(t, withoutTracker(), withServers(fastTracker, server("local", as, "")))
+	cs := tm.analyst.newCase(t, nil)
+	ob := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.com"}})[0]
+	var ids []string
+	for range 3 {
+		j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ob.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
+			want(t, http.StatusCreated).object(t)
+		ids = append(ids, j.str(t, "id"))
 	}
-	other := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-		map[string]any{"analysisId": "steady", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
-		want(t, http.StatusCreated).object(t)
-	eventually(t, "steady server's job", func() obj {
-		return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+other.str(t, "id"), nil).want(t, http.StatusOK).object(t)
-	}, func(o obj) bool { return o["status"] == "Success" })
-	if st := tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)["status"]; st != "Waiting" {
-		t.Fatalf("flaky job while down: %v", st)
+	for _, id := range ids {
+		if st := tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+id, nil).want(t, http.StatusOK).object(t)["status"]; st == "Success" {
+			t.Fatalf("job %s imported without a tracker", id)
+		}
 	}
-	p.up(t)
-	eventually(t, "flaky server's job after it is back", func() obj {
-		return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
-	}, func(o obj) bool { return o["status"] == "Success" })
+	tm.startTracker()
+	for _, id := range ids {
+		eventually(t, "job after restart", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+id, nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+	}
 }

@@ -54,6 +54,9 @@ type envOptions struct {
 	zip           cases.ZipLimits
 	servers       []cases.AnalysisServer // analysis servers of the connector (none by default)
 	analysis      cases.AnalysisConfig
+	noTracker     bool             // configure the servers but do not run the tracker until env.startTracker
+	now           func() time.Time // the sessions' clock; nil = time.Now
+	logs          *syncBuffer      // where the service logs; nil = a new buffer
 }
 
 type envOption func(*envOptions)
@@ -62,6 +65,16 @@ func withBasic() envOption                    { return func(o *envOptions) { o.b
 func withSecure(s web.SecureConfig) envOption { return func(o *envOptions) { o.secure = s } }
 func withAdminPassword() envOption            { return func(o *envOptions) { o.adminPassword = true } }
 
+// withClock makes sessions use now as their clock (an expired session without waiting an hour).
+func withClock(now func() time.Time) envOption { return func(o *envOptions) { o.now = now } }
+
+// withLogs makes the service (and the connector's tracker) log into buf, which the test may also hand to
+// the connector clients it builds.
+func withLogs(buf *syncBuffer) envOption { return func(o *envOptions) { o.logs = buf } }
+
+// withoutTracker leaves pending jobs untracked until the test calls env.startTracker (as a restart would).
+func withoutTracker() envOption { return func(o *envOptions) { o.noTracker = true } }
+
 // withServers configures the connector's analysis servers and runs its tracker.
 func withServers(cfg cases.AnalysisConfig, servers ...cases.AnalysisServer) envOption {
 	return func(o *envOptions) { o.servers, o.analysis = servers, cfg }
@@ -69,12 +82,16 @@ func withServers(cfg cases.AnalysisConfig, servers ...cases.AnalysisServer) envO
 
 // env is one server on its own database.
 type env struct {
-	echo  *echo.Echo
-	db    *mongox.DB
-	jobs  *mongostore.JobStore // the analyzer jobs the connector would write
-	srv   *httptest.Server
-	logs  *syncBuffer
-	admin *client // the bootstrapped platform administrator, by API key
+	echo *echo.Echo
+	db   *mongox.DB
+	jobs *mongostore.JobStore // the analyzer jobs the connector would write
+	// analyses holds the connector's responder actions and pending records.
+	analyses *mongostore.AnalysisStore
+	srv      *httptest.Server
+	logs     *syncBuffer
+	admin    *client // the bootstrapped platform administrator, by API key
+	// startTracker runs a fresh connector tracker on this database (a restarted case-svc's).
+	startTracker func()
 }
 
 // syncBuffer collects the service's logs; handlers write from several goroutines.
@@ -159,17 +176,28 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("analysis store: %v", err)
 	}
+	logs := o.logs
+	if logs == nil {
+		logs = &syncBuffer{}
+	}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	if o.analysis.Log == nil {
+		o.analysis.Log = log
+	}
 	analyses := cases.NewAnalyses(svc, o.servers, astore, astore, o.analysis, time.Now)
-	if len(o.servers) > 0 {
+	startTracker := func() {
+		tracker := cases.NewAnalyses(svc, o.servers, astore, astore, o.analysis, time.Now)
 		actx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { defer close(done); analyses.Run(actx) }()
+		go func() { defer close(done); tracker.Run(actx) }()
 		t.Cleanup(func() { cancel(); <-done })
 	}
-	logs := &syncBuffer{}
+	if len(o.servers) > 0 && !o.noTracker {
+		startTracker()
+	}
 	h := api.New(api.Config{
-		Log:       slog.New(slog.NewJSONHandler(logs, nil)),
-		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic},
+		Log:       log,
+		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now},
 		Secure:    o.secure,
 		SearchMax: 1000,
 		BodyLimit: "2M",
@@ -177,7 +205,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}, ids, svc, analyses)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	e := &env{echo: h, db: db, jobs: jobs, srv: srv, logs: logs}
+	e := &env{echo: h, db: db, jobs: jobs, analyses: astore, srv: srv, logs: logs, startTracker: startTracker}
 	e.admin = e.keyClient(adminLogin, adminKey)
 	return e
 }

@@ -38,6 +38,8 @@ type ActionStore interface {
 	// Action fails with ErrActionNotFound.
 	Action(ctx context.Context, id string) (Action, error)
 	UpdateAction(ctx context.Context, a Action) error
+	// DeleteAction removes an action whose submission failed.
+	DeleteAction(ctx context.Context, id string) error
 }
 
 // ErrActionNotFound is returned for an unknown action or another organisation's.
@@ -141,27 +143,20 @@ func (a *Analyses) RunResponder(ctx context.Context, c Caller, analysisID, respo
 		return Action{}, err
 	}
 	remote, err := a.submitAction(ctx, act)
-	switch {
-	case err == nil:
-		act.AnalysisJobID, act.ResponderName, act.ResponderDefinition = remote.ID, remote.WorkerName, remote.DefinitionID
-		if err := a.pending.SetRemote(ctx, act.ID, remote.ID); err != nil {
-			return Action{}, err
-		}
-		if err := a.actions.UpdateAction(ctx, act); err != nil {
-			return Action{}, err
-		}
-		a.wake(srv.Name())
-		return act, nil
-	case apperr.Is(err, apperr.Unavailable):
-		a.wake(srv.Name())
-		return act, nil
-	default:
+	if err != nil {
 		_ = a.pending.RemovePending(context.WithoutCancel(ctx), act.ID)
-		act.Status, act.EndDate = JobFailure, now
-		act.Report = mustJSON(map[string]any{"success": false, "errorMessage": apperr.As(err).Message})
-		_ = a.actions.UpdateAction(context.WithoutCancel(ctx), act)
+		_ = a.actions.DeleteAction(context.WithoutCancel(ctx), act.ID)
 		return Action{}, err
 	}
+	act.AnalysisJobID, act.ResponderName, act.ResponderDefinition = remote.ID, remote.WorkerName, remote.DefinitionID
+	if err := a.pending.SetRemote(ctx, act.ID, remote.ID); err != nil {
+		return Action{}, err
+	}
+	if err := a.actions.UpdateAction(ctx, act); err != nil {
+		return Action{}, err
+	}
+	a.wake(srv.Name())
+	return act, nil
 }
 
 // submitAction sends the action's object to its server; the object was kept in the record's report until
@@ -201,7 +196,7 @@ func (a *Analyses) finishAction(ctx context.Context, p Pending, r RemoteJob) err
 	if err != nil {
 		return err
 	}
-	act.Status, act.EndDate = r.Status, r.EndDate
+	act.EndDate = r.EndDate
 	if act.EndDate.IsZero() {
 		act.EndDate = a.clock()
 	}
@@ -220,18 +215,35 @@ func (a *Analyses) finishAction(ctx context.Context, p Pending, r RemoteJob) err
 		}
 	}
 	if r.Status == JobDeleted {
-		act.Status = JobFailure
 		report["errorMessage"] = "the job was deleted on the analysis server"
 	}
-	for _, op := range ops {
+	// Each operation is applied once: its outcome is stored before the next one runs, and a tracker that
+	// restarts mid-way (the report is fetched again, in the same order) skips those already done.
+	var done []map[string]any
+	_ = json.Unmarshal([]byte(act.Operations), &done)
+	act.Status = JobInProgress // not finished until every operation is applied
+	for i, op := range ops {
+		if i < len(done) && done[i]["type"] == op["type"] && done[i]["status"] != nil {
+			op["status"], op["message"] = done[i]["status"], done[i]["message"]
+			continue
+		}
 		if err := a.apply(ctx, act, op); err != nil {
 			op["status"], op["message"] = "Failure", opMessage(err)
 		} else {
 			op["status"] = "Success"
+			delete(op, "message")
+		}
+		act.Operations = mustJSON(ops[:i+1])
+		if err := a.actions.UpdateAction(ctx, act); err != nil {
+			return err
 		}
 	}
 	if ops == nil {
 		ops = []map[string]any{}
+	}
+	act.Status = r.Status
+	if act.Status == JobDeleted {
+		act.Status = JobFailure
 	}
 	act.Operations, act.Report = mustJSON(ops), mustJSON(report)
 	return a.actions.UpdateAction(ctx, act)

@@ -290,18 +290,15 @@ func (a *Analyses) RunAnalyzer(ctx context.Context, c Caller, analysisID, observ
 		return Job{}, err
 	}
 	remote, err := a.submitJob(ctx, j)
-	switch {
-	case err == nil:
-		return a.accepted(ctx, j, remote)
-	case apperr.Is(err, apperr.Unavailable):
-		a.cfg.Log.Warn("analysis server unavailable; the job will be submitted when it is back", "server", srv.Name(), "job", j.ID)
-		a.wake(srv.Name())
-		return j, nil
-	default: // refused by the server (unknown analyzer, data type, rate limit…): no job
+	if err != nil {
+		// Refused, or the server cannot be reached: a clear error and no record left behind. (A record whose
+		// submission was interrupted by a crash stays pending and the tracker resubmits it with the same
+		// Idempotency-Key.)
 		_ = a.pending.RemovePending(context.WithoutCancel(ctx), j.ID)
-		_, _ = a.svc.jobs.Update(context.WithoutCancel(ctx), Job{ID: j.ID, Status: JobDeleted}, []string{"status"}, c.Login, now)
+		_ = a.svc.jobs.Delete(context.WithoutCancel(ctx), j.ID)
 		return Job{}, err
 	}
+	return a.accepted(ctx, j, remote)
 }
 
 // submitJob sends a job record's observable to its server.
@@ -337,9 +334,14 @@ func (a *Analyses) accepted(ctx context.Context, j Job, r RemoteJob) (Job, error
 		return Job{}, err
 	}
 	j.AnalysisJobID, j.AnalyzerName, j.AnalyzerDefinition = r.ID, r.WorkerName, r.DefinitionID
+	// A job the server already finished (a cache hit) stays InProgress here until the tracker has imported
+	// its report: Success means the results are in the case.
 	j.Status = r.Status
 	if j.Status == "" {
 		j.Status = JobWaiting
+	}
+	if r.Finished() {
+		j.Status = JobInProgress
 	}
 	fields := []string{"analysisJobId", "analyzerName", "analyzerDefinition", "status"}
 	if !r.StartDate.IsZero() {

@@ -52,6 +52,8 @@ type JobStore interface {
 	ListByObservable(ctx context.Context, observableID string, f search.Node, p search.Page) ([]Job, int64, error)
 	// Jobs lists and searches jobs.
 	Jobs(ctx context.Context, f search.Node, p search.Page) ([]Job, int64, error)
+	// Delete removes a job whose submission failed.
+	Delete(ctx context.Context, id string) error
 }
 
 // ErrJobNotFound is returned for an unknown job or another organisation's.

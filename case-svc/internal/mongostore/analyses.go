@@ -156,3 +156,11 @@ func (s *AnalysisStore) UpdateAction(ctx context.Context, a cases.Action) error 
 	}
 	return nil
 }
+
+// DeleteAction removes an action.
+func (s *AnalysisStore) DeleteAction(ctx context.Context, id string) error {
+	if _, err := s.actions.DeleteOne(ctx, byID(id)); err != nil {
+		return fmt.Errorf("delete action %s: %w", id, err)
+	}
+	return nil
+}

@@ -102,7 +102,15 @@ func (s *JobStore) Create(ctx context.Context, j cases.Job) error {
 	return nil
 }
 
-// Job finds a job by id.
+// Delete removes a job record.
+func (s *JobStore) Delete(ctx context.Context, id string) error {
+	if _, err := s.coll.DeleteOne(ctx, byID(id)); err != nil {
+		return fmt.Errorf("delete job %s: %w", id, err)
+	}
+	return nil
+}
+
+// Job finds a job record by id.
 func (s *JobStore) Job(ctx context.Context, id string) (cases.Job, error) {
 	var d jobDoc
 	if err := findOne(ctx, s.coll, byID(id), &d, cases.ErrJobNotFound); err != nil {
