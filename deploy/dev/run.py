@@ -150,13 +150,33 @@ def main():
     procs.append(case)
     wait_ready(CASE, case, "case-svc")
 
+    # case-svc: an organisation "demo" with an analyst whose key the README's curl sequence uses.
+    ckey = creds["caseKey"]
+    status, body = call("POST", CASE + "/api/organisation", ckey, {"name": "demo", "description": "Demo organisation"})
+    if status not in (201, 400):
+        sys.exit(f"case-svc: create organisation demo: {status} {body}")
+    status, body = call("POST", CASE + "/api/user", ckey,
+                        {"login": "analyst@demo", "name": "Demo analyst", "organisation": "demo", "profile": "analyst"})
+    if status not in (201, 400):
+        sys.exit(f"case-svc: create user analyst@demo: {status} {body}")
+    status, analyst_key = call("GET", CASE + "/api/user/analyst@demo/key", ckey, text=True)
+    if status != 200:
+        status, analyst_key = call("POST", CASE + "/api/user/analyst@demo/key/renew", ckey, text=True)
+        if status != 200:
+            sys.exit(f"case-svc: key of analyst@demo: {status} {analyst_key}")
+    creds["caseAnalystKey"] = analyst_key
+    status, analyzers = call("GET", CASE + "/api/connector/analysis/analyzer", analyst_key)
+    validator = next((a["id"] for a in analyzers if a.get("name") == "Observable_Validator"), "?") if status == 200 else "?"
+
     print(f"""
 analysis-svc  {ANALYSIS}   (log: .run/analysis-svc.log)
   superadmin  login {creds['login']}  password {creds['password']}
               key   {creds['analysisKey']}
   org "demo"  orgadmin demo-admin  key {org_key}
 case-svc      {CASE}   (log: .run/case-svc.log)
-  connector   analysisId "local" -> {ANALYSIS} as demo-admin
+  admin       login {creds['login']}  password {creds['password']}  key {creds['caseKey']}
+  org "demo"  analyst analyst@demo  key {analyst_key}
+  connector   analysisId "local" -> {ANALYSIS} as demo-admin (Observable_Validator id {validator})
 
 Try:  curl -H "Authorization: Bearer {creds['analysisKey']}" {ANALYSIS}/api/user/current
       curl -H "Authorization: Bearer {org_key}" {ANALYSIS}/api/analyzer   (the demo organization's analyzers)
