@@ -21,8 +21,8 @@ import (
 // and "?" of OpWildcard.
 //
 // OpAll, and an OpAnd without children, give the empty document (match everything); an OpOr without children
-// and an OpIn without values match nothing. OpNot becomes {$nor: [child]}; OpExists is {path: {$exists: true}},
-// so a field stored as null counts as present. A node with an unknown Op matches nothing.
+// and an OpIn without values match nothing. OpNot becomes {$nor: [child]}; OpExists is {path: {$exists: true, $ne: null}}:
+// stores write absent optional values as null, and `_contains` asks for a value. A node with an unknown Op matches nothing.
 func Filter(n search.Node) bson.D {
 	switch n.Op {
 	case search.OpAll:
@@ -57,7 +57,7 @@ func Filter(n search.Node) bson.D {
 		vals = append(vals, n.Values...)
 		return field(n.Path, "$in", vals)
 	case search.OpExists:
-		return field(n.Path, "$exists", true)
+		return bson.D{{Key: n.Path, Value: bson.D{{Key: "$exists", Value: true}, {Key: "$ne", Value: nil}}}}
 	case search.OpLike:
 		return regex(n.Path, quote(text(n.Value)), true)
 	case search.OpWildcard:

@@ -67,7 +67,7 @@ func TestFilter(t *testing.T) {
 		{"not all", `{"_not": {}}`, doc("$nor", bson.A{bson.D{}})},
 		{"in", `{"_in": {"_field": "severity", "_values": [1, "2"]}}`, doc("severity", doc("$in", bson.A{int64(1), int64(2)}))},
 		{"in empty", `{"_in": {"_field": "status", "_values": []}}`, doc("status", doc("$in", bson.A{}))},
-		{"exists", `{"_contains": "owner"}`, doc("owner.login", doc("$exists", true))},
+		{"exists", `{"_contains": "owner"}`, doc("owner.login", bson.D{{Key: "$exists", Value: true}, {Key: "$ne", Value: nil}})},
 		{"like", `{"_like": {"_field": "title", "_value": "a.b(c)*"}}`, doc("title", regexDoc(`a\.b\(c\)\*`, true))},
 		{"wildcard", `{"_wildcard": {"_field": "title", "_value": "a*b?.c"}}`, doc("title", regexDoc(`^a.*b.\.c$`, true))},
 		{"wildcard star runs collapse", `{"_wildcard": {"_field": "title", "_value": "**a***"}}`, doc("title", regexDoc(`^.*a.*$`, true))},
@@ -185,7 +185,7 @@ func TestSort(t *testing.T) {
 // operatorKeys are the only keys Filter may produce besides the allow-listed paths.
 var operatorKeys = map[string]bool{
 	"$and": true, "$or": true, "$nor": true, "$eq": true, "$gt": true, "$gte": true, "$lt": true, "$lte": true,
-	"$in": true, "$exists": true, "$regex": true, "$options": true,
+	"$in": true, "$exists": true, "$ne": true, "$regex": true, "$options": true,
 }
 
 // checkKeys fails if a key of the filter document v is neither an operator nor an allow-listed path (or "_id"
