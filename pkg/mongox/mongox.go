@@ -35,6 +35,8 @@ type DB struct {
 	Client   *mongo.Client
 	Embedded bool
 	stop     func()
+	path     string // embedded: the database folder and name, for indexIDs
+	name     string
 }
 
 // Open connects to cfg.URI, or starts the embedded FerretDB (SQLite under cfg.Path) and connects to it with a
@@ -70,7 +72,31 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*DB, error) {
 		stop()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &DB{Database: client.Database(cfg.Name), Client: client, Embedded: embedded, stop: stop}, nil
+	db := &DB{Database: client.Database(cfg.Name), Client: client, Embedded: embedded, stop: stop}
+	if embedded {
+		db.path, db.name = cfg.Path, cfg.Name
+		ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			keepIDsIndexed(ictx, cfg.Path, cfg.Name, 5*time.Second, func(err error) {
+				if log != nil {
+					log.Warn("index _id lookups of the embedded database", "err", err)
+				}
+			})
+		}()
+		db.stop = func() { cancel(); <-done; stop() }
+	}
+	return db, nil
+}
+
+// IndexIDs makes _id lookups of the embedded database's existing collections use an index now (a background
+// loop also does it every few seconds for collections created later). A no-op with MongoDB.
+func (d *DB) IndexIDs(ctx context.Context) error {
+	if !d.Embedded || d.path == "" {
+		return nil
+	}
+	return indexIDs(ctx, d.path, d.name)
 }
 
 // Ping checks that the database answers.

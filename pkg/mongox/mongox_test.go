@@ -2,6 +2,7 @@ package mongox_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -74,5 +75,40 @@ func TestOpen_EmbeddedPersists(t *testing.T) {
 	}
 	if !db.Embedded {
 		t.Fatal("want embedded")
+	}
+}
+
+// The _id expression index makes lookups by _id use an index on the embedded engine.
+func TestIndexIDs(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	db, err := mongox.Open(ctx, mongox.Config{Name: "idx", Path: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	c := db.Collection("docs")
+	docs := make([]any, 2000)
+	for i := range docs {
+		docs[i] = bson.D{{Key: "_id", Value: fmt.Sprintf("id-%05d", i)}, {Key: "v", Value: i}}
+	}
+	if _, err := c.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.IndexIDs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ V int }
+	if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: "id-01234"}}).Decode(&got); err != nil || got.V != 1234 {
+		t.Fatalf("find by _id after indexing: %v %v", got, err)
+	}
+	if _, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: "id-00007"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: -7}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: "id-00007"}}).Decode(&got); err != nil || got.V != -7 {
+		t.Fatalf("update by _id after indexing: %v %v", got, err)
+	}
+	if err := db.IndexIDs(ctx); err != nil { // idempotent
+		t.Fatal(err)
 	}
 }

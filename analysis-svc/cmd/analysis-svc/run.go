@@ -64,6 +64,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := db.IndexIDs(ctx); err != nil { // the collections the stores created: index their _id lookups now
+		log.Warn("index _id lookups", "err", err)
+	}
 
 	proxies, err := web.ParseCIDRs(cfg.HTTP.TrustedProxies)
 	if err != nil {

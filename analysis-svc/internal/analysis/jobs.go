@@ -465,6 +465,10 @@ func (s *Jobs) withReport(ctx context.Context, j Job) (Job, *Report, error) {
 // with its report. A job finished in this process wakes the waiter at once; one finished by another replica
 // is seen at the next poll.
 func (s *Jobs) WaitReport(ctx context.Context, c Caller, id string, atMost time.Duration) (Job, *Report, error) {
+	// Subscribe before reading the job: a job that ends between the read and the subscription would
+	// otherwise be noticed only at the next poll.
+	wake, stop := s.subscribe(id)
+	defer stop()
 	j, err := s.visible(ctx, c, id)
 	if err != nil {
 		return Job{}, nil, err
@@ -475,8 +479,6 @@ func (s *Jobs) WaitReport(ctx context.Context, c Caller, id string, atMost time.
 	if atMost == 0 {
 		return s.withReport(ctx, j)
 	}
-	wake, stop := s.subscribe(id)
-	defer stop()
 	deadline := time.NewTimer(atMost)
 	defer deadline.Stop()
 	poll := time.NewTicker(s.cfg.Poll)

@@ -54,6 +54,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := db.IndexIDs(ctx); err != nil { // the collections the stores created: index their _id lookups now
+		log.Warn("index _id lookups", "err", err)
+	}
 	created, err := ids.Bootstrap(ctx, cfg.Bootstrap.Login, cfg.Bootstrap.Password, cfg.Bootstrap.Key)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
