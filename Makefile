@@ -19,7 +19,7 @@ build:
 	$(GO) build -trimpath -o bin/case-svc ./case-svc/cmd/case-svc
 
 ## test: everything CI runs
-test: lint test-unit fuzz-short
+test: lint test-unit fuzz-short test-containers
 
 test-unit:
 	$(GO) test -count=1 -timeout 20m $(MODULES)
@@ -34,7 +34,7 @@ lint: vet
 	@out=$$(gofmt -l pkg analysis-svc case-svc deploy); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## bench: the benchmark program: the services against floors measured in the same run; prints one table and
-## writes bench/results.json (about 10 min; `go run ./analysis-svc/cmd/analysis-bench -quick` for a smoke run)
+## writes bench/results.json (about 7 min on 2 cores; `go run ./analysis-svc/cmd/analysis-bench -quick` for a smoke run)
 bench:
 	$(GO) run ./analysis-svc/cmd/analysis-bench -out bench/results.json
 
@@ -72,3 +72,12 @@ image-analysis-python:
 ## test-deploy: render the Kubernetes overlays and check their wiring (the deploy module)
 test-deploy:
 	$(DEPLOY) $(GO) test -count=1 .
+
+## test-containers: the container suite (deploy/e2e, build tag e2e): case-svc and two analysis-svc containers
+## from the images above on a network of the test's own, the whole flow over HTTP, then servers stopped,
+## killed mid-job and replaced on their volumes (about 1.5 min after the images; never pulls an image)
+.PHONY: test-containers
+test-containers: images
+	$(DEPLOY) $(GO) vet -tags e2e ./e2e/
+	$(DEPLOY) E2E_ANALYSIS_IMAGE=$(ANALYSIS_IMAGE) E2E_CASE_IMAGE=$(CASE_IMAGE) GO=$(GO) \
+		$(GO) test -tags e2e -count=1 -timeout 15m -v ./e2e/

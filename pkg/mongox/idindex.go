@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -18,8 +19,11 @@ import (
 // embedded database, an index on the expression the queries use. FerretDB does not know these indexes (they
 // are not in its metadata), which is harmless: SQLite maintains them and drops them with their table.
 func indexIDs(ctx context.Context, dir, dbName string) error {
-	dsn := (&url.URL{Scheme: "file", Opaque: filepath.Join(dir, dbName+".sqlite")}).String() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)"
+	file := filepath.Join(dir, dbName+".sqlite")
+	if _, err := os.Stat(file); err != nil {
+		return nil // not created yet: nothing to index (and never create it under FerretDB)
+	}
+	dsn := (&url.URL{Scheme: "file", Opaque: file}).String() + "?mode=rw&_pragma=busy_timeout(10000)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return err
@@ -54,18 +58,20 @@ func indexIDs(ctx context.Context, dir, dbName string) error {
 	return nil
 }
 
-// keepIDsIndexed runs indexIDs now and then every interval until ctx ends, for collections created later.
+// keepIDsIndexed runs indexIDs every interval until ctx ends, for collections created later.
+// The first run waits one interval: at start-up FerretDB is creating the database file, and a second opener
+// then gets SQLITE_BUSY (services call DB.IndexIDs themselves once their stores exist).
 func keepIDsIndexed(ctx context.Context, dir, dbName string, interval time.Duration, onErr func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if err := indexIDs(ctx, dir, dbName); err != nil && ctx.Err() == nil && onErr != nil {
-			onErr(err)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if err := indexIDs(ctx, dir, dbName); err != nil && ctx.Err() == nil && onErr != nil {
+			onErr(err)
 		}
 	}
 }

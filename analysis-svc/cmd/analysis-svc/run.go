@@ -86,8 +86,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Ready:     web.Options{Ready: db.Ping},
 	}, ids, workers, jobs)
 
-	// The job workers stop first (their jobs go back to the queue), then the HTTP server.
-	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	// When ctx ends the job workers stop (their jobs go back to the queue) and long polls answer, while the
+	// HTTP server drains.
+	jctx, stopJobs := context.WithCancel(ctx)
 	jobsDone := make(chan struct{})
 	go func() {
 		defer close(jobsDone)

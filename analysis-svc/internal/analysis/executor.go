@@ -27,6 +27,8 @@ func (s *Jobs) Run(ctx context.Context) error {
 		defer wg.Done()
 		s.sweepLoop(ctx)
 	}()
+	<-ctx.Done()
+	s.closeOnce.Do(func() { close(s.closing) })
 	wg.Wait()
 	return nil
 }

@@ -77,10 +77,12 @@ type Jobs struct {
 	now      func() time.Time
 	instance string
 
-	kick    chan struct{}
-	mu      sync.Mutex
-	waiters map[string][]chan struct{}
-	running map[string]context.CancelFunc
+	kick      chan struct{}
+	closing   chan struct{} // closed when Run stops: long polls answer at once
+	closeOnce sync.Once
+	mu        sync.Mutex
+	waiters   map[string][]chan struct{}
+	running   map[string]context.CancelFunc
 }
 
 // NewJobs returns the job service.
@@ -92,7 +94,7 @@ func NewJobs(store JobStore, workers WorkerStore, catalog *Catalog, files FileSt
 	host, _ := os.Hostname()
 	return &Jobs{store: store, workers: workers, catalog: catalog, files: files, cfg: cfg, now: now,
 		instance: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomID(6)),
-		kick:     make(chan struct{}, 1), waiters: map[string][]chan struct{}{}, running: map[string]context.CancelFunc{}}
+		kick:     make(chan struct{}, 1), closing: make(chan struct{}), waiters: map[string][]chan struct{}{}, running: map[string]context.CancelFunc{}}
 }
 
 func (s *Jobs) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
@@ -488,6 +490,8 @@ func (s *Jobs) WaitReport(ctx context.Context, c Caller, id string, atMost time.
 		case <-ctx.Done():
 			return Job{}, nil, ctx.Err()
 		case <-deadline.C:
+			return s.withReport(ctx, j)
+		case <-s.closing: // the service stops: answer with the current state
 			return s.withReport(ctx, j)
 		case <-wake:
 		case <-poll.C:

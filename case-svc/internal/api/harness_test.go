@@ -57,6 +57,7 @@ type envOptions struct {
 	noTracker     bool             // configure the servers but do not run the tracker until env.startTracker
 	now           func() time.Time // the sessions' clock; nil = time.Now
 	logs          *syncBuffer      // where the service logs; nil = a new buffer
+	bodyLimit     string           // "" = 2M
 }
 
 type envOption func(*envOptions)
@@ -71,6 +72,9 @@ func withClock(now func() time.Time) envOption { return func(o *envOptions) { o.
 // withLogs makes the service (and the connector's tracker) log into buf, which the test may also hand to
 // the connector clients it builds.
 func withLogs(buf *syncBuffer) envOption { return func(o *envOptions) { o.logs = buf } }
+
+// withBodyLimit sets the request body limit (the tests' default is 2M; the service's is 100M).
+func withBodyLimit(l string) envOption { return func(o *envOptions) { o.bodyLimit = l } }
 
 // withoutTracker leaves pending jobs untracked until the test calls env.startTracker (as a restart would).
 func withoutTracker() envOption { return func(o *envOptions) { o.noTracker = true } }
@@ -115,7 +119,7 @@ func (s *syncBuffer) String() string {
 // newEnv builds and serves the stack on a fresh database.
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	o := envOptions{secure: web.SecureConfig{AllowInsecure: true}}
+	o := envOptions{secure: web.SecureConfig{AllowInsecure: true}, bodyLimit: "2M"}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -185,11 +189,12 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		o.analysis.Log = log
 	}
 	analyses := cases.NewAnalyses(svc, o.servers, astore, astore, o.analysis, time.Now)
+	// The tracker is the same service's, as in run.go (requests hold the records they submit); started late,
+	// it finds the pending records in the database as a restarted service would.
 	startTracker := func() {
-		tracker := cases.NewAnalyses(svc, o.servers, astore, astore, o.analysis, time.Now)
 		actx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { defer close(done); tracker.Run(actx) }()
+		go func() { defer close(done); analyses.Run(actx) }()
 		t.Cleanup(func() { cancel(); <-done })
 	}
 	if len(o.servers) > 0 && !o.noTracker {
@@ -200,7 +205,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now},
 		Secure:    o.secure,
 		SearchMax: 1000,
-		BodyLimit: "2M",
+		BodyLimit: o.bodyLimit,
 		Ready:     db.Ping,
 	}, ids, svc, analyses)
 	srv := httptest.NewServer(h)

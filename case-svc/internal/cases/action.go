@@ -139,6 +139,8 @@ func (a *Analyses) RunResponder(ctx context.Context, c Caller, analysisID, respo
 	if err := a.actions.CreateAction(ctx, act); err != nil {
 		return Action{}, err
 	}
+	a.hold(act.ID)
+	defer a.release(act.ID)
 	if err := a.pending.AddPending(ctx, Pending{ID: act.ID, Kind: "action", Server: srv.Name(), Org: c.Org, Since: now}); err != nil {
 		return Action{}, err
 	}

@@ -286,6 +286,9 @@ func (a *Analyses) RunAnalyzer(ctx context.Context, c Caller, analysisID, observ
 	if err := a.svc.jobs.Create(ctx, j); err != nil {
 		return Job{}, err
 	}
+	// This request submits the record itself: the tracker leaves it alone until the request is done.
+	a.hold(j.ID)
+	defer a.release(j.ID)
 	if err := a.pending.AddPending(ctx, Pending{ID: j.ID, Kind: "job", Server: srv.Name(), Org: c.Org, Since: now}); err != nil {
 		return Job{}, err
 	}
@@ -344,6 +347,9 @@ func (a *Analyses) accepted(ctx context.Context, j Job, r RemoteJob) (Job, error
 		j.Status = JobInProgress
 	}
 	fields := []string{"analysisJobId", "analyzerName", "analyzerDefinition", "status"}
+	if cur, err := a.svc.jobs.Job(ctx, j.ID); err == nil && (cur.Status == JobSuccess || cur.Status == JobFailure) {
+		return cur, nil // another replica's tracker imported it already
+	}
 	if !r.StartDate.IsZero() {
 		j.StartDate = r.StartDate
 		fields = append(fields, "startDate")
@@ -354,6 +360,19 @@ func (a *Analyses) accepted(ctx context.Context, j Job, r RemoteJob) (Job, error
 	}
 	a.wake(j.AnalysisID)
 	return out, nil
+}
+
+// hold keeps the tracker of this process off a record; release gives it back.
+func (a *Analyses) hold(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.busy[id] = true
+}
+
+func (a *Analyses) release(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.busy, id)
 }
 
 func (a *Analyses) wake(server string) {
@@ -433,6 +452,22 @@ func (a *Analyses) serverLoop(ctx context.Context, name string) {
 // unreachable, and failing it after GiveUp.
 func (a *Analyses) track(ctx context.Context, p Pending) {
 	srv := a.servers[p.Server]
+	if p.RemoteID == "" {
+		// The list may be older than a submission that just finished in this process: read it again, so a
+		// record the server has already accepted is not submitted twice (it would be harmless — the
+		// Idempotency-Key returns the same job — but useless).
+		if fresh, err := a.pending.PendingOf(ctx, p.Server); err == nil {
+			found := false
+			for _, q := range fresh {
+				if q.ID == p.ID {
+					p, found = q, true
+				}
+			}
+			if !found { // its request failed and removed it
+				return
+			}
+		}
+	}
 	backoff := a.cfg.BackoffLo
 	for ctx.Err() == nil {
 		var (
@@ -446,6 +481,9 @@ func (a *Analyses) track(ctx context.Context, p Pending) {
 				if err = a.pending.SetRemote(ctx, p.ID, remote.ID); err == nil {
 					err = a.recordAccepted(ctx, p, remote)
 				}
+			}
+			if err == nil {
+				continue // the creation answer has no report: fetch it with waitreport
 			}
 		} else {
 			remote, err = srv.WaitReport(ctx, p.RemoteID, a.cfg.LongPoll)
