@@ -12,14 +12,12 @@ import (
 	"log/slog"
 	"math/big"
 	"os"
-	"path"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/fname"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -314,30 +312,9 @@ func (s *Jobs) store1(ctx context.Context, org string, u *Upload) (*Attachment, 
 	if ct == "" {
 		ct = "application/octet-stream"
 	}
-	name := SafeFileName(u.Name, info.ID)
+	name := fname.Base(u.Name, info.ID)
 	return &Attachment{ID: info.ID, Name: name, Hashes: []string{info.SHA256, info.SHA1, info.MD5}, Size: info.Size,
 		ContentType: ct}, nil
-}
-
-// SafeFileName keeps the last element of a client's file name (either slash), without control characters;
-// a name that is empty, "." or ".." becomes fallback.
-func SafeFileName(name, fallback string) string {
-	name = strings.ReplaceAll(name, "\\", "/")
-	name = path.Base(name)
-	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, name)
-	if i := strings.LastIndex(name, ":"); i >= 0 && i < 3 { // a drive letter: C:a.exe
-		name = name[i+1:]
-	}
-	name = strings.TrimSpace(name)
-	if name == "" || name == "." || name == ".." || name == "/" || !utf8.ValidString(name) {
-		return fallback
-	}
-	return name
 }
 
 func (s *Jobs) cacheWindow(kind Kind, w Worker) time.Duration {

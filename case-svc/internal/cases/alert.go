@@ -202,6 +202,9 @@ func (s *Service) CreateAlert(ctx context.Context, c Caller, n NewAlert) (Alert,
 	parent := Parent{Alert: a.ID}
 	var items []pending
 	seen := map[string]bool{}
+	if len(n.Artifacts) > maxBatchValues { // before any work, as for an observable batch
+		return Alert{}, nil, fieldError("artifacts", fmt.Sprintf("at most %d artifacts", maxBatchValues))
+	}
 	for i, art := range n.Artifacts {
 		prefix := fmt.Sprintf("artifacts[%d]", i)
 		base := checkNewObservable(&p, prefix, art, now)

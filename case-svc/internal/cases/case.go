@@ -256,7 +256,12 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 	if err := s.checkOwner(ctx, "owner", c.Org, cs.Owner); err != nil {
 		return Case{}, nil, err
 	}
+	checked := map[string]bool{}
 	for _, t := range tasks {
+		if checked[t.Owner] { // each distinct owner is looked up once
+			continue
+		}
+		checked[t.Owner] = true
 		if err := s.checkOwner(ctx, "tasks.owner", c.Org, t.Owner); err != nil {
 			return Case{}, nil, err
 		}

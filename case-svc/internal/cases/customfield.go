@@ -146,6 +146,10 @@ func (s *Service) CreateCustomField(ctx context.Context, c Caller, n NewCustomFi
 }
 
 func checkOptions(p *problems, t FieldType, in []any) []any {
+	if len(in) > 1000 { // before any work: the deduplication below is quadratic
+		p.add("options", "at most 1000 options")
+		return nil
+	}
 	out := make([]any, 0, len(in))
 	for _, o := range in {
 		v, err := convert(t, o)

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/fname"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -307,7 +308,8 @@ func (s *Service) dataValues(p *problems, prefix string, base Observable, values
 				return nil
 			}
 			sum := sha256.Sum256(content)
-			o.Attachment = &Attachment{ID: hex.EncodeToString(sum[:]), Name: name, ContentType: ct, Size: int64(len(content))}
+			o.Attachment = &Attachment{ID: hex.EncodeToString(sum[:]), Name: fname.Base(name, hex.EncodeToString(sum[:])),
+				ContentType: ct, Size: int64(len(content))}
 			o.Key = fileKey(o.Attachment.ID)
 			out = append(out, pending{o: o, content: content})
 			continue

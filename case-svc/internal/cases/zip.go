@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strings"
 
 	"github.com/yeka/zip"
 
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/fname"
 )
 
 // ZipLimits bound what an uploaded archive (isZip) may unpack to: a zip bomb is refused before it fills the
@@ -111,7 +111,7 @@ func unzip(ctx context.Context, up Upload, password string, lim ZipLimits) (file
 			return nil, nil, fmt.Errorf("unzip: %w", err)
 		}
 		opened = append(opened, f)
-		files = append(files, Upload{Name: path.Base(e.name), ContentType: "application/octet-stream", Body: f})
+		files = append(files, Upload{Name: fname.Base(e.name, "unnamed"), ContentType: "application/octet-stream", Body: f})
 	}
 	if len(files) == 0 {
 		return nil, nil, badZip("the archive holds no file")

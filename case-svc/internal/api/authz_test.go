@@ -1,0 +1,727 @@
+package api_test
+
+// The authorization matrix: every route of case-svc, with the status each kind of caller gets. A route of the
+// router without a row fails TestAuthz_EveryRouteHasARow, so a new route must say who may call it.
+//
+// Rows are written without the path prefix. The same route shape is registered under /api, /api/v0 and (for
+// identity) /api/v1 with the same handler (TestAuthz_EveryRouteHasARow checks that the handler names agree),
+// and TestAuthz_Matrix runs every row under every prefix where its route exists, so each registered route is
+// called by every caller.
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/pkg/auth"
+)
+
+// The callers. The first four never authenticate: every route behind authentication answers them 401.
+const (
+	azAnonymous = "anonymous"
+	azLocked    = "locked user"     // an analyst of soc, locked after its key was issued
+	azRevoked   = "revoked key"     // an analyst of soc whose key was revoked after use
+	azExpired   = "expired session" // an org-admin of soc whose session cookie outlived the 1 h inactivity timeout
+	azAdmin     = "admin"           // the platform administrator (profile admin in the organisation admin)
+	azOrgAdmin  = "org-admin"       // of soc, the organisation owning the fixture's records
+	azAnalyst   = "analyst"         // of soc
+	azReadOnly  = "read-only"       // of soc
+	azOther     = "other org"       // org-admin of cert: every permission, in another organisation
+)
+
+var azCallers = []string{azAnonymous, azLocked, azRevoked, azExpired, azAdmin, azReadOnly, azAnalyst, azOrgAdmin, azOther}
+
+var azUnauthenticated = []string{azAnonymous, azLocked, azRevoked, azExpired}
+
+// azProfiles is the organisation and profile of each authenticated caller (fresh users copy them).
+var azProfiles = map[string][2]string{
+	azAdmin: {"admin", "admin"}, azOrgAdmin: {"soc", "org-admin"}, azAnalyst: {"soc", "analyst"},
+	azReadOnly: {"soc", "read-only"}, azOther: {"cert", "org-admin"},
+}
+
+const (
+	azTarget       = "target" // a read-only user of soc with a key: the user the user rows act on
+	azPassword     = "fixture-password-0"
+	azDownKey      = "connector-key-of-the-down-server-0123456789" // must never leave case-svc
+	azSelfPassword = "self-password-0123"
+)
+
+// azClock is the sessions' clock; the test moves it past the session timeout.
+type azClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *azClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *azClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// azFixture is one server with the organisations soc and cert, a client per caller, and records of soc
+// (made by soc's org-admin) that the rows address through placeholders.
+type azFixture struct {
+	e       *env
+	callers map[string]*client
+	objects map[string]string // {case}, {task}, … → id of that record of soc
+	n       atomic.Int64
+}
+
+// azDown is an analysis server on a closed port: permission checks of the connector routes run without a
+// server, and a permitted call gets the connector's answer for a server that cannot be reached.
+func azDown(logs *syncBuffer) cases.AnalysisServer {
+	var log *slog.Logger
+	if logs != nil {
+		log = slog.New(slog.NewJSONHandler(logs, nil))
+	}
+	return connector.Adapter{Client: connector.New(connector.Server{Name: "down", URL: "http://127.0.0.1:1", Key: azDownKey,
+		Timeout: 2 * time.Second}, connector.Options{RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}, log)}
+}
+
+func newAzFixture(t *testing.T) *azFixture {
+	t.Helper()
+	clk := &azClock{t: time.Now()}
+	logs := &syncBuffer{}
+	e := newEnv(t, withClock(clk.now), withLogs(logs),
+		withServers(cases.AnalysisConfig{Scan: 200 * time.Millisecond, BackoffLo: 50 * time.Millisecond, BackoffHi: 200 * time.Millisecond}, azDown(logs)))
+	e.createOrg(t, "soc")
+	e.createOrg(t, "cert")
+	f := &azFixture{e: e, objects: map[string]string{}, callers: map[string]*client{
+		azAnonymous: e.anon(),
+		azAdmin:     e.admin,
+		azOrgAdmin:  e.user(t, "socadmin", "soc", "org-admin"),
+		azAnalyst:   e.user(t, "ana", "soc", "analyst"),
+		azReadOnly:  e.user(t, "reader", "soc", "read-only"),
+		azOther:     e.user(t, "certadmin", "cert", "org-admin"),
+		azLocked:    e.user(t, "locked", "soc", "analyst"),
+		azRevoked:   e.user(t, "revoked", "soc", "analyst"),
+	}}
+	e.user(t, azTarget, "soc", "read-only")
+
+	// The locked user and the revoked key worked before.
+	for _, c := range []string{azLocked, azRevoked} {
+		f.callers[c].call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK)
+	}
+	e.admin.call(t, http.MethodDelete, "/api/user/locked", nil).want(t, http.StatusNoContent)
+	e.admin.call(t, http.MethodDelete, "/api/user/revoked/key", nil).want(t, http.StatusNoContent)
+
+	// The expired session worked, then the clock moves past the 1 h inactivity timeout. The cookies go in a
+	// fixed header (not a jar), so no answer renews or replaces them; the CSRF header is sent too, so the 401
+	// comes from the expiry and not from a missing CSRF token.
+	e.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": "sess", "organisation": "soc",
+		"profile": "org-admin", "password": azPassword}).want(t, http.StatusCreated)
+	s := e.sessionClient()
+	s.call(t, http.MethodPost, "/api/login", map[string]string{"user": "sess", "password": azPassword}).want(t, http.StatusOK)
+	ex := e.newClient("sess")
+	ex.header.Set("Cookie", auth.SessionCookie+"="+s.cookie(auth.SessionCookie)+"; "+auth.CSRFCookie+"="+s.cookie(auth.CSRFCookie))
+	ex.header.Set(auth.CSRFHeader, s.cookie(auth.CSRFCookie))
+	ex.call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK)
+	ex.call(t, http.MethodPatch, "/api/user/sess", map[string]any{"name": "session user"}).want(t, http.StatusOK)
+	clk.advance(61 * time.Minute)
+	f.callers[azExpired] = ex
+
+	f.makeObjects(t)
+	return f
+}
+
+// makeObjects gives soc a case with a task and a log, observables (a value and a file), a template, an alert
+// with an observable, an analyzer job and a responder action; and the platform a custom field.
+func (f *azFixture) makeObjects(t *testing.T) {
+	t.Helper()
+	oa := f.callers[azOrgAdmin]
+	cs := oa.newCase(t, map[string]any{"tasks": []map[string]any{{"title": "fixture task"}}})
+	f.objects["{case}"] = cs.str(t, "id")
+	f.objects["{task}"] = oa.call(t, http.MethodGet, "/api/case/"+cs.str(t, "id")+"/task", nil).want(t, 200).list(t)[0].str(t, "id")
+	f.objects["{log}"] = oa.call(t, http.MethodPost, "/api/case/task/"+f.objects["{task}"]+"/log", map[string]any{"message": "fixture log"}).
+		want(t, 201).object(t).str(t, "id")
+	obs := oa.observables(t, "/api/case/"+f.objects["{case}"]+"/artifact", map[string]any{"dataType": "ip", "data": "192.0.2.1"})
+	f.objects["{observable}"] = obs[0].str(t, "id")
+	file := oa.multipart(t, http.MethodPost, "/api/case/"+f.objects["{case}"]+"/artifact", map[string]any{"dataType": "file"}, nil,
+		part{"attachment", "soc.txt", "text/plain", []byte("a file of soc")}).want(t, 201).list(t)[0]
+	f.objects["{hash}"] = file.obj(t, "attachment").str(t, "id")
+	f.objects["{template}"] = oa.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "fixture-template"}).
+		want(t, 201).object(t).str(t, "id")
+	f.objects["{field}"] = oa.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "fixtureField", "type": "string"}).
+		want(t, 201).object(t).str(t, "id")
+	al := oa.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "fixture",
+		"title": "fixture alert", "description": "d", "artifacts": []any{map[string]any{"dataType": "domain", "data": "soc.example"}}}).
+		want(t, 201).object(t)
+	f.objects["{alert}"] = al.str(t, "id")
+	f.objects["{alertObservable}"] = oa.call(t, http.MethodGet, "/api/alert/"+al.str(t, "id")+"/artifact", nil).want(t, 200).list(t)[0].str(t, "id")
+
+	// The connector's records cannot be made through the API without a server that answers: write them as the
+	// connector would.
+	ctx := t.Context()
+	now := time.Now().Truncate(time.Millisecond)
+	job := cases.Job{ID: cases.NewID(now), Org: "soc", ObservableID: f.objects["{observable}"], CaseID: f.objects["{case}"],
+		AnalyzerID: "Echo_1_0", Status: cases.JobSuccess, StartDate: now, EndDate: now, AnalysisID: "down", AnalysisJobID: "remote-1",
+		Report: map[string]any{"success": true}, Meta: cases.Meta{CreatedBy: "ana", CreatedAt: now}}
+	if err := f.e.jobs.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	f.objects["{job}"] = job.ID
+	act := cases.Action{ID: cases.NewID(now), Org: "soc", ResponderID: "Tagger_1_0", AnalysisID: "down", AnalysisJobID: "remote-2",
+		ObjectType: "case_task", ObjectID: f.objects["{task}"], CaseID: f.objects["{case}"], TaskID: f.objects["{task}"],
+		Status: cases.JobSuccess, StartDate: now, EndDate: now, Operations: "[]", Report: "{}", Meta: cases.Meta{CreatedBy: "ana", CreatedAt: now}}
+	if err := f.e.analyses.CreateAction(ctx, act); err != nil {
+		t.Fatal(err)
+	}
+	f.objects["{action}"] = act.ID
+}
+
+// fresh makes a record of soc for one call, as soc's org-admin (users: as the platform administrator).
+func (f *azFixture) fresh(t *testing.T, kind string) string {
+	t.Helper()
+	oa := f.callers[azOrgAdmin]
+	n := f.n.Add(1)
+	switch kind {
+	case "{newCase}":
+		return oa.newCase(t, nil).str(t, "id")
+	case "{newTask}":
+		return oa.call(t, http.MethodPost, "/api/case/"+f.objects["{case}"]+"/task", map[string]any{"title": fmt.Sprint("fresh ", n)}).
+			want(t, 201).object(t).str(t, "id")
+	case "{newTemplate}":
+		return oa.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": fmt.Sprint("fresh-", n)}).
+			want(t, 201).object(t).str(t, "id")
+	case "{newField}":
+		return oa.call(t, http.MethodPost, "/api/customField", map[string]any{"name": fmt.Sprint("fresh", n), "type": "string"}).
+			want(t, 201).object(t).str(t, "id")
+	case "{newObservable}":
+		return oa.observables(t, "/api/case/"+f.objects["{case}"]+"/artifact", map[string]any{"dataType": "ip",
+			"data": fmt.Sprintf("10.1.%d.%d", n/250, n%250)})[0].str(t, "id")
+	case "{newAlert}":
+		return oa.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": fmt.Sprint("fresh-", n),
+			"title": "fresh", "description": "d"}).want(t, 201).object(t).str(t, "id")
+	case "{newAlertObservable}":
+		return oa.observables(t, "/api/alert/"+f.objects["{alert}"]+"/artifact", map[string]any{"dataType": "domain",
+			"data": fmt.Sprintf("fresh%d.example", n)})[0].str(t, "id")
+	case "{newUser}":
+		login := fmt.Sprint("fresh", n)
+		f.e.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "organisation": "soc", "profile": "read-only"}).
+			want(t, 201)
+		return login
+	}
+	t.Fatalf("unknown placeholder %s", kind)
+	return ""
+}
+
+// shared are the records a {new…} placeholder stands for when the call is refused: nothing changes then, so the
+// fixture's own record shows that a refusal does not depend on the record.
+var azShared = map[string]string{"{newCase}": "{case}", "{newTask}": "{task}", "{newTemplate}": "{template}",
+	"{newField}": "{field}", "{newObservable}": "{observable}", "{newAlert}": "{alert}",
+	"{newAlertObservable}": "{alertObservable}", "{newUser}": azTarget}
+
+var azPlaceholder = regexp.MustCompile(`\{[A-Za-z]+\}`)
+
+// resolve replaces the placeholders of a row's path and body for one call: the fixture's records, {self} (the
+// caller's login; the target user for callers without one), {n} (a number unique to the call), and {new…}: a
+// record made for this call when it is expected to succeed, else the fixture's.
+func (f *azFixture) resolve(t *testing.T, self string, succeed bool, texts ...string) []string {
+	t.Helper()
+	if self == "" {
+		self = azTarget
+	}
+	n := fmt.Sprint(f.n.Add(1))
+	made := map[string]string{}
+	out := make([]string, len(texts))
+	for i, s := range texts {
+		out[i] = azPlaceholder.ReplaceAllStringFunc(s, func(ph string) string {
+			switch {
+			case ph == "{self}":
+				return self
+			case ph == "{n}":
+				return n
+			case f.objects[ph] != "":
+				return f.objects[ph]
+			case azShared[ph] != "":
+				if !succeed {
+					if v, ok := f.objects[azShared[ph]]; ok {
+						return v
+					}
+					return azShared[ph]
+				}
+				if made[ph] == "" {
+					made[ph] = f.fresh(t, ph)
+				}
+				return made[ph]
+			}
+			t.Fatalf("unresolved placeholder %s in %s", ph, s)
+			return ""
+		})
+	}
+	return out
+}
+
+// freshCaller returns a new user with the caller's organisation and profile (with a key, and a password when
+// asked), for rows that change the caller's own credentials.
+func (f *azFixture) freshCaller(t *testing.T, caller string, password bool) *client {
+	t.Helper()
+	op := azProfiles[caller]
+	login := fmt.Sprintf("self%d", f.n.Add(1))
+	body := map[string]any{"login": login, "organisation": op[0], "profile": op[1]}
+	if password {
+		body["password"] = azSelfPassword
+	}
+	f.e.admin.call(t, http.MethodPost, "/api/user", body).want(t, http.StatusCreated)
+	return f.e.keyClient(login, f.e.renewKey(t, f.e.admin, login))
+}
+
+// azRow is one route with the status each caller gets.
+type azRow struct {
+	name   string
+	method string
+	path   string // without the prefix (abs: the whole path), with placeholders (see resolve)
+	abs    bool
+	body   string // JSON with placeholders; "" = no body
+	// want holds the status of the five authenticated callers; the unauthenticated ones get 401 unless the
+	// route is public, when want holds every caller.
+	want   map[string]int
+	public bool
+	// self: the call is made by a new user with the caller's organisation and profile ({self} is its login),
+	// for rows that change the caller's own credentials; password gives that user a password.
+	self, password bool
+	text, raw      bool // a successful answer is text/plain (an API key) or not JSON (a file, metrics)
+	// shows are placeholders of soc's records that a successful answer lists to soc's users and never to the
+	// other organisation's; hiddenFromAdmin adds the platform administrator (who never sees cases).
+	shows           []string
+	hiddenFromAdmin bool
+}
+
+// azAll gives the same status to the five authenticated callers.
+func azAll(code int) map[string]int {
+	return map[string]int{azAdmin: code, azOrgAdmin: code, azAnalyst: code, azReadOnly: code, azOther: code}
+}
+
+// azEveryone gives the same status to every caller (public routes).
+func azEveryone(code int) map[string]int {
+	m := map[string]int{}
+	for _, c := range azCallers {
+		m[c] = code
+	}
+	return m
+}
+
+// azMembers: soc's users get code; the platform administrator and the other organisation do not find soc's
+// record (404).
+func azMembers(code int) map[string]int {
+	return map[string]int{azAdmin: 404, azOrgAdmin: code, azAnalyst: code, azReadOnly: code, azOther: 404}
+}
+
+// azNeed: the callers named get code, the others of soc and the platform administrator 403 (a missing
+// permission), and the other organisation's org-admin, who holds every organisation permission, other: 404
+// for a record of soc, or the success code when it acts in its own organisation.
+func azNeed(code, other int, holders ...string) map[string]int {
+	m := map[string]int{azOther: other}
+	for _, c := range []string{azAdmin, azOrgAdmin, azAnalyst, azReadOnly} {
+		m[c] = http.StatusForbidden
+		if slices.Contains(holders, c) {
+			m[c] = code
+		}
+	}
+	return m
+}
+
+// The profiles holding the permissions (README "Profiles and permissions").
+var (
+	azWorkers    = []string{azOrgAdmin, azAnalyst} // manageCase, manageTask, manageObservable, manageAlert, manageAnalyse, manageAction
+	azManagers   = []string{azAdmin, azOrgAdmin}   // manageUser, manageCustomField
+	azOrgAdmOnly = []string{azOrgAdmin}            // manageCaseTemplate
+)
+
+// azDownStatus is what a permitted connector call that reaches the analysis server gets when the server
+// cannot be reached: 503 ServiceUnavailable, nothing written (internal/cases/analysis.go RunAnalyzer, action.go
+// RunResponder).
+const azDownStatus = http.StatusServiceUnavailable
+
+func azRows() []azRow {
+	rows := []azRow{
+		// --- public ---
+		{name: "status", method: "GET", path: "/status", public: true, want: azEveryone(200)},
+		{name: "login", method: "POST", path: "/login", public: true, want: azEveryone(200),
+			body: `{"user": "sess", "password": "` + azPassword + `"}`},
+		{name: "logout", method: "POST", path: "/logout", public: true, want: azEveryone(204)},
+		{name: "logout by GET", method: "GET", path: "/logout", public: true, want: azEveryone(204)},
+		{name: "liveness", method: "GET", path: "/healthz", abs: true, public: true, want: azEveryone(200)},
+		{name: "readiness", method: "GET", path: "/readyz", abs: true, public: true, want: azEveryone(200)},
+		{name: "metrics", method: "GET", path: "/metrics", abs: true, public: true, want: azEveryone(200), raw: true},
+
+		// --- users: see README "Identity" (who manages whom) ---
+		{name: "current user", method: "GET", path: "/user/current", want: azAll(200)},
+		{name: "list users", method: "GET", path: "/user?range=all", want: azAll(200), shows: []string{azTarget}},
+		{name: "search users", method: "POST", path: "/user/_search?range=all", body: `{"query": {}}`, want: azAll(200),
+			shows: []string{azTarget}},
+		// the other organisation's org-admin creates users only in its own organisation: 403 in soc
+		{name: "create user in soc", method: "POST", path: "/user", want: azNeed(201, 403, azManagers...),
+			body: `{"login": "created{n}", "organisation": "soc", "profile": "read-only"}`},
+		{name: "get user of soc", method: "GET", path: "/user/" + azTarget,
+			want: map[string]int{azAdmin: 200, azOrgAdmin: 200, azAnalyst: 200, azReadOnly: 200, azOther: 404}},
+		{name: "get self", method: "GET", path: "/user/{self}", want: azAll(200)},
+		{name: "get unknown user", method: "GET", path: "/user/nobody", want: azAll(404)},
+		{name: "rename user of soc", method: "PATCH", path: "/user/{newUser}", body: `{"name": "renamed"}`,
+			want: azNeed(200, 404, azManagers...)},
+		{name: "rename self", method: "PATCH", path: "/user/{self}", body: `{"name": "renamed self"}`, want: azAll(200)},
+		{name: "lock user of soc", method: "DELETE", path: "/user/{newUser}", want: azNeed(204, 404, azManagers...)},
+		{name: "set password of user of soc", method: "POST", path: "/user/{newUser}/password/set",
+			body: `{"password": "new-password-1"}`, want: azNeed(204, 404, azManagers...)},
+		// only the user itself, whatever the caller's permissions
+		{name: "change password of user of soc", method: "POST", path: "/user/{newUser}/password/change",
+			body: `{"currentPassword": "whatever-1", "password": "new-password-1"}`,
+			want: map[string]int{azAdmin: 403, azOrgAdmin: 403, azAnalyst: 403, azReadOnly: 403, azOther: 404}},
+		{name: "change own password", method: "POST", path: "/user/{self}/password/change", self: true, password: true,
+			body: `{"currentPassword": "` + azSelfPassword + `", "password": "changed-password-1"}`, want: azAll(204)},
+		{name: "get key of user of soc", method: "GET", path: "/user/" + azTarget + "/key", text: true,
+			want: azNeed(200, 404, azManagers...)},
+		{name: "get own key", method: "GET", path: "/user/{self}/key", self: true, text: true, want: azAll(200)},
+		{name: "renew key of user of soc", method: "POST", path: "/user/{newUser}/key/renew", text: true,
+			want: azNeed(200, 404, azManagers...)},
+		{name: "renew own key", method: "POST", path: "/user/{self}/key/renew", self: true, text: true, want: azAll(200)},
+		{name: "revoke key of user of soc", method: "DELETE", path: "/user/{newUser}/key", want: azNeed(204, 404, azManagers...)},
+		{name: "revoke own key", method: "DELETE", path: "/user/{self}/key", self: true, want: azAll(204)},
+
+		// --- organisations and profiles ---
+		{name: "list organisations", method: "GET", path: "/organisation", want: azAll(200), shows: []string{`"soc"`}},
+		{name: "search organisations", method: "POST", path: "/organisation/_search", body: `{"query": {}}`, want: azAll(200),
+			shows: []string{`"soc"`}},
+		{name: "create organisation", method: "POST", path: "/organisation", body: `{"name": "org{n}"}`,
+			want: azNeed(201, 403, azAdmin)},
+		// the platform administrator reads every organisation
+		{name: "get organisation soc", method: "GET", path: "/organisation/soc",
+			want: map[string]int{azAdmin: 200, azOrgAdmin: 200, azAnalyst: 200, azReadOnly: 200, azOther: 404}},
+		{name: "get unknown organisation", method: "GET", path: "/organisation/nope", want: azAll(404)},
+		{name: "update organisation soc", method: "PATCH", path: "/organisation/soc", body: `{"description": "changed"}`,
+			want: azNeed(200, 403, azAdmin)},
+		{name: "list profiles", method: "GET", path: "/profile", want: azAll(200)},
+		{name: "search profiles", method: "POST", path: "/profile/_search", body: `{"query": {}}`, want: azAll(200)},
+		{name: "get profile", method: "GET", path: "/profile/analyst", want: azAll(200)},
+
+		// --- cases ---
+		{name: "create case", method: "POST", path: "/case", body: `{"title": "t", "description": "d"}`,
+			want: azNeed(201, 201, azWorkers...)},
+		{name: "list cases", method: "GET", path: "/case?range=all", want: azAll(200), shows: []string{"{case}"}, hiddenFromAdmin: true},
+		{name: "search cases", method: "POST", path: "/case/_search?range=all", body: `{"query": {}}`, want: azAll(200),
+			shows: []string{"{case}"}, hiddenFromAdmin: true},
+		{name: "get case", method: "GET", path: "/case/{case}", want: azMembers(200)},
+		{name: "update case", method: "PATCH", path: "/case/{newCase}", body: `{"title": "changed"}`, want: azNeed(200, 404, azWorkers...)},
+		{name: "delete case", method: "DELETE", path: "/case/{newCase}", want: azNeed(204, 404, azWorkers...)},
+		{name: "force delete case", method: "DELETE", path: "/case/{newCase}/force", want: azNeed(204, 404, azWorkers...)},
+
+		// --- case templates ---
+		{name: "list templates", method: "GET", path: "/case/template", want: azAll(200), shows: []string{"{template}"}, hiddenFromAdmin: true},
+		{name: "search templates", method: "POST", path: "/case/template/_search", body: `{"query": {}}`, want: azAll(200),
+			shows: []string{"{template}"}, hiddenFromAdmin: true},
+		{name: "create template", method: "POST", path: "/case/template", body: `{"name": "tpl{n}"}`,
+			want: azNeed(201, 201, azOrgAdmOnly...)},
+		{name: "get template", method: "GET", path: "/case/template/{template}", want: azMembers(200)},
+		{name: "update template", method: "PATCH", path: "/case/template/{newTemplate}", body: `{"titlePrefix": "x"}`,
+			want: azNeed(200, 404, azOrgAdmOnly...)},
+		{name: "delete template", method: "DELETE", path: "/case/template/{newTemplate}", want: azNeed(204, 404, azOrgAdmOnly...)},
+
+		// --- tasks and logs ---
+		{name: "create task (contract spelling)", method: "POST", path: "/case/{case}task", body: `{"title": "t"}`,
+			want: azNeed(201, 404, azWorkers...)},
+		{name: "create task", method: "POST", path: "/case/{case}/task", body: `{"title": "t"}`, want: azNeed(201, 404, azWorkers...)},
+		{name: "list tasks of a case", method: "GET", path: "/case/{case}/task", want: azMembers(200), shows: []string{"{task}"}},
+		{name: "search tasks of a case", method: "POST", path: "/case/{case}/task/_search", body: `{"query": {}}`, want: azMembers(200),
+			shows: []string{"{task}"}},
+		{name: "list tasks", method: "GET", path: "/case/task?range=all", want: azAll(200), shows: []string{"{task}"}, hiddenFromAdmin: true},
+		{name: "search tasks", method: "POST", path: "/case/task/_search?range=all", body: `{"query": {}}`, want: azAll(200),
+			shows: []string{"{task}"}, hiddenFromAdmin: true},
+		{name: "get task", method: "GET", path: "/case/task/{task}", want: azMembers(200)},
+		{name: "update task", method: "PATCH", path: "/case/task/{newTask}", body: `{"title": "changed"}`, want: azNeed(200, 404, azWorkers...)},
+		{name: "create log", method: "POST", path: "/case/task/{task}/log", body: `{"message": "m"}`, want: azNeed(201, 404, azWorkers...)},
+		{name: "list logs of a task", method: "GET", path: "/case/task/{task}/log", want: azMembers(200), shows: []string{"{log}"}},
+		{name: "search logs of a task", method: "POST", path: "/case/task/{task}/log/_search", body: `{"query": {}}`, want: azMembers(200),
+			shows: []string{"{log}"}},
+		{name: "search logs", method: "POST", path: "/case/task/log/_search?range=all", body: `{"query": {}}`, want: azAll(200),
+			shows: []string{"{log}"}, hiddenFromAdmin: true},
+		{name: "get log", method: "GET", path: "/case/task/log/{log}", want: azMembers(200)},
+		{name: "download a file", method: "GET", path: "/datastore/{hash}?name=x.txt", want: azMembers(200), raw: true},
+		{name: "download an unknown file", method: "GET", path: "/datastore/" + strings.Repeat("0", 64), want: azAll(404)},
+
+		// --- custom fields: global to every organisation, readable by everyone ---
+		{name: "list custom fields", method: "GET", path: "/customField", want: azAll(200)},
+		{name: "search custom fields", method: "POST", path: "/customField/_search", body: `{"query": {}}`, want: azAll(200)},
+		{name: "search custom fields (plural)", method: "POST", path: "/customFields/_search", body: `{"query": {}}`, want: azAll(200)},
+		{name: "create custom field", method: "POST", path: "/customField", body: `{"name": "cf{n}", "type": "string"}`,
+			want: azNeed(201, 201, azManagers...)},
+		{name: "get custom field", method: "GET", path: "/customField/{field}", want: azAll(200)},
+		{name: "update custom field", method: "PATCH", path: "/customField/{newField}", body: `{"description": "x"}`,
+			want: azNeed(200, 200, azManagers...)},
+		{name: "delete custom field", method: "DELETE", path: "/customField/{newField}", want: azNeed(204, 204, azManagers...)},
+
+		// --- observables of cases and alerts ---
+		{name: "create case observable", method: "POST", path: "/case/{case}/artifact",
+			body: `{"dataType": "domain", "data": "c{n}.example"}`, want: azNeed(201, 404, azWorkers...)},
+		{name: "list case observables", method: "GET", path: "/case/{case}/artifact?range=all", want: azMembers(200),
+			shows: []string{"{observable}"}},
+		{name: "search case observables", method: "POST", path: "/case/{case}/artifact/_search?range=all", body: `{"query": {}}`,
+			want: azMembers(200), shows: []string{"{observable}"}},
+		{name: "search observables of cases", method: "POST", path: "/case/artifact/_search?range=all", body: `{"query": {}}`,
+			want: azAll(200), shows: []string{"{observable}"}, hiddenFromAdmin: true},
+		{name: "get case observable", method: "GET", path: "/case/artifact/{observable}", want: azMembers(200)},
+		{name: "update case observable", method: "PATCH", path: "/case/artifact/{newObservable}", body: `{"ioc": true}`,
+			want: azNeed(200, 404, azWorkers...)},
+		{name: "delete case observable", method: "DELETE", path: "/case/artifact/{newObservable}", want: azNeed(204, 404, azWorkers...)},
+		{name: "create alert observable", method: "POST", path: "/alert/{alert}/artifact",
+			body: `{"dataType": "domain", "data": "a{n}.example"}`, want: azNeed(201, 404, azWorkers...)},
+		{name: "list alert observables", method: "GET", path: "/alert/{alert}/artifact?range=all", want: azMembers(200),
+			shows: []string{"{alertObservable}"}},
+		{name: "search alert observables", method: "POST", path: "/alert/{alert}/artifact/_search?range=all", body: `{"query": {}}`,
+			want: azMembers(200), shows: []string{"{alertObservable}"}},
+		{name: "search observables of alerts", method: "POST", path: "/alert/artifact/_search?range=all", body: `{"query": {}}`,
+			want: azAll(200), shows: []string{"{alertObservable}"}, hiddenFromAdmin: true},
+		{name: "get alert observable", method: "GET", path: "/alert/artifact/{alertObservable}", want: azMembers(200)},
+		{name: "update alert observable", method: "PATCH", path: "/alert/artifact/{newAlertObservable}", body: `{"sighted": true}`,
+			want: azNeed(200, 404, azWorkers...)},
+		{name: "delete alert observable", method: "DELETE", path: "/alert/artifact/{newAlertObservable}",
+			want: azNeed(204, 404, azWorkers...)},
+
+		// --- alerts ---
+		{name: "create alert", method: "POST", path: "/alert",
+			body: `{"type": "t", "source": "s", "sourceRef": "r{n}", "title": "t", "description": "d"}`, want: azNeed(201, 201, azWorkers...)},
+		{name: "list alerts", method: "GET", path: "/alert?range=all", want: azAll(200), shows: []string{"{alert}"}, hiddenFromAdmin: true},
+		{name: "search alerts", method: "POST", path: "/alert/_search?range=all", body: `{"query": {}}`, want: azAll(200),
+			shows: []string{"{alert}"}, hiddenFromAdmin: true},
+		{name: "get alert", method: "GET", path: "/alert/{alert}", want: azMembers(200)},
+		{name: "get alert by name", method: "GET", path: "/alert/t;s;fixture", want: azMembers(200)},
+		{name: "update alert", method: "PATCH", path: "/alert/{alert}", body: `{"description": "changed"}`, want: azNeed(200, 404, azWorkers...)},
+		{name: "delete alert", method: "DELETE", path: "/alert/{newAlert}", want: azNeed(204, 404, azWorkers...)},
+		{name: "mark alert as read", method: "POST", path: "/alert/{alert}/markAsRead", want: azNeed(200, 404, azWorkers...)},
+		{name: "mark alert as unread", method: "POST", path: "/alert/{alert}/markAsUnread", want: azNeed(200, 404, azWorkers...)},
+		{name: "mark alert as unread (contract spelling)", method: "POST", path: "/alert/{alert}/markAsUnead", want: azNeed(200, 404, azWorkers...)},
+		{name: "follow alert", method: "POST", path: "/alert/{alert}/follow", want: azNeed(200, 404, azWorkers...)},
+		{name: "unfollow alert", method: "POST", path: "/alert/{alert}/unfollow", want: azNeed(200, 404, azWorkers...)},
+		{name: "case from alert", method: "POST", path: "/alert/{newAlert}/createCase", want: azNeed(201, 404, azWorkers...)},
+		{name: "merge alert", method: "POST", path: "/alert/{newAlert}/merge/{case}", want: azNeed(200, 404, azWorkers...)},
+		{name: "merge alerts", method: "POST", path: "/alert/merge/_bulk", body: `{"caseId": "{case}", "alertIds": ["{newAlert}"]}`,
+			want: azNeed(200, 404, azWorkers...)},
+
+		// --- the query API (/api/v0 and /api/v1 only) ---
+		{name: "query list", method: "POST", path: "/query",
+			body: `{"query": [{"_name": "listCase"}, {"_name": "page", "from": 0, "to": 1000}]}`, want: azAll(200),
+			shows: []string{"{case}"}, hiddenFromAdmin: true},
+		{name: "query get", method: "POST", path: "/query", body: `{"query": [{"_name": "getCase", "idOrName": "{case}"}]}`,
+			want: azMembers(200)},
+	}
+
+	// --- the connector (/api only), at both spellings ---
+	rows = append(rows,
+		azRow{name: "analyzer job", method: "GET", path: "/connector/job/{job}", want: azMembers(200)})
+	for _, n := range []string{"analysis", "cortex"} {
+		p := "/connector/" + n
+		rows = append(rows,
+			azRow{name: n + " run analyzer", method: "POST", path: p + "/job",
+				body: `{"analysisId": "down", "artifactId": "{observable}", "analyzerId": "Echo_1_0"}`,
+				want: azNeed(azDownStatus, 404, azWorkers...)},
+			azRow{name: n + " analyzer job", method: "GET", path: p + "/job/{job}", want: azMembers(200)},
+			// analyzers need manageAnalyse; the down server is left out of a successful list
+			azRow{name: n + " analyzers", method: "GET", path: p + "/analyzer", want: azNeed(200, 200, azWorkers...)},
+			azRow{name: n + " analyzers of a type", method: "GET", path: p + "/analyzer/type/ip", want: azNeed(200, 200, azWorkers...)},
+			// responders are listed to every member
+			azRow{name: n + " responders", method: "GET", path: p + "/responder", want: azAll(200)},
+			azRow{name: n + " responders of an object", method: "GET", path: p + "/responder/case_task/{task}", want: azMembers(200)},
+			azRow{name: n + " run responder", method: "POST", path: p + "/action",
+				body: `{"analysisId": "down", "responderId": "Tagger_1_0", "objectType": "case_task", "objectId": "{task}"}`,
+				want: azNeed(azDownStatus, 404, azWorkers...)},
+			azRow{name: n + " get action", method: "GET", path: p + "/action/{action}", want: azMembers(200)},
+		)
+	}
+	return rows
+}
+
+var azPrefixes = []string{"/api", "/api/v0", "/api/v1"}
+
+// azRoutes maps the router's routes (method and path) to their handler names.
+func azRoutes(e *env) map[string]string {
+	routes := map[string]string{}
+	for _, r := range e.echo.Routes() {
+		if r.Method == "echo_route_not_found" {
+			continue
+		}
+		routes[r.Method+" "+r.Path] = r.Name
+	}
+	return routes
+}
+
+// azFind returns the registered route ("METHOD /path/:param") a request path reaches, "" when none.
+func azFind(e *env, routes map[string]string, method, path string) string {
+	path, _, _ = strings.Cut(azPlaceholder.ReplaceAllString(path, "x"), "?")
+	c := e.echo.NewContext(httptest.NewRequest(method, path, nil), httptest.NewRecorder())
+	e.echo.Router().Find(method, path, c)
+	key := method + " " + c.Path()
+	if _, ok := routes[key]; !ok {
+		return ""
+	}
+	return key
+}
+
+// azTargets are the full paths (with placeholders) a row runs at: its absolute path, or every prefix where the
+// route exists.
+func azTargets(e *env, routes map[string]string, row azRow) []string {
+	if row.abs {
+		return []string{row.path}
+	}
+	var out []string
+	for _, p := range azPrefixes {
+		key := azFind(e, routes, row.method, p+row.path)
+		if key != "" && strings.HasPrefix(strings.TrimPrefix(key, row.method+" "), p+"/") {
+			out = append(out, p+row.path)
+		}
+	}
+	return out
+}
+
+// TestAuthz_EveryRouteHasARow fails when a route of the router has no row in azRows (after removing its
+// /api, /api/v0 or /api/v1 prefix), when a row reaches no route, or when one route shape has different handlers
+// under different prefixes (the rows rely on the prefixes sharing handlers).
+func TestAuthz_EveryRouteHasARow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withServers(cases.AnalysisConfig{}, azDown(nil)), withoutTracker())
+	routes := azRoutes(e)
+	if len(routes) < 200 {
+		t.Fatalf("the router lists only %d routes", len(routes))
+	}
+	covered := map[string]bool{}
+	for _, row := range azRows() {
+		targets := azTargets(e, routes, row)
+		if len(targets) == 0 {
+			t.Errorf("row %q (%s %s) reaches no route", row.name, row.method, row.path)
+		}
+		for _, p := range targets {
+			covered[azFind(e, routes, row.method, p)] = true
+		}
+	}
+	shapes := map[string]string{} // method + path without prefix → handler name
+	for _, key := range slices.Sorted(maps.Keys(routes)) {
+		if !covered[key] {
+			t.Errorf("route %s has no row in the authorization matrix (azRows in authz_test.go)", key)
+		}
+		method, path, _ := strings.Cut(key, " ")
+		for _, p := range []string{"/api/v0", "/api/v1", "/api"} {
+			if rest, ok := strings.CutPrefix(path, p+"/"); ok {
+				path = "/" + rest
+				break
+			}
+		}
+		shape := method + " " + path
+		if h, ok := shapes[shape]; ok && h != routes[key] {
+			t.Errorf("%s: handler %s, but %s under another prefix", key, routes[key], h)
+		}
+		shapes[shape] = routes[key]
+	}
+	t.Logf("%d routes, %d shapes", len(routes), len(shapes))
+}
+
+// TestAuthz_Matrix calls every route, under every prefix where it exists, as every caller, and checks the
+// status (and, for refusals, the error type; for lists, that soc's records show to soc only).
+func TestAuthz_Matrix(t *testing.T) {
+	t.Parallel()
+	f := newAzFixture(t)
+	routes := azRoutes(f.e)
+	calls := atomic.Int64{}
+	t.Cleanup(func() { t.Logf("%d calls", calls.Load()) })
+	for _, row := range azRows() {
+		for _, target := range azTargets(f.e, routes, row) {
+			t.Run(row.name+" "+target, func(t *testing.T) {
+				t.Parallel()
+				for _, name := range azCallers {
+					want, ok := row.want[name]
+					if !row.public && slices.Contains(azUnauthenticated, name) {
+						want, ok = http.StatusUnauthorized, true
+					}
+					if !ok {
+						t.Fatalf("row %q has no status for %s", row.name, name)
+					}
+					t.Run(name, func(t *testing.T) {
+						calls.Add(1)
+						f.call(t, row, target, name, want)
+					})
+				}
+			})
+		}
+	}
+	t.Cleanup(func() {
+		if strings.Contains(f.e.logs.String(), azDownKey) {
+			t.Errorf("the analysis server's key is in the logs")
+		}
+	})
+}
+
+// call runs one row as one caller and checks the answer.
+func (f *azFixture) call(t *testing.T, row azRow, target, name string, want int) {
+	c := f.callers[name]
+	if row.self && !slices.Contains(azUnauthenticated, name) {
+		c = f.freshCaller(t, name, row.password)
+	}
+	r := f.resolve(t, c.login, want < 300, target, row.body)
+	path, body := r[0], r[1]
+	var res *resp
+	if body == "" {
+		res = c.send(t, row.method, path, "", nil)
+	} else {
+		res = c.raw(t, row.method, path, "application/json", body)
+	}
+	switch {
+	case want >= 400:
+		typ := map[int]string{401: "AuthenticationError", 403: "AuthorizationError", 404: "NotFoundError",
+			503: "ServiceUnavailable"}[want]
+		msg := res.wantError(t, want, typ)
+		if want == http.StatusForbidden && !strings.Contains(msg, "permission") && !strings.Contains(msg, "itself") {
+			t.Errorf("403 message %q names neither a permission nor the rule", msg)
+		}
+		if strings.Contains(string(res.body), azDownKey) {
+			t.Errorf("the answer holds the analysis server's key: %s", res.body)
+		}
+		return
+	case row.text:
+		res.want(t, want)
+		if k := res.text(t); len(k) < 32 {
+			t.Errorf("key %q shorter than 32 characters", k)
+		}
+		return
+	case row.raw:
+		res.want(t, want)
+		return
+	}
+	res.want(t, want)
+	if len(res.body) > 0 {
+		var v any
+		res.decode(t, &v)
+	}
+	if strings.Contains(string(res.body), azDownKey) {
+		t.Errorf("the answer holds the analysis server's key: %s", res.body)
+	}
+	for _, ph := range row.shows {
+		id := ph
+		if v, ok := f.objects[ph]; ok {
+			id = v
+		}
+		if !strings.HasPrefix(id, `"`) {
+			id = `"` + id + `"` // a whole JSON string: "~1" is not "~18"
+		}
+		has := strings.Contains(string(res.body), id)
+		switch {
+		case (name == azOther || (name == azAdmin && row.hiddenFromAdmin)) && has:
+			t.Errorf("%s sees soc's %s %s: %s", name, ph, id, res.body)
+		case (name == azOrgAdmin || name == azAnalyst || name == azReadOnly) && !has:
+			t.Errorf("%s does not see its organisation's %s %s: %.2000s", name, ph, id, res.body)
+		}
+	}
+}

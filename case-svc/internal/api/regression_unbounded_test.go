@@ -1,0 +1,61 @@
+package api_test
+
+// Bugs: work per request that grows without bound with the size of an array in the body. Each test sends a
+// body well under the tests' 2M limit (the service's default is 100M) and wants an answer within 5 s.
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// POST /api/customField (and PATCH /api/customField/{id}) with 60000 distinct options: the options are
+// deduplicated with slices.Contains before the "at most 1000 options" check (internal/cases/customfield.go
+// checkOptions), so the refusal costs O(n²): 10-15 s for 60k on 2 cores, over 30 s for 100k.
+func TestRegression_CustomFieldOptionsQuadratic(t *testing.T) {
+	tm := newTeam(t)
+	options := make([]string, 60000)
+	for i := range options {
+		options[i] = fmt.Sprint("option-", i)
+	}
+	start := time.Now()
+	tm.orgAdmin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "many", "type": "string", "options": options}).
+		wantError(t, 400, "AttributeCheckingError")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("refusing 60000 options took %v", d)
+	}
+}
+
+// POST /api/alert with 20000 artifacts of one value each: nothing caps the artifacts of an alert (the
+// observable route caps a request at 10000 values), each one costs an insert, so the request takes ~13 s and
+// creates 20000 observables; a 2M body holds ~60k of them, the default 100M ~3M, all written through the
+// embedded database's one connection.
+func TestRegression_AlertArtifactsUnbounded(t *testing.T) {
+	tm := newTeam(t)
+	arts := make([]map[string]any, 20000)
+	for i := range arts {
+		arts[i] = map[string]any{"dataType": "other", "data": fmt.Sprint("v", i)}
+	}
+	start := time.Now()
+	r := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
+		"title": "t", "description": "d", "artifacts": arts})
+	if d := time.Since(start); d > 5*time.Second || r.status != 400 {
+		t.Errorf("20000 artifacts: %d after %v, want a 400 (at most 10000 values, as on POST …/artifact) at once", r.status, d)
+	}
+}
+
+// POST /api/case with 30000 tasks naming the same owner: each task's owner is looked up on its own
+// (internal/cases/case.go createCase, checkOwner per task), ~0.6 ms each on the embedded database: ~18 s.
+func TestRegression_CaseTaskOwnersLookedUpOneByOne(t *testing.T) {
+	tm := newTeam(t)
+	tasks := make([]map[string]any, 30000)
+	for i := range tasks {
+		tasks[i] = map[string]any{"title": "t", "owner": "ana"}
+	}
+	start := time.Now()
+	r := tm.analyst.call(t, http.MethodPost, "/api/case", map[string]any{"title": "t", "description": "d", "tasks": tasks})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("30000 tasks with one owner: %d after %v", r.status, d)
+	}
+}
