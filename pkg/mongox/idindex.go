@@ -23,6 +23,24 @@ func indexIDs(ctx context.Context, dir, dbName string) error {
 	if _, err := os.Stat(file); err != nil {
 		return nil // not created yet: nothing to index (and never create it under FerretDB)
 	}
+	return indexFile(ctx, file)
+}
+
+// indexAll indexes every database of the embedded server's folder (tests and tools use several).
+func indexAll(ctx context.Context, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.sqlite"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := indexFile(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func indexFile(ctx context.Context, file string) error {
 	dsn := (&url.URL{Scheme: "file", Opaque: file}).String() + "?mode=rw&_pragma=busy_timeout(10000)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -61,7 +79,7 @@ func indexIDs(ctx context.Context, dir, dbName string) error {
 // keepIDsIndexed runs indexIDs every interval until ctx ends, for collections created later.
 // The first run waits one interval: at start-up FerretDB is creating the database file, and a second opener
 // then gets SQLITE_BUSY (services call DB.IndexIDs themselves once their stores exist).
-func keepIDsIndexed(ctx context.Context, dir, dbName string, interval time.Duration, onErr func(error)) {
+func keepIDsIndexed(ctx context.Context, dir string, interval time.Duration, onErr func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -70,7 +88,7 @@ func keepIDsIndexed(ctx context.Context, dir, dbName string, interval time.Durat
 			return
 		case <-t.C:
 		}
-		if err := indexIDs(ctx, dir, dbName); err != nil && ctx.Err() == nil && onErr != nil {
+		if err := indexAll(ctx, dir); err != nil && ctx.Err() == nil && onErr != nil {
 			onErr(err)
 		}
 	}
