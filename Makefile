@@ -34,9 +34,11 @@ lint: vet
 	@out=$$(gofmt -l pkg analysis-svc case-svc deploy); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## bench: the benchmark program: the services against floors measured in the same run; prints one table and
-## writes bench/results.json (about 7 min on 2 cores; `go run ./analysis-svc/cmd/analysis-bench -quick` for a smoke run)
+## writes bench/results.json (about 13 min on 2 cores; `-quick` on either command for a smoke run). case-bench
+## merges its rows into the file analysis-bench writes, so it runs second.
 bench:
 	$(GO) run ./analysis-svc/cmd/analysis-bench -out bench/results.json
+	$(GO) run ./case-svc/cmd/case-bench -out bench/results.json
 
 ## fuzz: every fuzz target for FUZZTIME each (make test runs them for 3s; `make fuzz FUZZTIME=5m` for long runs)
 FUZZTIME ?= 30s

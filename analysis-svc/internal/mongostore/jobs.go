@@ -169,11 +169,12 @@ func (s *JobStore) find(ctx context.Context, c *mongo.Collection, id string) (jo
 	return d, nil
 }
 
-// Job finds a job: a finished one first (a job is inserted there before it leaves the queue).
+// Job finds a job: in the queue first, then among the finished ones. That order never misses a job that is
+// finishing meanwhile, because a job is inserted into `jobs` before it leaves the queue.
 func (s *JobStore) Job(ctx context.Context, id string) (analysis.Job, error) {
-	d, err := s.find(ctx, s.jobs, id)
+	d, err := s.find(ctx, s.queue, id)
 	if errors.Is(err, analysis.ErrJobNotFound) {
-		d, err = s.find(ctx, s.queue, id)
+		d, err = s.find(ctx, s.jobs, id)
 	}
 	if err != nil {
 		return analysis.Job{}, err

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The bench with the -quick sizes, as a smoke test: it must run end to end (case-svc in process, a real
+// analysis-svc process), print one table and write results with every section, and every floor and ratio it
+// reports must be a positive number.
+func TestBenchQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts case-svc and analysis-svc and runs the quick bench (about 25 s)")
+	}
+	opts, err := parseFlags([]string{"-quick", "-out", filepath.Join(t.TempDir(), "results.json")}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if err := runWith(ctx, opts, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(opts.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Quick || res.Machine.NProc == 0 || res.Machine.Go == "" || res.Date == "" || res.Sizes.CasesLarge == 0 {
+		t.Errorf("results header: %+v", res)
+	}
+	sections := map[string]int{}
+	for _, r := range res.Rows {
+		sections[r.Section]++
+		if r.Figure <= 0 {
+			t.Errorf("row %s / %s: figure %v", r.Section, r.Metric, r.Figure)
+		}
+		if r.Section != secMemory && (r.Floor == nil || *r.Floor <= 0 || r.Ratio == nil || *r.Ratio <= 0) {
+			t.Errorf("row %s / %s: floor %v ratio %v", r.Section, r.Metric, r.Floor, r.Ratio)
+		}
+		if !slices.Contains([]string{"case-svc", "connector"}, r.Service) {
+			t.Errorf("row %s / %s: service %q", r.Section, r.Metric, r.Service)
+		}
+	}
+	for _, s := range []string{secCases, secConnector, secMemory} {
+		if sections[s] == 0 {
+			t.Errorf("no row for %s", s)
+		}
+	}
+	if table := stdout.String(); strings.Count(table, "\nsection ") != 1 || !strings.Contains(table, "machine: ") {
+		t.Errorf("printed table:\n%s", table)
+	}
+}
+
+// A merge keeps another program's rows and keys, replaces this program's rows, and orders rows by section.
+func TestMergeResults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.json")
+	floor, ratio := 1.0, 2.0
+	other := map[string]any{
+		"date": "earlier", "quick": false, "sizes": map[string]any{"clients": 16}, "phases": []any{},
+		"rows": []Row{
+			{Section: "1 job pipeline", Service: "analysis-svc", Metric: "throughput", Figure: 5, Floor: &floor, Ratio: &ratio},
+			{Section: "6 case-svc", Service: "case-svc", Metric: "stale", Figure: 9},
+			{Section: "8 memory", Service: "analysis-svc", Metric: "RSS idle", Figure: 100},
+		},
+	}
+	data, _ := json.Marshal(other)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := Results{Date: "now", Quick: true, Rows: []Row{
+		{Section: secCases, Service: "case-svc", Metric: "new", Figure: 1},
+		{Section: secConnector, Service: "connector", Metric: "run", Figure: 2},
+		{Section: secMemory, Service: "case-svc", Metric: "case-svc RSS", Figure: 3},
+	}}
+	how, err := mergeResults(path, res)
+	if err != nil || how != "merged into" {
+		t.Fatalf("merge: %q %v", how, err)
+	}
+	data, _ = os.ReadFile(path)
+	var got struct {
+		Date      string  `json:"date"`
+		Sizes     any     `json:"sizes"`
+		Rows      []Row   `json:"rows"`
+		CaseBench Results `json:"caseBench"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	var metrics []string
+	for _, r := range got.Rows {
+		metrics = append(metrics, r.Metric)
+	}
+	if want := []string{"throughput", "new", "run", "RSS idle", "case-svc RSS"}; !slices.Equal(metrics, want) {
+		t.Errorf("rows %v, want %v", metrics, want)
+	}
+	if got.Date != "earlier" || got.Sizes == nil || got.CaseBench.Date != "now" || !got.CaseBench.Quick || got.CaseBench.Rows != nil {
+		t.Errorf("merged header: %s", data)
+	}
+	if !strings.HasPrefix(string(data), "{\n  \"date\": \"earlier\"") {
+		t.Errorf("key order or indentation lost: %.80s", data)
+	}
+	// A file with only this program's rows is replaced.
+	if how, err := mergeResults(path, res); err != nil || how != "merged into" {
+		t.Fatalf("second merge: %q %v", how, err)
+	}
+	onlyOwn := filepath.Join(t.TempDir(), "own.json")
+	data, _ = json.Marshal(Results{Date: "old", Rows: []Row{{Section: secCases, Service: "case-svc", Metric: "old", Figure: 1}}})
+	_ = os.WriteFile(onlyOwn, data, 0o644)
+	if how, err := mergeResults(onlyOwn, res); err != nil || how != "written to" {
+		t.Fatalf("own-only merge: %q %v", how, err)
+	}
+	data, _ = os.ReadFile(onlyOwn)
+	if !strings.Contains(string(data), `"date": "now"`) || strings.Contains(string(data), `"old"`) {
+		t.Errorf("own-only file: %s", data)
+	}
+}

@@ -1,0 +1,642 @@
+package main
+
+// Section 6: case-svc with many cases. Cases are created through the API (each: POST /api/case with its tasks,
+// then POST /api/case/{id}/artifact with its observables), measured at CasesSmall cases, filled up to
+// CasesLarge (through the API, or with -fill bulk by insertMany of documents shaped as the API writes them)
+// and measured again.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/openir/platform/case-svc/internal/mongostore"
+	"github.com/openir/platform/pkg/mongox"
+)
+
+const (
+	secCases     = "6 case-svc"
+	secConnector = "7 connector"
+	secMemory    = "8 memory"
+	// sharedValues is how many distinct values the first CasesSmall cases share (one observable each), so an
+	// alert carrying alertShared of them has the same similar cases at both sizes.
+	sharedValues = 50
+	alertShared  = 4
+)
+
+// caseRun is section 6's state.
+type caseRun struct {
+	b   *bench
+	s   *stack
+	ids []string // case ids ("~N") in creation order
+	// creation latencies per case: POST /api/case and POST …/artifact, by case index
+	caseLat, obsLat []time.Duration
+	alertID         string
+	// documents as the service wrote them: the shapes of the floors' and the bulk fill's documents
+	rawCase, rawTask, rawObs bson.D
+	bulkSeq                  atomic.Int64 // values of the 1000-observable requests
+	createDB                 string       // the driver commands per case of the last API creation
+}
+
+// sizeResult holds one size's measurements.
+type sizeResult struct {
+	cases, observables, tasks int64
+	waiting, waitingFloor     []time.Duration
+	search, searchFloor       []time.Duration
+	similar, similarFloor     []time.Duration
+	bulk, bulkFloor           []time.Duration
+	similarCount              int
+	waitingTotal, searchTotal string
+	// the driver commands of one call (the last one) of each measure
+	waitingDB, searchDB, similarDB, bulkDB string
+}
+
+// caseValue is observable k of case i: unique ips, and for the first CasesSmall cases one of sharedValues
+// shared ips as observable 0.
+func (r *caseRun) caseValue(i, k int) string {
+	if k == 0 && i < r.b.sizes.CasesSmall {
+		return fmt.Sprintf("198.51.100.%d", i%sharedValues)
+	}
+	g := i*r.b.sizes.ObservablesPerCase + k
+	return fmt.Sprintf("10.%d.%d.%d", g>>16&255, g>>8&255, g&255)
+}
+
+func (r *caseRun) caseBody(i int) map[string]any {
+	tasks := make([]map[string]any, r.b.sizes.TasksPerCase)
+	for t := range tasks {
+		tasks[t] = map[string]any{"title": fmt.Sprintf("Task %d", t+1), "group": "triage"}
+	}
+	return map[string]any{"title": fmt.Sprintf("Bench case %d", i), "description": "A case of the benchmark, with its tasks and observables",
+		"severity": 1 + i%4, "tags": []string{"bench", fmt.Sprintf("group-%d", i%10)}, "tasks": tasks}
+}
+
+// createCase makes case i through the API.
+func (r *caseRun) createCase(ctx context.Context, i int) (string, time.Duration, time.Duration, error) {
+	var cs struct {
+		ID string `json:"id"`
+	}
+	d1, err := timed(func() error {
+		_, err := r.s.analyst.call(ctx, http.MethodPost, "/api/case", r.caseBody(i), http.StatusCreated, &cs)
+		return err
+	})
+	if err != nil {
+		return "", 0, 0, err
+	}
+	values := make([]string, r.b.sizes.ObservablesPerCase)
+	for k := range values {
+		values[k] = r.caseValue(i, k)
+	}
+	var obs []json.RawMessage
+	d2, err := timed(func() error {
+		_, err := r.s.analyst.call(ctx, http.MethodPost, "/api/case/"+cs.ID+"/artifact",
+			map[string]any{"dataType": "ip", "data": values, "message": "bench observable"}, http.StatusCreated, &obs)
+		return err
+	})
+	if err != nil {
+		return "", 0, 0, err
+	}
+	if len(obs) != len(values) {
+		return "", 0, 0, fmt.Errorf("case %s: %d observables created, want %d", cs.ID, len(obs), len(values))
+	}
+	return cs.ID, d1, d2, nil
+}
+
+// createAPI creates cases [len(r.ids), target) through the API with the bench's clients; it returns the
+// elapsed time.
+func (r *caseRun) createAPI(ctx context.Context, target int) (time.Duration, error) {
+	from := len(r.ids)
+	n := target - from
+	ids := make([]string, n)
+	cl, ol := make([]time.Duration, n), make([]time.Duration, n)
+	var done atomic.Int64
+	before := r.b.db.snapshot()
+	start := time.Now()
+	var mu sync.Mutex
+	last, lastDB := start, before
+	err := parallel(r.b.sizes.Clients, n, func(k int) error {
+		id, d1, d2, err := r.createCase(ctx, from+k)
+		if err != nil {
+			return err
+		}
+		ids[k], cl[k], ol[k] = id, d1, d2
+		if c := done.Add(1); c%1000 == 0 {
+			mu.Lock()
+			r.b.logf("cases: %d of %d created (%.0f/s); DB per case: %s", from+int(c), target,
+				1000/time.Since(last).Seconds(), r.b.db.since(lastDB, 1000))
+			last, lastDB = time.Now(), r.b.db.snapshot()
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	elapsed := time.Since(start)
+	r.createDB = r.b.db.since(before, n)
+	if n%1000 != 0 {
+		r.b.logf("cases: %d created (%.0f/s); DB per case: %s", n, float64(n)/elapsed.Seconds(), r.createDB)
+	}
+	r.ids = append(r.ids, ids...)
+	r.caseLat, r.obsLat = append(r.caseLat, cl...), append(r.obsLat, ol...)
+	return elapsed, nil
+}
+
+func (r *caseRun) coll(name string) *mongo.Collection { return r.s.db.Collection(name) }
+
+// readShapes reads a case, a task and an observable as the service stored them.
+func (r *caseRun) readShapes(ctx context.Context) error {
+	id := r.ids[len(r.ids)-1]
+	if err := r.coll("cases").FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&r.rawCase); err != nil {
+		return fmt.Errorf("read a stored case: %w", err)
+	}
+	if err := r.coll("tasks").FindOne(ctx, bson.D{{Key: "case", Value: id}}).Decode(&r.rawTask); err != nil {
+		return fmt.Errorf("read a stored task: %w", err)
+	}
+	if err := r.coll("observables").FindOne(ctx, bson.D{{Key: "case", Value: id}}).Decode(&r.rawObs); err != nil {
+		return fmt.Errorf("read a stored observable: %w", err)
+	}
+	return nil
+}
+
+// runCases is section 6.
+func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
+	b.service = "case-svc"
+	r := &caseRun{b: b, s: st}
+	z := b.sizes
+	var createSmall time.Duration
+	if err := b.phase("create "+count(z.CasesSmall), func() (err error) {
+		createSmall, err = r.createAPI(ctx, z.CasesSmall)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := r.readShapes(ctx); err != nil {
+		return nil, err
+	}
+	var floorRate float64
+	var floorCase, floorObs []time.Duration
+	if err := b.phase("create floor", func() (err error) {
+		floorRate, floorCase, floorObs, err = r.createFloor(ctx, z.CasesSmall)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("raw driver, %d goroutines, per case: findOneAndUpdate counter + insertOne case + insertMany %d tasks + insertMany %d observables",
+		z.Clients, z.TasksPerCase, z.ObservablesPerCase)
+	b.add(rateKind, secCases, fmt.Sprintf("create 0 → %s cases (+%d tasks, +%d observables each), %d clients", count(z.CasesSmall),
+		z.TasksPerCase, z.ObservablesPerCase, z.Clients), "cases/s", float64(z.CasesSmall)/createSmall.Seconds(), floorRate, what,
+		"a case = POST /api/case with its tasks + POST /api/case/{id}/artifact with its values; driver commands per case: "+r.createDB)
+	r.addCreateLatency(0, z.CasesSmall, floorCase, floorObs)
+
+	// The alert whose similar cases are measured: alertShared of the shared values, and values no case has.
+	if err := r.createAlert(ctx); err != nil {
+		return nil, err
+	}
+	var small, large sizeResult
+	if err := b.phase("measure "+count(z.CasesSmall), func() (err error) {
+		small, err = r.measure(ctx, z.QueryReps, z.SimilarReps, z.BulkReps)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	r.addSize(small)
+
+	var fillTime, sampleTime time.Duration
+	if err := b.phase("fill "+count(z.CasesLarge), func() (err error) {
+		if z.Fill == "bulk" {
+			if fillTime, err = r.fillBulk(ctx, z.CasesLarge-z.CreateSample); err != nil {
+				return err
+			}
+			sampleTime, err = r.createAPI(ctx, z.CasesLarge)
+			return err
+		}
+		fillTime, err = r.createAPI(ctx, z.CasesLarge)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if z.Fill == "bulk" {
+		b.add(rateKind, secCases, fmt.Sprintf("create %s → %s cases through the API, %d clients", count(z.CasesLarge-z.CreateSample),
+			count(z.CasesLarge), z.Clients), "cases/s", float64(z.CreateSample)/sampleTime.Seconds(), floorRate,
+			"the same floor (measured at "+count(z.CasesSmall)+")", fmt.Sprintf("cases %s → %s were inserted with insertMany "+
+				"(%.1f s; documents shaped as the API writes them), not through the API, which would take too long; "+
+				"driver commands per case: %s", count(z.CasesSmall), count(z.CasesLarge-z.CreateSample), fillTime.Seconds(), r.createDB))
+	} else {
+		n := z.CasesLarge - z.CasesSmall
+		b.add(rateKind, secCases, fmt.Sprintf("create %s → %s cases, %d clients", count(z.CasesSmall), count(z.CasesLarge), z.Clients),
+			"cases/s", float64(n)/fillTime.Seconds(), floorRate, "the same floor (measured at "+count(z.CasesSmall)+")",
+			fmt.Sprintf("%.0f s for %d cases; driver commands per case: %s", fillTime.Seconds(), n, r.createDB))
+	}
+	last := len(r.ids) - min(len(r.ids)-z.CasesSmall, z.CasesSmall) // the last CasesSmall cases made through the API
+	if z.Fill == "bulk" {
+		last = len(r.ids) - z.CreateSample
+	}
+	r.addCreateLatency(last, len(r.ids), floorCase, floorObs)
+
+	if err := b.phase("measure "+count(z.CasesLarge), func() (err error) {
+		large, err = r.measure(ctx, z.QueryRepsLarge, z.SimilarRepsLarge, z.BulkRepsLarge)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	r.addSize(large)
+	r.addGrowth(small, large)
+	return r, nil
+}
+
+// addCreateLatency adds the p50 rows of case and observable creation for the cases [from, to).
+func (r *caseRun) addCreateLatency(from, to int, floorCase, floorObs []time.Duration) {
+	cl, ol := r.caseLat[from:to], r.obsLat[from:to]
+	span := fmt.Sprintf("cases %s–%s", count(from), count(to))
+	if from == 0 {
+		span = "the first " + count(to) + " cases"
+	}
+	r.b.add(timeKind, secCases, fmt.Sprintf("POST /api/case (%d tasks) p50, %s", r.b.sizes.TasksPerCase, span), "ms",
+		percentile(cl, .5), percentile(floorCase, .5), "raw findOneAndUpdate counter + insertOne case + insertMany tasks p50",
+		fmt.Sprintf("p99 %.1f ms (floor %.1f ms); %d clients at once", percentile(cl, .99), percentile(floorCase, .99), r.b.sizes.Clients))
+	r.b.add(timeKind, secCases, fmt.Sprintf("POST /api/case/{id}/artifact (%d values) p50, %s", r.b.sizes.ObservablesPerCase, span), "ms",
+		percentile(ol, .5), percentile(floorObs, .5), fmt.Sprintf("raw insertMany of %d observables p50", r.b.sizes.ObservablesPerCase),
+		fmt.Sprintf("p99 %.1f ms (floor %.1f ms)", percentile(ol, .99), percentile(floorObs, .99)))
+}
+
+// createFloor does with the driver what creating n cases needs at least, with the same goroutines, on a
+// database of its own whose collections get the stores' indexes (through the store constructors).
+func (r *caseRun) createFloor(ctx context.Context, n int) (float64, []time.Duration, []time.Duration, error) {
+	fdb := &mongox.DB{Database: r.s.db.Client.Database("bench_floor"), Client: r.s.db.Client, Embedded: true}
+	defer func() { _ = fdb.Drop(context.WithoutCancel(ctx)) }()
+	if _, err := mongostore.NewCaseStore(ctx, fdb); err != nil {
+		return 0, nil, nil, err
+	}
+	if _, err := mongostore.NewTaskStore(ctx, fdb); err != nil {
+		return 0, nil, nil, err
+	}
+	if _, err := mongostore.NewObservableStore(ctx, fdb); err != nil {
+		return 0, nil, nil, err
+	}
+	counters, cs, ts, os := fdb.Collection("counters"), fdb.Collection("cases"), fdb.Collection("tasks"), fdb.Collection("observables")
+	cl, ol := make([]time.Duration, n), make([]time.Duration, n)
+	start := time.Now()
+	err := parallel(r.b.sizes.Clients, n, func(i int) error {
+		now := time.Now().UnixMilli()
+		t0 := time.Now()
+		var seq struct {
+			Seq int64 `bson:"seq"`
+		}
+		if err := counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: "caseNumber"}},
+			bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: int64(1)}}}},
+			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&seq); err != nil {
+			return err
+		}
+		c, tasks, obs := r.caseDocs(i, seq.Seq, now)
+		if _, err := cs.InsertOne(ctx, c); err != nil {
+			return err
+		}
+		if _, err := ts.InsertMany(ctx, tasks); err != nil {
+			return err
+		}
+		cl[i] = time.Since(t0)
+		t1 := time.Now()
+		if _, err := os.InsertMany(ctx, obs); err != nil {
+			return err
+		}
+		ol[i] = time.Since(t1)
+		return nil
+	})
+	return float64(n) / time.Since(start).Seconds(), cl, ol, err
+}
+
+// caseDocs are case i's documents with the number num, shaped as the service writes them.
+func (r *caseRun) caseDocs(i int, num int64, now int64) (bson.D, []any, []any) {
+	id := "~" + strconv.FormatInt(num, 10)
+	body := r.caseBody(i)
+	c := with(r.rawCase, "_id", id, "caseId", num, "title", body["title"], "severity", body["severity"],
+		"tags", bson.A{"bench", fmt.Sprintf("group-%d", i%10)}, "startDate", now, "createdAt", now)
+	tasks := make([]any, r.b.sizes.TasksPerCase)
+	for t := range tasks {
+		tasks[t] = with(r.rawTask, "_id", fmt.Sprintf("~%011x%08x", now, uint32(i)<<8|uint32(t)), "case", id,
+			"title", fmt.Sprintf("Task %d", t+1), "order", t, "createdAt", now)
+	}
+	obs := make([]any, r.b.sizes.ObservablesPerCase)
+	for k := range obs {
+		obs[k] = r.observableDoc(id, "ip", r.caseValue(i, k), now)
+	}
+	return c, tasks, obs
+}
+
+// observableDoc is an observable of the case with this value, as the service writes it (its _id derived from
+// the case and the value the same way).
+func (r *caseRun) observableDoc(caseID, dataType, value string, now int64) bson.D {
+	sum := sha256.Sum256([]byte(value))
+	key := "d:" + hex.EncodeToString(sum[:])
+	idSum := sha256.Sum256([]byte("case:" + caseID + "\x00" + dataType + "\x00" + key))
+	return with(r.rawObs, "_id", "~"+hex.EncodeToString(idSum[:16]), "case", caseID, "dataType", dataType, "data", value,
+		"key", key, "startDate", now, "createdAt", now)
+}
+
+// fillBulk inserts cases [len(r.ids), target) with insertMany (batches of 500 cases), moves the case number
+// sequence past them, and returns the elapsed time.
+func (r *caseRun) fillBulk(ctx context.Context, target int) (time.Duration, error) {
+	start := time.Now()
+	var top struct {
+		Seq int64 `bson:"seq"`
+	}
+	if err := r.coll("counters").FindOne(ctx, bson.D{{Key: "_id", Value: "caseNumber"}}).Decode(&top); err != nil {
+		return 0, err
+	}
+	num := top.Seq
+	for len(r.ids) < target {
+		batch := min(500, target-len(r.ids))
+		var cs, ts, os []any
+		now := time.Now().UnixMilli()
+		for k := range batch {
+			num++
+			c, tasks, obs := r.caseDocs(len(r.ids)+k, num, now)
+			cs = append(cs, c)
+			ts = append(ts, tasks...)
+			os = append(os, obs...)
+		}
+		for _, w := range []struct {
+			coll string
+			docs []any
+		}{{"cases", cs}, {"tasks", ts}, {"observables", os}} {
+			if _, err := r.coll(w.coll).InsertMany(ctx, w.docs); err != nil {
+				return 0, fmt.Errorf("bulk insert into %s: %w", w.coll, err)
+			}
+		}
+		for k := range batch {
+			r.ids = append(r.ids, "~"+strconv.FormatInt(num-int64(batch)+1+int64(k), 10))
+		}
+		// The latencies of bulk cases are not API figures: leave them out of the percentiles.
+		r.caseLat, r.obsLat = append(r.caseLat, make([]time.Duration, batch)...), append(r.obsLat, make([]time.Duration, batch)...)
+	}
+	if _, err := r.coll("counters").UpdateOne(ctx, bson.D{{Key: "_id", Value: "caseNumber"}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: num}}}}); err != nil {
+		return 0, err
+	}
+	r.b.logf("cases: %d stored by insertMany in %.1fs", len(r.ids), time.Since(start).Seconds())
+	return time.Since(start), nil
+}
+
+// createAlert creates the alert of the similarity measurements: alertShared shared values plus as many that no
+// case has.
+func (r *caseRun) createAlert(ctx context.Context) error {
+	var values []string
+	for k := range alertShared {
+		values = append(values, fmt.Sprintf("198.51.100.%d", k))
+		values = append(values, fmt.Sprintf("203.0.113.%d", k))
+	}
+	var a struct {
+		ID string `json:"id"`
+	}
+	if _, err := r.s.analyst.call(ctx, http.MethodPost, "/api/alert", map[string]any{"type": "bench", "source": "case-bench",
+		"sourceRef": "similar-1", "title": "Bench alert", "description": "Alert whose similar cases are measured",
+		"artifacts": []map[string]any{{"dataType": "ip", "data": values}}}, http.StatusCreated, &a); err != nil {
+		return err
+	}
+	r.alertID = a.ID
+	return nil
+}
+
+// measure times, at the current size, the waitingTasks query, a case search page, the alert's similar cases
+// and a 1000-observable request, each against its floor.
+func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps int) (sizeResult, error) {
+	var res sizeResult
+	var err error
+	org := bson.E{Key: "organisation", Value: benchOrg}
+	// What the bench stored (counting would scan on the embedded engine): the 1000-observable requests
+	// of the previous size were removed again, the alert holds 2·alertShared observables.
+	z := r.b.sizes
+	res.cases, res.tasks = int64(len(r.ids)), int64(len(r.ids)*z.TasksPerCase)
+	res.observables = int64(len(r.ids)*z.ObservablesPerCase + 2*alertShared)
+	r.b.logf("measure: %d cases, %d tasks, %d observables", res.cases, res.tasks, res.observables)
+	part := time.Now()
+	done := func(what string, lat, floor []time.Duration) {
+		r.b.logf("  %s: p50 %.1f ms, floor p50 %.1f ms (%.1fs)", what, percentile(lat, .5), percentile(floor, .5), time.Since(part).Seconds())
+		part = time.Now()
+	}
+	page := options.Find().SetLimit(50)
+
+	// The waitingTasks query and its floor: find (same filter, sort, limit) + count.
+	waitingQuery := map[string]any{"query": []any{map[string]any{"_name": "waitingTasks"},
+		map[string]any{"_name": "sort", "_fields": []any{map[string]any{"startDate": "desc"}}},
+		map[string]any{"_name": "page", "from": 0, "to": 50}}}
+	waitingFilter := bson.D{{Key: "status", Value: "Waiting"}, org}
+	waitingSort := bson.D{{Key: "startDate", Value: -1}, {Key: "_id", Value: 1}}
+	if res.waiting, res.waitingFloor, res.waitingTotal, res.waitingDB, err = r.timeList(ctx, queryReps, "/api/v0/query", waitingQuery,
+		"tasks", waitingFilter, page.SetSort(waitingSort)); err != nil {
+		return res, fmt.Errorf("waitingTasks: %w", err)
+	}
+	done("waitingTasks", res.waiting, res.waitingFloor)
+
+	// A case search page: open cases of severity ≥ 3, newest first.
+	searchQuery := map[string]any{"query": map[string]any{"_and": []any{map[string]any{"status": "Open"},
+		map[string]any{"_gte": map[string]any{"severity": 3}}}}}
+	searchFilter := bson.D{{Key: "status", Value: "Open"}, {Key: "severity", Value: bson.D{{Key: "$gte", Value: 3}}}, org}
+	searchSort := bson.D{{Key: "startDate", Value: -1}, {Key: "_id", Value: 1}}
+	if res.search, res.searchFloor, res.searchTotal, res.searchDB, err = r.timeList(ctx, queryReps, "/api/case/_search?range=0-50&sort=-startDate",
+		searchQuery, "cases", searchFilter, options.Find().SetLimit(50).SetSort(searchSort)); err != nil {
+		return res, fmt.Errorf("case search: %w", err)
+	}
+	done("case search", res.search, res.searchFloor)
+
+	// Similar cases of the alert, and the floor: the find by the similarity keys.
+	var keys bson.A
+	for k := range alertShared {
+		for _, v := range []string{fmt.Sprintf("198.51.100.%d", k), fmt.Sprintf("203.0.113.%d", k)} {
+			sum := sha256.Sum256([]byte(v))
+			keys = append(keys, "d:"+hex.EncodeToString(sum[:]))
+		}
+	}
+	simFilter := bson.D{org, {Key: "key", Value: bson.D{{Key: "$in", Value: keys}}},
+		{Key: "case", Value: bson.D{{Key: "$exists", Value: true}}}, {Key: "ignoreSimilarity", Value: false}}
+	simOpts := options.Find().SetProjection(bson.D{{Key: "case", Value: 1}, {Key: "dataType", Value: 1}, {Key: "ioc", Value: 1}, {Key: "key", Value: 1}})
+	for range similarReps {
+		var a struct {
+			SimilarCases []json.RawMessage `json:"similarCases"`
+		}
+		before := r.b.db.snapshot()
+		d, err := timed(func() error {
+			_, err := r.s.analyst.call(ctx, http.MethodGet, "/api/alert/"+r.alertID+"?similarity=1", nil, http.StatusOK, &a)
+			return err
+		})
+		if err != nil {
+			return res, err
+		}
+		res.similarDB = r.b.db.since(before, 1)
+		res.similarCount = len(a.SimilarCases)
+		var docs []bson.Raw
+		fd, err := timed(func() error {
+			cur, err := r.coll("observables").Find(ctx, simFilter, simOpts)
+			if err != nil {
+				return err
+			}
+			return cur.All(ctx, &docs)
+		})
+		if err != nil {
+			return res, err
+		}
+		if len(docs) != res.similarCount {
+			r.b.logf("similar: the floor finds %d observables, the service %d similar cases", len(docs), res.similarCount)
+		}
+		res.similar, res.similarFloor = append(res.similar, d), append(res.similarFloor, fd)
+	}
+	done("similar cases", res.similar, res.similarFloor)
+	want := min(r.b.sizes.CasesSmall, len(r.ids)) / sharedValues * alertShared
+	if res.similarCount != want {
+		return res, fmt.Errorf("similar cases: %d, want %d", res.similarCount, want)
+	}
+
+	// 1000 observables in one request, and the floor: insertMany of 1000 documents of the same shape into the
+	// same collection. Both are removed afterwards (one deleteMany on their message: a filter of one
+	// equality, where a $in of their ids would cost ids × documents on the embedded engine), so the next size
+	// starts from the same volume.
+	added := 0
+	for i := range bulkReps {
+		caseID := r.ids[i*len(r.ids)/bulkReps]
+		values := make([]string, r.b.sizes.BulkValues)
+		for k := range values {
+			n := r.bulkSeq.Add(1)
+			values[k] = fmt.Sprintf("bulk-%d.example.net", n)
+		}
+		var obs []struct {
+			ID string `json:"id"`
+		}
+		before := r.b.db.snapshot()
+		d, err := timed(func() error {
+			_, err := r.s.analyst.call(ctx, http.MethodPost, "/api/case/"+caseID+"/artifact",
+				map[string]any{"dataType": "domain", "data": values, "message": "bulk"}, http.StatusCreated, &obs)
+			return err
+		})
+		if err != nil {
+			return res, err
+		}
+		res.bulkDB = r.b.db.since(before, 1)
+		if len(obs) != len(values) {
+			return res, fmt.Errorf("bulk: %d observables created, want %d", len(obs), len(values))
+		}
+		docs := make([]any, len(values))
+		now := time.Now().UnixMilli()
+		for k := range docs {
+			docs[k] = with(r.observableDoc(caseID, "domain", "floor-"+values[k], now), "message", "bulk")
+		}
+		added += len(obs) + len(docs)
+		fd, err := timed(func() error {
+			_, err := r.coll("observables").InsertMany(ctx, docs)
+			return err
+		})
+		if err != nil {
+			return res, err
+		}
+		res.bulk, res.bulkFloor = append(res.bulk, d), append(res.bulkFloor, fd)
+	}
+	done(fmt.Sprintf("%d observables", z.BulkValues), res.bulk, res.bulkFloor)
+	if added > 0 {
+		dr, err := r.coll("observables").DeleteMany(ctx, bson.D{{Key: "message", Value: "bulk"}})
+		if err != nil {
+			return res, err
+		}
+		if int(dr.DeletedCount) != added {
+			return res, fmt.Errorf("bulk cleanup: %d of %d removed", dr.DeletedCount, added)
+		}
+		r.b.logf("  cleanup: %d observables removed (%.1fs)", added, time.Since(part).Seconds())
+	}
+	return res, nil
+}
+
+// timeList times reps calls of a list route (POST path body, a page of 50 with X-Total) and as many of the
+// floor: find with the filter and options on coll, then countDocuments with the filter.
+func (r *caseRun) timeList(ctx context.Context, reps int, path string, body any, coll string, filter bson.D,
+	opts *options.FindOptionsBuilder) (lat, floor []time.Duration, total, db string, err error) {
+	for k := range reps + 1 {
+		var got []json.RawMessage
+		before := r.b.db.snapshot()
+		d, err := timed(func() error {
+			res, err := r.s.analyst.call(ctx, http.MethodPost, path, body, http.StatusOK, &got)
+			if err == nil {
+				total = res.header.Get("X-Total")
+			}
+			return err
+		})
+		if err != nil {
+			return nil, nil, "", "", err
+		}
+		db = r.b.db.since(before, 1)
+		if len(got) != 50 || total == "" {
+			return nil, nil, "", "", fmt.Errorf("%s: %d results, X-Total %q", path, len(got), total)
+		}
+		var raw []bson.Raw
+		var n int64
+		fd, err := timed(func() error {
+			cur, err := r.coll(coll).Find(ctx, filter, opts)
+			if err != nil {
+				return err
+			}
+			if err := cur.All(ctx, &raw); err != nil {
+				return err
+			}
+			n, err = r.coll(coll).CountDocuments(ctx, filter)
+			return err
+		})
+		if err != nil {
+			return nil, nil, "", "", err
+		}
+		if strconv.FormatInt(n, 10) != total || len(raw) != 50 {
+			return nil, nil, "", "", fmt.Errorf("%s: the floor finds %d and counts %d, the service X-Total %s", path, len(raw), n, total)
+		}
+		if k > 0 { // the first is a warm-up
+			lat, floor = append(lat, d), append(floor, fd)
+		}
+	}
+	return lat, floor, total, db, nil
+}
+
+// addSize adds one size's rows.
+func (r *caseRun) addSize(s sizeResult) {
+	b, label := r.b, count(int(s.cases))+" cases"
+	pair := func(metric, floorWhat, note, db string, lat, floor []time.Duration) {
+		b.add(timeKind, secCases, metric+" p50, "+label, "ms", percentile(lat, .5), percentile(floor, .5), floorWhat+" p50", note)
+		b.add(timeKind, secCases, metric+" p99, "+label, "ms", percentile(lat, .99), percentile(floor, .99), floorWhat+" p99",
+			"driver commands of one call: "+db)
+	}
+	pair("waitingTasks query (sort startDate desc, page 0–50)", "raw find (same filter, sort, limit 50) + countDocuments",
+		fmt.Sprintf("%d queries, one client; %s tasks stored, X-Total %s", len(s.waiting), count(int(s.tasks)), s.waitingTotal),
+		s.waitingDB, s.waiting, s.waitingFloor)
+	pair("case _search status+severity, -startDate, 0–50", "raw find (same filter, sort, limit 50) + countDocuments",
+		fmt.Sprintf("%d searches, one client; X-Total %s", len(s.search), s.searchTotal), s.searchDB, s.search, s.searchFloor)
+	pair("GET /api/alert/{id}?similarity=1", "raw find of the observables by the similarity keys",
+		fmt.Sprintf("%d calls; %d similar cases; %s observables stored; the alert has %d values", len(s.similar), s.similarCount,
+			count(int(s.observables)), 2*alertShared), s.similarDB, s.similar, s.similarFloor)
+	pair(fmt.Sprintf("POST /api/case/{id}/artifact, %d values", r.b.sizes.BulkValues),
+		fmt.Sprintf("raw insertMany of %d observables (same collection)", r.b.sizes.BulkValues),
+		fmt.Sprintf("%d requests, one client", len(s.bulk)), s.bulkDB, s.bulk, s.bulkFloor)
+}
+
+// addGrowth adds how each measure's p50 grew from the small to the large size, against the floor's growth.
+func (r *caseRun) addGrowth(s, l sizeResult) {
+	label := count(int(s.cases)) + " → " + count(int(l.cases)) + " cases"
+	growth := func(a, b []time.Duration) float64 { return percentile(b, .5) / percentile(a, .5) }
+	for _, g := range []struct {
+		name           string
+		a, b, fa, fb   []time.Duration
+		floorWhat, why string
+	}{
+		{"waitingTasks query", s.waiting, l.waiting, s.waitingFloor, l.waitingFloor, "growth of the raw find + count", ""},
+		{"case _search", s.search, l.search, s.searchFloor, l.searchFloor, "growth of the raw find + count", ""},
+		{"similar cases", s.similar, l.similar, s.similarFloor, l.similarFloor, "growth of the raw find by key", ""},
+		{fmt.Sprintf("%d observables in one request", r.b.sizes.BulkValues), s.bulk, l.bulk, s.bulkFloor, l.bulkFloor,
+			"growth of the raw insertMany", ""},
+	} {
+		r.b.add(timeKind, secCases, g.name+" growth "+label+" (p50)", "×", growth(g.a, g.b), growth(g.fa, g.fb), g.floorWhat, g.why)
+	}
+}

@@ -1,0 +1,141 @@
+// Command case-bench measures case-svc against floors measured in the same run, and prints one table in the
+// format of analysis-svc's analysis-bench. Its rows (sections 6 case-svc, 7 connector and the case-svc rows
+// of 8 memory) are merged into bench/results.json: rows of the services "case-svc" and "connector" are
+// replaced, every other row and key of the file is kept. `make bench` runs it after analysis-bench; -quick
+// uses small counts for a smoke test.
+//
+// Every row holds a figure, the floor it is compared with (measured in the same run, on the same machine, with
+// the same clients) and their ratio: figure/floor for times, floor/figure for rates, so a ratio above 1 always
+// means "slower than the floor".
+//
+// case-svc runs in this process, wired as cmd/case-svc wires it, on the embedded database in a temporary
+// folder, and is called over real HTTP on 127.0.0.1. Its connector drives a real analysis-svc process that
+// the bench builds (go build) and starts.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "case-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses the flags, runs the sections, prints the table and merges the JSON results.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	opts, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	return runWith(ctx, opts, stdout, stderr)
+}
+
+// runWith runs sections 6, 7 and 8 with opts, prints the table and merges the JSON results.
+func runWith(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) error {
+	b, err := newBench(opts, stderr)
+	if err != nil {
+		return err
+	}
+	defer b.cleanup()
+	if err := runAll(ctx, b); err != nil {
+		return err
+	}
+	res := b.results()
+	res.print(stdout)
+	if opts.out != "" {
+		how, err := mergeResults(opts.out, res)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\n%s %s\n", how, opts.out)
+	}
+	return nil
+}
+
+func runAll(ctx context.Context, b *bench) error {
+	b.service = "case-svc"
+	var (
+		ap           *analysisProc
+		cases, conn  *stack
+		closeEngine  func()
+		rssChildIdle float64
+	)
+	defer func() {
+		for _, s := range []*stack{cases, conn} {
+			if s != nil {
+				s.close()
+			}
+		}
+		if closeEngine != nil {
+			closeEngine()
+		}
+		if ap != nil {
+			ap.stop()
+		}
+	}()
+	var bin string
+	if err := b.phase("build analysis-svc", func() (err error) {
+		bin, err = buildAnalysis(ctx, filepath.Join(b.tmp, "bin"))
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := b.phase("start", func() error {
+		var err error
+		if ap, err = startAnalysis(ctx, bin, filepath.Join(b.tmp, "analysis-db"), b.log); err != nil {
+			return err
+		}
+		engine, logs, stats, closeDB, err := openEngine(ctx, filepath.Join(b.tmp, "db"), b.log)
+		if err != nil {
+			return err
+		}
+		b.db, closeEngine = stats, closeDB
+		servers := []serverConfig{{Name: serverName, URL: ap.url, Key: ap.key}}
+		if cases, err = startStack(ctx, engine, logs, "cases", servers); err != nil {
+			return err
+		}
+		conn, err = startStack(ctx, engine, logs, "cases_connector", servers)
+		return err
+	}); err != nil {
+		return err
+	}
+	rssIdle, _ := vmRSS()
+	heapIdle := heapInUse()
+	rssChildIdle, _ = ap.rss()
+
+	cr, err := runCases(ctx, b, cases)
+	if err != nil {
+		return err
+	}
+	if err := runConnector(ctx, b, conn, ap, cr); err != nil {
+		return err
+	}
+
+	b.service = "case-svc"
+	rssAfter, _ := vmRSS()
+	heapAfter := heapInUse()
+	rssChildAfter, _ := ap.rss()
+	note := "VmRSS of the bench process: case-svc (two instances) + embedded FerretDB/SQLite + bench clients"
+	b.add(plainKind, secMemory, "case-svc RSS idle (after start and setup)", "MiB", rssIdle, -1, "",
+		fmt.Sprintf("%s; %.0f MiB before the services started", note, b.rssAtStart))
+	b.add(plainKind, secMemory, "case-svc RSS after the runs", "MiB", rssAfter, -1, "",
+		fmt.Sprintf("%s; its databases hold %s cases", note, count(len(cr.ids))))
+	b.add(plainKind, secMemory, "case-svc Go heap in use idle", "MiB", heapIdle, -1, "", "runtime.MemStats.HeapInuse")
+	b.add(plainKind, secMemory, "case-svc Go heap in use after the runs", "MiB", heapAfter, -1, "", "runtime.MemStats.HeapInuse")
+	b.add(plainKind, secMemory, "analysis-svc child RSS idle (after start and setup)", "MiB", rssChildIdle, -1, "",
+		fmt.Sprintf("/proc/%d/status VmRSS: the process the connector drives, embedded database included", ap.pid))
+	b.add(plainKind, secMemory, "analysis-svc child RSS after the runs", "MiB", rssChildAfter, -1, "",
+		fmt.Sprintf("after %d connector and %d direct Echo jobs", b.sizes.ConnectorRuns+b.sizes.ConnectorRunsLarge+4, b.sizes.ConnectorRuns+3))
+	return nil
+}

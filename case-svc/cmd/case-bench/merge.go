@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// ownServices are the services whose rows this program writes: a merge replaces them.
+var ownServices = []string{"case-svc", "connector"}
+
+// caseBenchKey is where a merged file keeps this run's header (date, machine, sizes, duration, phases) when
+// the file's top-level header belongs to another program's run.
+const caseBenchKey = "caseBench"
+
+// mergeResults writes res into the JSON file at path. When the file holds rows of other services (the
+// analysis-bench rows), it keeps them and every top-level key, replaces the rows of ownServices with res's
+// (ordered by section number) and puts res's header under caseBenchKey. Otherwise it writes res as the whole
+// file. It says which it did.
+func mergeResults(path string, res Results) (string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "written to", writeJSON(path, res)
+	}
+	if err != nil {
+		return "", err
+	}
+	keys, values, err := topLevel(data)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a JSON object (%w); remove it or use -out elsewhere", path, err)
+	}
+	var rows []Row
+	if i := slices.Index(keys, "rows"); i >= 0 {
+		if err := json.Unmarshal(values[i], &rows); err != nil {
+			return "", fmt.Errorf("%s: rows: %w", path, err)
+		}
+	}
+	rows = slices.DeleteFunc(rows, func(r Row) bool { return slices.Contains(ownServices, r.Service) })
+	if len(rows) == 0 {
+		return "written to", writeJSON(path, res) // nothing of another program's to keep
+	}
+	rows = append(rows, res.Rows...)
+	slices.SortStableFunc(rows, func(a, b Row) int { return sectionNumber(a.Section) - sectionNumber(b.Section) })
+	header := res
+	header.Rows = nil
+	for _, kv := range []struct {
+		key string
+		v   any
+	}{{"rows", rows}, {caseBenchKey, header}} {
+		raw, err := json.Marshal(kv.v)
+		if err != nil {
+			return "", err
+		}
+		if i := slices.Index(keys, kv.key); i >= 0 {
+			values[i] = raw
+		} else {
+			keys, values = append(keys, kv.key), append(values, raw)
+		}
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(values[i])
+	}
+	buf.WriteByte('}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, buf.Bytes(), "", "  "); err != nil {
+		return "", err
+	}
+	out.WriteByte('\n')
+	return "merged into", writeFile(path, out.Bytes())
+}
+
+// topLevel splits a JSON object into its keys and raw values, in file order.
+func topLevel(data []byte) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, errors.New("no object")
+	}
+	var keys []string
+	var values []json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		k, ok := t.(string)
+		if !ok {
+			return nil, nil, errors.New("bad key")
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		keys, values = append(keys, k), append(values, v)
+	}
+	return keys, values, nil
+}
+
+// sectionNumber is the leading number of a section ("6 case-svc" → 6); 1000 without one.
+func sectionNumber(s string) int {
+	f, _, _ := strings.Cut(s, " ")
+	n, err := strconv.Atoi(f)
+	if err != nil {
+		return 1000
+	}
+	return n
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(path, append(data, '\n'))
+}
+
+// writeFile replaces the file at once (a temporary file renamed over it).
+func writeFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".results-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// --- helpers shared by the sections ---
+
+// count writes 10000 as 10k.
+func count(n int) string {
+	if n >= 1000 && n%1000 == 0 {
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.Itoa(n)
+}
+
+// with returns a copy of d with the given key/value pairs set (replaced in place, or appended).
+func with(d bson.D, kv ...any) bson.D {
+	out := slices.Clone(d)
+	for i := 0; i+1 < len(kv); i += 2 {
+		k := kv[i].(string)
+		j := slices.IndexFunc(out, func(e bson.E) bool { return e.Key == k })
+		if j >= 0 {
+			out[j].Value = kv[i+1]
+		} else {
+			out = append(out, bson.E{Key: k, Value: kv[i+1]})
+		}
+	}
+	return out
+}
