@@ -11,6 +11,9 @@ import (
 // Base keeps the last element of name (either slash), without control characters or a drive letter; a name
 // that is then empty, ".", "..", or not UTF-8 becomes fallback.
 func Base(name, fallback string) string {
+	if !utf8.ValidString(name) {
+		return fallback
+	}
 	name = strings.ReplaceAll(name, "\\", "/")
 	name = path.Base(name)
 	name = strings.Map(func(r rune) rune {
@@ -23,7 +26,7 @@ func Base(name, fallback string) string {
 		name = name[i+1:]
 	}
 	name = strings.TrimSpace(name)
-	if name == "" || name == "." || name == ".." || name == "/" || !utf8.ValidString(name) {
+	if name == "" || name == "." || name == ".." || name == "/" {
 		return fallback
 	}
 	return name
