@@ -76,10 +76,11 @@ func indexFile(ctx context.Context, file string) error {
 	return nil
 }
 
-// keepIDsIndexed runs indexIDs every interval until ctx ends, for collections created later.
+// KeepIDsIndexed indexes the _id lookups of every database under dir (see indexIDs) every interval until ctx
+// ends, for collections created later.
 // The first run waits one interval: at start-up FerretDB is creating the database file, and a second opener
 // then gets SQLITE_BUSY (services call DB.IndexIDs themselves once their stores exist).
-func keepIDsIndexed(ctx context.Context, dir string, interval time.Duration, onErr func(error)) {
+func KeepIDsIndexed(ctx context.Context, dir string, interval time.Duration, onErr func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -79,7 +79,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*DB, error) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			keepIDsIndexed(ictx, cfg.Path, 5*time.Second, func(err error) {
+			KeepIDsIndexed(ictx, cfg.Path, 5*time.Second, func(err error) {
 				if log != nil {
 					log.Warn("index _id lookups of the embedded database", "err", err)
 				}

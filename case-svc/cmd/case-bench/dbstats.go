@@ -43,7 +43,13 @@ func openEngine(ctx context.Context, dir string, stderr io.Writer) (db *mongox.D
 		e.Stop()
 		return nil, nil, nil, nil, err
 	}
+	// As mongox.Open does for the service: index the _id lookups of the embedded databases (docs/performance.md).
+	ictx, stopIndexing := context.WithCancel(context.WithoutCancel(ctx))
+	indexed := make(chan struct{})
+	go func() { mongox.KeepIDsIndexed(ictx, dir, 2*time.Second, nil); indexed <- struct{}{} }()
 	close = func() {
+		stopIndexing()
+		<-indexed
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = client.Disconnect(cctx)
