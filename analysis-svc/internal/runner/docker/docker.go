@@ -205,10 +205,14 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 		elapsed := time.Since(start)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
+		logs := r.logs(cctx, id) // read before the kill: what the worker said so far
 		if err := r.engine.kill(cctx, id); err != nil {
 			r.opts.Log.Warn("kill a worker container", "container", id, "definition", def.ID, "err", err)
 		}
-		return jobdir.Interrupted(ctx.Err(), elapsed, r.logs(cctx, id)), nil
+		if after := r.logs(cctx, id); len(after) > len(logs) {
+			logs = after
+		}
+		return jobdir.Interrupted(ctx.Err(), elapsed, logs), nil
 	}
 	if waitErr != nil {
 		return analysis.RunOutput{}, fmt.Errorf("wait for the container of %s: %w", def.DockerImage, waitErr)
