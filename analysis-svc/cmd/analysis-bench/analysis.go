@@ -27,6 +27,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
+	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/mongox"
 )
 
@@ -137,11 +138,11 @@ func (a *analysisRun) pipeline(ctx context.Context) error {
 	ids := make([]string, n)
 	lat := make([]time.Duration, n)
 	start := time.Now()
-	err := parallel(clients, n, func(i int) error {
+	err := benchkit.Parallel(clients, n, func(i int) error {
 		body := fmt.Sprintf(`{"dataType":"ip","data":"10.1.%d.%d","message":"pipeline"}`, i/250, i%250+1)
 		var j jobView
-		d, err := timed(func() error {
-			_, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, &j)
+		d, err := benchkit.Timed(func() error {
+			_, err := a.s.admin.Call(ctx, http.MethodPost, path, body, http.StatusOK, &j)
 			return err
 		})
 		if err != nil {
@@ -165,7 +166,7 @@ func (a *analysisRun) pipeline(ctx context.Context) error {
 	}
 	var views []jobView
 	for {
-		r, err := a.s.admin.call(ctx, http.MethodPost, "/api/job/_search?range=all",
+		r, err := a.s.admin.Call(ctx, http.MethodPost, "/api/job/_search?range=all",
 			`{"query":{"message":"pipeline"}}`, http.StatusOK, &views)
 		if err != nil {
 			return err
@@ -178,8 +179,8 @@ func (a *analysisRun) pipeline(ctx context.Context) error {
 				return fmt.Errorf("job %s: %s", v.ID, v.Status)
 			}
 		}
-		if len(views) != n || r.header.Get("X-Total") != strconv.Itoa(n) {
-			return fmt.Errorf("search: %d jobs, X-Total %s, want %d", len(views), r.header.Get("X-Total"), n)
+		if len(views) != n || r.Header.Get("X-Total") != strconv.Itoa(n) {
+			return fmt.Errorf("search: %d jobs, X-Total %s, want %d", len(views), r.Header.Get("X-Total"), n)
 		}
 		if done == n {
 			break
@@ -229,7 +230,7 @@ func (a *analysisRun) pipeline(ctx context.Context) error {
 // waitSuccess long-polls a job's report and wants Success.
 func (a *analysisRun) waitSuccess(ctx context.Context, id string, out *jobView) error {
 	for {
-		if _, err := a.s.admin.call(ctx, http.MethodGet, "/api/job/"+id+"/waitreport?atMost=5minutes", nil, http.StatusOK, out); err != nil {
+		if _, err := a.s.admin.Call(ctx, http.MethodGet, "/api/job/"+id+"/waitreport?atMost=5minutes", nil, http.StatusOK, out); err != nil {
 			return err
 		}
 		if out.Status != "Waiting" && out.Status != "InProgress" {
@@ -268,7 +269,7 @@ func (a *analysisRun) pipelineFloor(ctx context.Context) (float64, []time.Durati
 	claimOpts := options.FindOneAndUpdate().SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}).
 		SetReturnDocument(options.After)
 	start := time.Now()
-	err := parallel(clients, n, func(i int) error {
+	err := benchkit.Parallel(clients, n, func(i int) error {
 		now := time.Now().UnixMilli()
 		d := with(a.rawJob, "_id", randomID(20), "status", "Waiting", "data", fmt.Sprintf("10.2.%d.%d", i/250, i%250+1),
 			"createdAt", now, "updatedAt", now, "startDate", int64(0), "endDate", int64(0), "attempts", 0)
@@ -307,29 +308,29 @@ func (a *analysisRun) cacheHits(ctx context.Context) error {
 	path := "/api/analyzer/" + a.s.echoID + "/run"
 	body := `{"dataType":"ip","data":"203.0.113.77","message":"cache"}`
 	var first jobView
-	if _, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, &first); err != nil {
+	if _, err := a.s.admin.Call(ctx, http.MethodPost, path, body, http.StatusOK, &first); err != nil {
 		return err
 	}
 	if err := a.waitSuccess(ctx, first.ID, &jobView{}); err != nil {
 		return err
 	}
-	hit, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, nil)
+	hit, err := a.s.admin.Call(ctx, http.MethodPost, path, body, http.StatusOK, nil)
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(hit.body, []byte(`"fromCache":true`)) {
-		return fmt.Errorf("the repeated submission is not a cache hit: %.300s", hit.body)
+	if !bytes.Contains(hit.Body, []byte(`"fromCache":true`)) {
+		return fmt.Errorf("the repeated submission is not a cache hit: %.300s", hit.Body)
 	}
-	a.bare.set("POST /run", hit.body)
+	a.bare.set("POST /run", hit.Body)
 
-	measure := func(c *client, p string) (float64, []time.Duration, error) {
+	measure := func(c *benchkit.Client, p string) (float64, []time.Duration, error) {
 		lat := make([]time.Duration, n)
 		start := time.Now()
-		err := parallel(clients, n, func(i int) error {
-			d, err := timed(func() error {
-				r, err := c.call(ctx, http.MethodPost, p, body, http.StatusOK, nil)
-				if err == nil && !bytes.Contains(r.body, []byte(`"fromCache":true`)) {
-					err = fmt.Errorf("not a cache hit: %.300s", r.body)
+		err := benchkit.Parallel(clients, n, func(i int) error {
+			d, err := benchkit.Timed(func() error {
+				r, err := c.Call(ctx, http.MethodPost, p, body, http.StatusOK, nil)
+				if err == nil && !bytes.Contains(r.Body, []byte(`"fromCache":true`)) {
+					err = fmt.Errorf("not a cache hit: %.300s", r.Body)
 				}
 				return err
 			})
@@ -342,7 +343,7 @@ func (a *analysisRun) cacheHits(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	floorRate, floorLat, err := measure(newClient(a.bare.url, a.s.admin.key), "/run")
+	floorRate, floorLat, err := measure(benchkit.NewClient(a.bare.url, a.s.admin.Key()), "/run")
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
@@ -350,13 +351,13 @@ func (a *analysisRun) cacheHits(ctx context.Context) error {
 	reads := max(n/2, 100)
 	jobs := a.s.db.Collection("jobs")
 	t0 := time.Now()
-	if err := parallel(clients, reads, func(int) error {
+	if err := benchkit.Parallel(clients, reads, func(int) error {
 		return jobs.FindOne(ctx, bson.D{{Key: "_id", Value: first.ID}}).Err()
 	}); err != nil {
 		return err
 	}
 	findRate := float64(reads) / time.Since(t0).Seconds()
-	what := fmt.Sprintf("bare Echo handler returning the same %d-byte JSON over HTTP, same %d clients", len(hit.body), clients)
+	what := fmt.Sprintf("bare Echo handler returning the same %d-byte JSON over HTTP, same %d clients", len(hit.Body), clients)
 	a.b.add(rateKind, secCache, fmt.Sprintf("throughput, %d hits, %d clients", n, clients), "req/s", rate, floorRate, what,
 		fmt.Sprintf("a hit reads 6 documents by _id (key, user, organization, analyzer, cache entry, job); the raw driver does %.0f findOne/s here (÷6 = %.0f/s)",
 			findRate, findRate/6))
@@ -376,12 +377,12 @@ func (a *analysisRun) waitReport(ctx context.Context) error {
 	for i := range n {
 		body := fmt.Sprintf(`{"dataType":"ip","data":"10.3.%d.%d","parameters":{"sleep":%d}}`, i/250, i%250+1, sleep)
 		var j jobView
-		if _, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, &j); err != nil {
+		if _, err := a.s.admin.Call(ctx, http.MethodPost, path, body, http.StatusOK, &j); err != nil {
 			return err
 		}
 		sent := time.Now()
 		var v jobView
-		r, err := a.s.admin.call(ctx, http.MethodGet, "/api/job/"+j.ID+"/waitreport?atMost=1minute", nil, http.StatusOK, &v)
+		r, err := a.s.admin.Call(ctx, http.MethodGet, "/api/job/"+j.ID+"/waitreport?atMost=1minute", nil, http.StatusOK, &v)
 		recv := time.Now()
 		if err != nil {
 			return err
@@ -389,7 +390,7 @@ func (a *analysisRun) waitReport(ctx context.Context) error {
 		if v.Status != "Success" || v.EndDate == nil {
 			return fmt.Errorf("job %s: %s", j.ID, v.Status)
 		}
-		sample = r.body
+		sample = r.Body
 		end := time.UnixMilli(*v.EndDate)
 		if !sent.Before(end) { // the waiter was not waiting yet when the job ended
 			late++
@@ -402,11 +403,11 @@ func (a *analysisRun) waitReport(ctx context.Context) error {
 	}
 	// Floor: the same client, the same response size, a handler that answers at once.
 	a.bare.set("GET /wait", sample)
-	c := newClient(a.bare.url, a.s.admin.key)
+	c := benchkit.NewClient(a.bare.url, a.s.admin.Key())
 	rtt := make([]time.Duration, n)
 	for i := range n {
-		d, err := timed(func() error {
-			_, err := c.call(ctx, http.MethodGet, "/wait", nil, http.StatusOK, nil)
+		d, err := benchkit.Timed(func() error {
+			_, err := c.Call(ctx, http.MethodGet, "/wait", nil, http.StatusOK, nil)
 			return err
 		})
 		if err != nil {
@@ -442,9 +443,9 @@ func (a *analysisRun) processRunner(ctx context.Context) error {
 	for i := range n {
 		body := fmt.Sprintf(`{"dataType":"ip","data":"10.4.%d.%d","message":"process"}`, i/250, i%250+1)
 		var v jobView
-		d, err := timed(func() error {
+		d, err := benchkit.Timed(func() error {
 			var j jobView
-			if _, err := a.s.admin.call(ctx, http.MethodPost, path, body, http.StatusOK, &j); err != nil {
+			if _, err := a.s.admin.Call(ctx, http.MethodPost, path, body, http.StatusOK, &j); err != nil {
 				return err
 			}
 			return a.waitSuccess(ctx, j.ID, &v)
@@ -475,7 +476,7 @@ func (a *analysisRun) processRunner(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		d, err := timed(func() error { return runDirect(ctx, a.s.jobDir, a.s.analyzersRoot, script, in) })
+		d, err := benchkit.Timed(func() error { return runDirect(ctx, a.s.jobDir, a.s.analyzersRoot, script, in) })
 		if err != nil {
 			return fmt.Errorf("direct run: %w", err)
 		}
@@ -485,9 +486,9 @@ func (a *analysisRun) processRunner(ctx context.Context) error {
 	echo := make([]time.Duration, max(n/4, 10))
 	for i := range echo {
 		body := fmt.Sprintf(`{"dataType":"ip","data":"10.6.%d.%d","message":"process"}`, i/250, i%250+1)
-		d, err := timed(func() error {
+		d, err := benchkit.Timed(func() error {
 			var j jobView
-			if _, err := a.s.admin.call(ctx, http.MethodPost, "/api/analyzer/"+a.s.echoID+"/run", body, http.StatusOK, &j); err != nil {
+			if _, err := a.s.admin.Call(ctx, http.MethodPost, "/api/analyzer/"+a.s.echoID+"/run", body, http.StatusOK, &j); err != nil {
 				return err
 			}
 			return a.waitSuccess(ctx, j.ID, &jobView{})
@@ -550,7 +551,7 @@ func runDirect(ctx context.Context, jobDir, root, script string, input []byte) e
 func (a *analysisRun) reads(ctx context.Context) error {
 	// The template: a stored Echo job of this section's service.
 	var j jobView
-	if _, err := a.s.admin.call(ctx, http.MethodPost, "/api/analyzer/"+a.s.echoID+"/run",
+	if _, err := a.s.admin.Call(ctx, http.MethodPost, "/api/analyzer/"+a.s.echoID+"/run",
 		`{"dataType":"ip","data":"198.51.100.1","message":"template"}`, http.StatusOK, &j); err != nil {
 		return err
 	}
@@ -601,14 +602,14 @@ func (a *analysisRun) reads(ctx context.Context) error {
 		var r result
 		for k := range getReps + 1 {
 			id := ids[rng.IntN(len(ids))]
-			d, err := timed(func() error {
-				_, err := a.s.admin.call(ctx, http.MethodGet, "/api/job/"+id, nil, http.StatusOK, nil)
+			d, err := benchkit.Timed(func() error {
+				_, err := a.s.admin.Call(ctx, http.MethodGet, "/api/job/"+id, nil, http.StatusOK, nil)
 				return err
 			})
 			if err != nil {
 				return r, err
 			}
-			fd, err := timed(func() error { return jobs.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Err() })
+			fd, err := benchkit.Timed(func() error { return jobs.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Err() })
 			if err != nil {
 				return r, err
 			}
@@ -619,10 +620,10 @@ func (a *analysisRun) reads(ctx context.Context) error {
 		for range searchReps { // no warm-up: each one costs seconds at the large size
 			var total string
 			var got []jobView
-			d, err := timed(func() error {
-				res, err := a.s.admin.call(ctx, http.MethodPost, "/api/job/_search?range=0-50&sort=-createdAt", query, http.StatusOK, &got)
+			d, err := benchkit.Timed(func() error {
+				res, err := a.s.admin.Call(ctx, http.MethodPost, "/api/job/_search?range=0-50&sort=-createdAt", query, http.StatusOK, &got)
 				if err == nil {
-					total = res.header.Get("X-Total")
+					total = res.Header.Get("X-Total")
 				}
 				return err
 			})
@@ -633,7 +634,7 @@ func (a *analysisRun) reads(ctx context.Context) error {
 				return r, fmt.Errorf("search: %d results, X-Total %q", len(got), total)
 			}
 			var raw []bson.Raw
-			fd, err := timed(func() error {
+			fd, err := benchkit.Timed(func() error {
 				cur, err := jobs.Find(ctx, filter, findOpts)
 				if err != nil {
 					return err

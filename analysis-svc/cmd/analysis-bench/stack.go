@@ -19,6 +19,7 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/mongox"
 	"github.com/openir/platform/pkg/web"
@@ -60,10 +61,10 @@ type stack struct {
 	jobDir        string
 	server        *http.Server
 	stopJobs      func()
-	super         *client
-	admin         *client // orgadmin of benchOrg (roles read, analyze, orgadmin)
-	echoID        string  // the enabled Echo analyzer
-	shID          string  // the enabled Bench_Sh analyzer
+	super         *benchkit.Client
+	admin         *benchkit.Client // orgadmin of benchOrg (roles read, analyze, orgadmin)
+	echoID        string           // the enabled Echo analyzer
+	shID          string           // the enabled Bench_Sh analyzer
 	logs          *logSink
 }
 
@@ -198,20 +199,20 @@ func startStack(ctx context.Context, engine *mongox.DB, logs *logSink, name, dir
 
 // setup makes, over the API, the organization, its orgadmin with a key, and enables Echo and Bench_Sh.
 func (s *stack) setup(ctx context.Context) error {
-	s.super = newClient(s.url, superKey)
-	if _, err := s.super.call(ctx, http.MethodPost, "/api/organization",
+	s.super = benchkit.NewClient(s.url, superKey)
+	if _, err := s.super.Call(ctx, http.MethodPost, "/api/organization",
 		map[string]any{"name": benchOrg, "description": "benchmark"}, http.StatusCreated, nil); err != nil {
 		return err
 	}
-	if _, err := s.super.call(ctx, http.MethodPost, "/api/user", map[string]any{"login": adminLogin, "name": "Bench admin",
+	if _, err := s.super.Call(ctx, http.MethodPost, "/api/user", map[string]any{"login": adminLogin, "name": "Bench admin",
 		"organization": benchOrg, "roles": []string{"read", "analyze", "orgadmin"}}, http.StatusCreated, nil); err != nil {
 		return err
 	}
-	r, err := s.super.call(ctx, http.MethodPost, "/api/user/"+adminLogin+"/key/renew", nil, http.StatusOK, nil)
+	r, err := s.super.Call(ctx, http.MethodPost, "/api/user/"+adminLogin+"/key/renew", nil, http.StatusOK, nil)
 	if err != nil {
 		return err
 	}
-	s.admin = newClient(s.url, string(r.body))
+	s.admin = benchkit.NewClient(s.url, string(r.Body))
 	for _, w := range []struct {
 		def string
 		id  *string
@@ -219,7 +220,7 @@ func (s *stack) setup(ctx context.Context) error {
 		var out struct {
 			ID string `json:"id"`
 		}
-		if _, err := s.admin.call(ctx, http.MethodPost, "/api/organization/analyzer/"+w.def, map[string]any{},
+		if _, err := s.admin.Call(ctx, http.MethodPost, "/api/organization/analyzer/"+w.def, map[string]any{},
 			http.StatusCreated, &out); err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/openir/platform/case-svc/internal/mongostore"
+	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/mongox"
 )
 
@@ -86,8 +87,8 @@ func (r *caseRun) createCase(ctx context.Context, i int) (string, time.Duration,
 	var cs struct {
 		ID string `json:"id"`
 	}
-	d1, err := timed(func() error {
-		_, err := r.s.analyst.call(ctx, http.MethodPost, "/api/case", r.caseBody(i), http.StatusCreated, &cs)
+	d1, err := benchkit.Timed(func() error {
+		_, err := r.s.analyst.Call(ctx, http.MethodPost, "/api/case", r.caseBody(i), http.StatusCreated, &cs)
 		return err
 	})
 	if err != nil {
@@ -98,8 +99,8 @@ func (r *caseRun) createCase(ctx context.Context, i int) (string, time.Duration,
 		values[k] = r.caseValue(i, k)
 	}
 	var obs []json.RawMessage
-	d2, err := timed(func() error {
-		_, err := r.s.analyst.call(ctx, http.MethodPost, "/api/case/"+cs.ID+"/artifact",
+	d2, err := benchkit.Timed(func() error {
+		_, err := r.s.analyst.Call(ctx, http.MethodPost, "/api/case/"+cs.ID+"/artifact",
 			map[string]any{"dataType": "ip", "data": values, "message": "bench observable"}, http.StatusCreated, &obs)
 		return err
 	})
@@ -124,7 +125,7 @@ func (r *caseRun) createAPI(ctx context.Context, target int) (time.Duration, err
 	start := time.Now()
 	var mu sync.Mutex
 	last, lastDB := start, before
-	err := parallel(r.b.sizes.Clients, n, func(k int) error {
+	err := benchkit.Parallel(r.b.sizes.Clients, n, func(k int) error {
 		id, d1, d2, err := r.createCase(ctx, from+k)
 		if err != nil {
 			return err
@@ -287,7 +288,7 @@ func (r *caseRun) createFloor(ctx context.Context, n int) (float64, []time.Durat
 	counters, cs, ts, os := fdb.Collection("counters"), fdb.Collection("cases"), fdb.Collection("tasks"), fdb.Collection("observables")
 	cl, ol := make([]time.Duration, n), make([]time.Duration, n)
 	start := time.Now()
-	err := parallel(r.b.sizes.Clients, n, func(i int) error {
+	err := benchkit.Parallel(r.b.sizes.Clients, n, func(i int) error {
 		now := time.Now().UnixMilli()
 		t0 := time.Now()
 		var seq struct {
@@ -399,7 +400,7 @@ func (r *caseRun) createAlert(ctx context.Context) error {
 	var a struct {
 		ID string `json:"id"`
 	}
-	if _, err := r.s.analyst.call(ctx, http.MethodPost, "/api/alert", map[string]any{"type": "bench", "source": "case-bench",
+	if _, err := r.s.analyst.Call(ctx, http.MethodPost, "/api/alert", map[string]any{"type": "bench", "source": "case-bench",
 		"sourceRef": "similar-1", "title": "Bench alert", "description": "Alert whose similar cases are measured",
 		"artifacts": []map[string]any{{"dataType": "ip", "data": values}}}, http.StatusCreated, &a); err != nil {
 		return err
@@ -466,8 +467,8 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 			SimilarCases []json.RawMessage `json:"similarCases"`
 		}
 		before := r.b.db.snapshot()
-		d, err := timed(func() error {
-			_, err := r.s.analyst.call(ctx, http.MethodGet, "/api/alert/"+r.alertID+"?similarity=1", nil, http.StatusOK, &a)
+		d, err := benchkit.Timed(func() error {
+			_, err := r.s.analyst.Call(ctx, http.MethodGet, "/api/alert/"+r.alertID+"?similarity=1", nil, http.StatusOK, &a)
 			return err
 		})
 		if err != nil {
@@ -476,7 +477,7 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 		res.similarDB = r.b.db.since(before, 1)
 		res.similarCount = len(a.SimilarCases)
 		var docs []bson.Raw
-		fd, err := timed(func() error {
+		fd, err := benchkit.Timed(func() error {
 			cur, err := r.coll("observables").Find(ctx, simFilter, simOpts)
 			if err != nil {
 				return err
@@ -513,8 +514,8 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 			ID string `json:"id"`
 		}
 		before := r.b.db.snapshot()
-		d, err := timed(func() error {
-			_, err := r.s.analyst.call(ctx, http.MethodPost, "/api/case/"+caseID+"/artifact",
+		d, err := benchkit.Timed(func() error {
+			_, err := r.s.analyst.Call(ctx, http.MethodPost, "/api/case/"+caseID+"/artifact",
 				map[string]any{"dataType": "domain", "data": values, "message": "bulk"}, http.StatusCreated, &obs)
 			return err
 		})
@@ -531,7 +532,7 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 			docs[k] = with(r.observableDoc(caseID, "domain", "floor-"+values[k], now), "message", "bulk")
 		}
 		added += len(obs) + len(docs)
-		fd, err := timed(func() error {
+		fd, err := benchkit.Timed(func() error {
 			_, err := r.coll("observables").InsertMany(ctx, docs)
 			return err
 		})
@@ -561,10 +562,10 @@ func (r *caseRun) timeList(ctx context.Context, reps int, path string, body any,
 	for k := range reps + 1 {
 		var got []json.RawMessage
 		before := r.b.db.snapshot()
-		d, err := timed(func() error {
-			res, err := r.s.analyst.call(ctx, http.MethodPost, path, body, http.StatusOK, &got)
+		d, err := benchkit.Timed(func() error {
+			res, err := r.s.analyst.Call(ctx, http.MethodPost, path, body, http.StatusOK, &got)
 			if err == nil {
-				total = res.header.Get("X-Total")
+				total = res.Header.Get("X-Total")
 			}
 			return err
 		})
@@ -577,7 +578,7 @@ func (r *caseRun) timeList(ctx context.Context, reps int, path string, body any,
 		}
 		var raw []bson.Raw
 		var n int64
-		fd, err := timed(func() error {
+		fd, err := benchkit.Timed(func() error {
 			cur, err := r.coll(coll).Find(ctx, filter, opts)
 			if err != nil {
 				return err

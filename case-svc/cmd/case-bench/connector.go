@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/openir/platform/pkg/benchkit"
 )
 
 // pollEvery is the pause between two reads of a connector job record while waiting for its Success.
@@ -47,7 +49,7 @@ type connJob struct {
 func (c *connectorRun) viaConnector(ctx context.Context, s *stack, observableID string) (time.Duration, time.Duration, error) {
 	t0 := time.Now()
 	var j connJob
-	if _, err := s.analyst.call(ctx, http.MethodPost, "/api/connector/analysis/job", map[string]any{"analysisId": serverName,
+	if _, err := s.analyst.Call(ctx, http.MethodPost, "/api/connector/analysis/job", map[string]any{"analysisId": serverName,
 		"artifactId": observableID, "analyzerId": c.ap.echoID}, http.StatusCreated, &j); err != nil {
 		return 0, 0, err
 	}
@@ -55,7 +57,7 @@ func (c *connectorRun) viaConnector(ctx context.Context, s *stack, observableID 
 	for {
 		var v connJob
 		c.polls++
-		if _, err := s.analyst.call(ctx, http.MethodGet, "/api/connector/job/"+j.ID, nil, http.StatusOK, &v); err != nil {
+		if _, err := s.analyst.Call(ctx, http.MethodGet, "/api/connector/job/"+j.ID, nil, http.StatusOK, &v); err != nil {
 			return 0, 0, err
 		}
 		switch v.Status {
@@ -84,17 +86,17 @@ func (c *connectorRun) viaConnector(ctx context.Context, s *stack, observableID 
 
 // runDirect asks analysis-svc itself: POST /api/analyzer/{id}/run, then waitreport until Success.
 func (c *connectorRun) runDirect(ctx context.Context, data string) (time.Duration, error) {
-	cl := newClient(c.ap.url, c.ap.key)
+	cl := benchkit.NewClient(c.ap.url, c.ap.key)
 	t0 := time.Now()
 	var j connJob
-	if _, err := cl.call(ctx, http.MethodPost, "/api/analyzer/"+c.ap.echoID+"/run",
+	if _, err := cl.Call(ctx, http.MethodPost, "/api/analyzer/"+c.ap.echoID+"/run",
 		map[string]any{"dataType": "ip", "data": data, "tlp": 2, "pap": 2}, http.StatusOK, &j); err != nil {
 		return 0, err
 	}
 	for {
 		var v connJob
-		r, err := cl.call(ctx, http.MethodGet, "/api/job/"+j.ID+"/waitreport?atMost=1minute", nil, http.StatusOK, &v)
-		if r != nil && r.status == http.StatusNotFound {
+		r, err := cl.Call(ctx, http.MethodGet, "/api/job/"+j.ID+"/waitreport?atMost=1minute", nil, http.StatusOK, &v)
+		if r != nil && r.Status == http.StatusNotFound {
 			return 0, fmt.Errorf("job %s: %w", j.ID, errVanished)
 		}
 		if err != nil {
@@ -126,7 +128,7 @@ func runConnector(ctx context.Context, b *bench, conn *stack, ap *analysisProc, 
 		var cs struct {
 			ID string `json:"id"`
 		}
-		if _, err := conn.analyst.call(ctx, http.MethodPost, "/api/case", map[string]any{"title": "Connector bench",
+		if _, err := conn.analyst.Call(ctx, http.MethodPost, "/api/case", map[string]any{"title": "Connector bench",
 			"description": "analyzer runs"}, http.StatusCreated, &cs); err != nil {
 			return err
 		}
@@ -138,7 +140,7 @@ func runConnector(ctx context.Context, b *bench, conn *stack, ap *analysisProc, 
 			ID   string `json:"id"`
 			Data string `json:"data"`
 		}
-		if _, err := conn.analyst.call(ctx, http.MethodPost, "/api/case/"+cs.ID+"/artifact",
+		if _, err := conn.analyst.Call(ctx, http.MethodPost, "/api/case/"+cs.ID+"/artifact",
 			map[string]any{"dataType": "ip", "data": values}, http.StatusCreated, &obs); err != nil {
 			return err
 		}

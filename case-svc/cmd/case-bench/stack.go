@@ -23,6 +23,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/mongostore"
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/mongox"
 	"github.com/openir/platform/pkg/web"
@@ -64,8 +65,8 @@ type stack struct {
 	url         string
 	server      *http.Server
 	stopTracker func()
-	super       *client // the bootstrapped platform administrator
-	analyst     *client // analyst of benchOrg (manageCase, manageObservable, manageAlert, manageAnalyse…)
+	super       *benchkit.Client // the bootstrapped platform administrator
+	analyst     *benchkit.Client // analyst of benchOrg (manageCase, manageObservable, manageAlert, manageAnalyse…)
 }
 
 // startStack wires and starts case-svc on the database `name` of the engine. servers are the connector's
@@ -128,20 +129,20 @@ func startStack(ctx context.Context, engine *mongox.DB, logs *logSink, name stri
 
 // setup makes, over the API, the organisation and its analyst with a key.
 func (s *stack) setup(ctx context.Context) error {
-	s.super = newClient(s.url, superKey)
-	if _, err := s.super.call(ctx, http.MethodPost, "/api/organisation",
+	s.super = benchkit.NewClient(s.url, superKey)
+	if _, err := s.super.Call(ctx, http.MethodPost, "/api/organisation",
 		map[string]any{"name": benchOrg, "description": "benchmark"}, http.StatusCreated, nil); err != nil {
 		return err
 	}
-	if _, err := s.super.call(ctx, http.MethodPost, "/api/user", map[string]any{"login": analystUser, "name": "Bench analyst",
+	if _, err := s.super.Call(ctx, http.MethodPost, "/api/user", map[string]any{"login": analystUser, "name": "Bench analyst",
 		"organisation": benchOrg, "profile": "analyst"}, http.StatusCreated, nil); err != nil {
 		return err
 	}
-	r, err := s.super.call(ctx, http.MethodPost, "/api/user/"+analystUser+"/key/renew", nil, http.StatusOK, nil)
+	r, err := s.super.Call(ctx, http.MethodPost, "/api/user/"+analystUser+"/key/renew", nil, http.StatusOK, nil)
 	if err != nil {
 		return err
 	}
-	s.analyst = newClient(s.url, string(r.body))
+	s.analyst = benchkit.NewClient(s.url, string(r.Body))
 	return nil
 }
 
@@ -304,28 +305,28 @@ func startAnalysis(ctx context.Context, bin, dir string, stderr io.Writer) (*ana
 		p.stop()
 		return nil, errors.New("analysis-svc did not start within 60 s")
 	}
-	super := newClient(p.url, analysisSuperKey)
+	super := benchkit.NewClient(p.url, analysisSuperKey)
 	for _, step := range []struct {
 		path string
 		body any
 	}{{"/api/organization", map[string]any{"name": benchOrg, "description": "benchmark"}},
 		{"/api/user", map[string]any{"login": "connector", "name": "Connector", "organization": benchOrg,
 			"roles": []string{"read", "analyze", "orgadmin"}}}} {
-		if _, err := super.call(ctx, http.MethodPost, step.path, step.body, http.StatusCreated, nil); err != nil {
+		if _, err := super.Call(ctx, http.MethodPost, step.path, step.body, http.StatusCreated, nil); err != nil {
 			p.stop()
 			return nil, err
 		}
 	}
-	r, err := super.call(ctx, http.MethodPost, "/api/user/connector/key/renew", nil, http.StatusOK, nil)
+	r, err := super.Call(ctx, http.MethodPost, "/api/user/connector/key/renew", nil, http.StatusOK, nil)
 	if err != nil {
 		p.stop()
 		return nil, err
 	}
-	p.key = string(r.body)
+	p.key = string(r.Body)
 	var w struct {
 		ID string `json:"id"`
 	}
-	if _, err := newClient(p.url, p.key).call(ctx, http.MethodPost, "/api/organization/analyzer/Echo_1_0",
+	if _, err := benchkit.NewClient(p.url, p.key).Call(ctx, http.MethodPost, "/api/organization/analyzer/Echo_1_0",
 		map[string]any{"configuration": map[string]any{}}, http.StatusCreated, &w); err != nil {
 		p.stop()
 		return nil, err

@@ -1,4 +1,6 @@
-package main
+// Package benchkit holds what the benchmark programs of both services share: an HTTP client that reads
+// whole responses, and helpers to run work in parallel and time it.
+package benchkit
 
 import (
 	"bytes"
@@ -21,26 +23,26 @@ var transport = &http.Transport{
 	DisableCompression:  true,
 }
 
-// client calls one server with one API key.
-type client struct {
+// Client calls one server with one API key.
+type Client struct {
 	base string
 	key  string
 	hc   *http.Client
 }
 
-func newClient(base, key string) *client {
-	return &client{base: base, key: key, hc: &http.Client{Transport: transport, Timeout: 5 * time.Minute}}
+func NewClient(base, key string) *Client {
+	return &Client{base: base, key: key, hc: &http.Client{Transport: transport, Timeout: 5 * time.Minute}}
 }
 
-// response is a response read in full.
-type response struct {
-	status int
-	header http.Header
-	body   []byte
+// Response is a response read in full.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
 }
 
-// do sends body (nil: none; []byte or string: as is; else JSON) and reads the whole response.
-func (c *client) do(ctx context.Context, method, path string, body any) (*response, error) {
+// Do sends body (nil: none; []byte or string: as is; else JSON) and reads the whole response.
+func (c *Client) Do(ctx context.Context, method, path string, body any) (*Response, error) {
 	var rd io.Reader
 	ct := ""
 	switch v := body.(type) {
@@ -75,29 +77,29 @@ func (c *client) do(ctx context.Context, method, path string, body any) (*respon
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: read: %w", method, path, err)
 	}
-	return &response{status: res.StatusCode, header: res.Header, body: b}, nil
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}, nil
 }
 
-// call is do that wants a status and decodes the JSON body into out (nil: ignore).
-func (c *client) call(ctx context.Context, method, path string, body any, want int, out any) (*response, error) {
-	r, err := c.do(ctx, method, path, body)
+// Call is Do that wants a status and decodes the JSON body into out (nil: ignore).
+func (c *Client) Call(ctx context.Context, method, path string, body any, want int, out any) (*Response, error) {
+	r, err := c.Do(ctx, method, path, body)
 	if err != nil {
 		return nil, err
 	}
-	if r.status != want {
-		return r, fmt.Errorf("%s %s: status %d, want %d: %.300s", method, path, r.status, want, r.body)
+	if r.Status != want {
+		return r, fmt.Errorf("%s %s: status %d, want %d: %.300s", method, path, r.Status, want, r.Body)
 	}
 	if out != nil {
-		if err := json.Unmarshal(r.body, out); err != nil {
+		if err := json.Unmarshal(r.Body, out); err != nil {
 			return r, fmt.Errorf("%s %s: decode: %w", method, path, err)
 		}
 	}
 	return r, nil
 }
 
-// parallel runs f(i) for i in [0, n) on `workers` goroutines taking the next i in order, and returns the
+// Parallel runs f(i) for i in [0, n) on `workers` goroutines taking the next i in order, and returns the
 // first error (the others stop taking work).
-func parallel(workers, n int, f func(i int) error) error {
+func Parallel(workers, n int, f func(i int) error) error {
 	var next atomic.Int64
 	var failed atomic.Bool
 	var once sync.Once
@@ -124,9 +126,12 @@ func parallel(workers, n int, f func(i int) error) error {
 	return first
 }
 
-// timed runs f and returns how long it took.
-func timed(f func() error) (time.Duration, error) {
+// Timed runs f and returns how long it took.
+func Timed(f func() error) (time.Duration, error) {
 	t0 := time.Now()
 	err := f()
 	return time.Since(t0), err
 }
+
+// Key returns the API key the client sends.
+func (c *Client) Key() string { return c.key }
