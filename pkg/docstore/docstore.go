@@ -1,0 +1,497 @@
+// Package docstore is the one document-collection API every store of both services is written against, with
+// its two engines: MongoDB (mongo-driver v2; production, a replica set shared by a service's replicas) and
+// SQLite (modernc.org/sqlite, pure Go; the embedded single-node default). It owns the translation of the
+// neutral filter tree of pkg/search into each engine's query language, the declared indexes, and the
+// content-addressed attachment store. No store imports an engine: stores see only this file's types.
+//
+// Documents are Go values that encode to a JSON object (struct fields with `json` tags) holding a string
+// "_id". They cross the engine boundary as JSON, so both engines store and return exactly what encoding/json
+// writes: numbers without a fraction or exponent are 64-bit integers, others are doubles; keys must not
+// contain "." or start with "$" (stores keep client-chosen keys as JSON text in a string field).
+//
+// Semantics follow MongoDB's and are pinned by the conformance suite (conformance_test.go), run on both
+// engines: a value matches an array that contains it (for the fields a collection declares as arrays),
+// a missing field and null are equal for equality and existence, numbers compare as numbers and never equal a
+// string, and sorting puts null/missing first, then numbers, then strings.
+package docstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
+)
+
+// ErrNotFound is returned by Get, FindOne, FindOneAndUpdate and Replace when no document matches.
+var ErrNotFound = errors.New("docstore: no document")
+
+// ErrDuplicate is returned (wrapped) when a write would break a unique index or reuse an _id.
+var ErrDuplicate = errors.New("docstore: duplicate key")
+
+// IsDuplicate reports whether err is a unique-key violation.
+func IsDuplicate(err error) bool { return errors.Is(err, ErrDuplicate) }
+
+// Config says where the database is.
+type Config struct {
+	// URI is a mongodb:// or mongodb+srv:// URI; empty selects SQLite under Path.
+	URI string
+	// Name is the database name (MongoDB) or the file name without extension (SQLite: Path/Name.db).
+	Name string
+	// Path is the folder of the SQLite file.
+	Path string
+	// OpTimeout bounds every MongoDB operation (the driver's timeoutMS). Zero means 30 s.
+	OpTimeout time.Duration
+}
+
+// DB is an open database on one engine.
+type DB struct {
+	eng engine
+}
+
+// Open opens the database cfg names: MongoDB for a mongodb URI, SQLite otherwise.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*DB, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Name == "" {
+		return nil, errors.New("database name is empty")
+	}
+	var (
+		e   engine
+		err error
+	)
+	switch {
+	case cfg.URI == "":
+		e, err = openSQLite(ctx, cfg, log)
+	case strings.HasPrefix(cfg.URI, "mongodb://"), strings.HasPrefix(cfg.URI, "mongodb+srv://"):
+		e, err = openMongo(ctx, cfg, log)
+	default:
+		return nil, fmt.Errorf("database.uri %q: want mongodb:// or mongodb+srv://, or empty for the embedded database", redactURI(cfg.URI))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &DB{eng: e}, nil
+}
+
+// Engine names the engine: "sqlite" or "mongodb".
+func (d *DB) Engine() string { return d.eng.name() }
+
+// Embedded reports whether the database is the embedded single-node engine.
+func (d *DB) Embedded() bool { return d.eng.name() == "sqlite" }
+
+// Ping checks that the database answers.
+func (d *DB) Ping(ctx context.Context) error { return d.eng.ping(ctx) }
+
+// Close releases the database.
+func (d *DB) Close(ctx context.Context) error { return d.eng.close(ctx) }
+
+// Collections lists the names of the collections that exist in the database.
+func (d *DB) Collections(ctx context.Context) ([]string, error) { return d.eng.collections(ctx) }
+
+// Collection opens (creating when needed) the collection spec describes and its indexes.
+func (d *DB) Collection(ctx context.Context, spec Spec) (*Collection, error) {
+	if spec.Name == "" {
+		return nil, errors.New("docstore: collection name is empty")
+	}
+	for _, ix := range spec.Indexes {
+		if ix.Name == "" || len(ix.Keys) == 0 {
+			return nil, fmt.Errorf("docstore: collection %s: an index needs a name and keys", spec.Name)
+		}
+		for _, k := range ix.Keys {
+			if err := checkPath(k.Path); err != nil {
+				return nil, fmt.Errorf("docstore: collection %s index %s: %w", spec.Name, ix.Name, err)
+			}
+		}
+	}
+	c, err := d.eng.collection(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Collection{name: spec.Name, c: c}, nil
+}
+
+// Spec declares a collection: its indexes (created on both engines) and its array fields.
+type Spec struct {
+	Name    string
+	Indexes []Index
+	// Arrays lists the paths whose values are arrays. A filter on such a path matches a document whose array
+	// holds a matching element (MongoDB's rule); on SQLite the translator needs to know which paths they are.
+	Arrays []string
+}
+
+// Index is one index of a collection. On SQLite it is an expression index on exactly the expressions the
+// generated queries use for these paths.
+type Index struct {
+	Name   string
+	Keys   []Key
+	Unique bool
+}
+
+// Key is one key of an index: a path, descending or not.
+type Key struct {
+	Path string
+	Desc bool
+}
+
+// Asc and Desc build index keys.
+func Asc(path string) Key  { return Key{Path: path} }
+func Desc(path string) Key { return Key{Path: path, Desc: true} }
+
+// Query is what Find reads: the documents matching Filter, ordered by Sort, from Offset, at most Limit
+// (0 = no limit). Fields, when set, is a projection: only these top-level paths (and _id) need be filled.
+type Query struct {
+	Filter search.Node
+	Sort   []search.SortKey
+	Offset int
+	Limit  int
+	Fields []string
+}
+
+// Group is one group of GroupCount: a value of the grouped path and how many documents have it.
+type Group struct {
+	Value any
+	Count int64
+}
+
+// Collection is a named set of documents with an _id each.
+type Collection struct {
+	name string
+	c    coll
+}
+
+// Name is the collection's name.
+func (c *Collection) Name() string { return c.name }
+
+// Insert stores doc. A document whose _id (or unique key) exists is ErrDuplicate.
+func (c *Collection) Insert(ctx context.Context, doc any) error {
+	id, raw, err := encodeDoc(doc)
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", c.name, err)
+	}
+	if err := c.c.insert(ctx, id, raw); err != nil {
+		return fmt.Errorf("insert into %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// InsertMany stores each of docs independently and returns one result per document, in order: nil when it was
+// stored, an error wrapping ErrDuplicate when its key exists, another error otherwise. The returned error is
+// for failures that stopped the whole call (a closed database, an unencodable document).
+func (c *Collection) InsertMany(ctx context.Context, docs []any) ([]error, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	raws := make([]Raw, len(docs))
+	for i, d := range docs {
+		id, raw, err := encodeDoc(d)
+		if err != nil {
+			return nil, fmt.Errorf("insert into %s: document %d: %w", c.name, i, err)
+		}
+		raws[i] = Raw{ID: id, JSON: raw}
+	}
+	res, err := c.c.insertMany(ctx, raws)
+	if err != nil {
+		return nil, fmt.Errorf("insert into %s: %w", c.name, err)
+	}
+	return res, nil
+}
+
+// Raw is a document as stored: its _id and its JSON encoding.
+type Raw struct {
+	ID   string
+	JSON []byte
+}
+
+// Get decodes the document with this _id into out (a pointer); ErrNotFound when there is none.
+func (c *Collection) Get(ctx context.Context, id string, out any) error {
+	return c.FindOne(ctx, ID(id), nil, out)
+}
+
+// FindOne decodes the first document matching f in sort's order into out; ErrNotFound when none matches.
+func (c *Collection) FindOne(ctx context.Context, f search.Node, sort []search.SortKey, out any) error {
+	docs, err := c.c.find(ctx, Query{Filter: f, Sort: sort, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("find in %s: %w", c.name, err)
+	}
+	if len(docs) == 0 {
+		return ErrNotFound
+	}
+	if err := json.Unmarshal(docs[0], out); err != nil {
+		return fmt.Errorf("decode from %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// Find decodes the documents q selects into out, a pointer to a slice.
+func (c *Collection) Find(ctx context.Context, q Query, out any) error {
+	docs, err := c.c.find(ctx, q)
+	if err != nil {
+		return fmt.Errorf("find in %s: %w", c.name, err)
+	}
+	if err := decodeAll(docs, out); err != nil {
+		return fmt.Errorf("decode from %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// FindRaw returns the documents q selects as stored (for copies between engines).
+func (c *Collection) FindRaw(ctx context.Context, q Query) ([][]byte, error) {
+	docs, err := c.c.find(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("find in %s: %w", c.name, err)
+	}
+	return docs, nil
+}
+
+// FindPage runs a list or search: the documents matching f in p's order, then by _id so that pages are
+// stable, from p.Offset, at most p.Limit of them (0 = all), decoded into out (a pointer to a slice), and the
+// total number of matches.
+func (c *Collection) FindPage(ctx context.Context, f search.Node, p search.Page, out any) (int64, error) {
+	if err := c.Find(ctx, Query{Filter: f, Sort: StableSort(p.Sort), Offset: p.Offset, Limit: p.Limit}, out); err != nil {
+		return 0, err
+	}
+	return c.Count(ctx, f)
+}
+
+// StableSort returns keys followed by _id ascending unless keys already order by _id.
+func StableSort(keys []search.SortKey) []search.SortKey {
+	for _, k := range keys {
+		if k.Path == "_id" {
+			return keys
+		}
+	}
+	out := make([]search.SortKey, 0, len(keys)+1)
+	out = append(out, keys...)
+	return append(out, search.SortKey{Path: "_id"})
+}
+
+// Count returns how many documents match f.
+func (c *Collection) Count(ctx context.Context, f search.Node) (int64, error) {
+	n, err := c.c.count(ctx, f)
+	if err != nil {
+		return 0, fmt.Errorf("count %s: %w", c.name, err)
+	}
+	return n, nil
+}
+
+// UpdateOne applies u to one document matching f and reports whether one matched. With upsert and no match,
+// it inserts a document made of f's equality conditions (f must be an Eq or an And of Eqs holding _id) with u
+// applied, and reports true.
+func (c *Collection) UpdateOne(ctx context.Context, f search.Node, u Update, upsert bool) (bool, error) {
+	if err := u.check(); err != nil {
+		return false, err
+	}
+	n, err := c.c.update(ctx, f, u, false, upsert)
+	if err != nil {
+		return false, fmt.Errorf("update %s: %w", c.name, err)
+	}
+	return n > 0, nil
+}
+
+// UpdateMany applies u to every document matching f and returns how many matched.
+func (c *Collection) UpdateMany(ctx context.Context, f search.Node, u Update) (int64, error) {
+	if err := u.check(); err != nil {
+		return 0, err
+	}
+	n, err := c.c.update(ctx, f, u, true, false)
+	if err != nil {
+		return 0, fmt.Errorf("update %s: %w", c.name, err)
+	}
+	return n, nil
+}
+
+// FindOneAndUpdate atomically applies u to the first document matching f in sort's order and decodes it into
+// out (nil: not decoded) as it is after the update, or before it with returnBefore. Upsert as in UpdateOne
+// (the decoded document is then the inserted one, or nothing before it: ErrNotFound). ErrNotFound when
+// nothing matched and upsert is false.
+func (c *Collection) FindOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u Update, opts FindAndUpdate, out any) error {
+	if err := u.check(); err != nil {
+		return err
+	}
+	doc, err := c.c.findOneAndUpdate(ctx, f, sort, u, opts)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return ErrNotFound
+		}
+		return fmt.Errorf("update %s: %w", c.name, err)
+	}
+	if doc == nil {
+		return ErrNotFound
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(doc, out); err != nil {
+		return fmt.Errorf("decode from %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// FindAndUpdate are the options of FindOneAndUpdate.
+type FindAndUpdate struct {
+	Upsert       bool
+	ReturnBefore bool
+}
+
+// Replace replaces the whole document with doc's _id by doc; ErrNotFound when there is none, unless upsert.
+func (c *Collection) Replace(ctx context.Context, doc any, upsert bool) error {
+	id, raw, err := encodeDoc(doc)
+	if err != nil {
+		return fmt.Errorf("replace in %s: %w", c.name, err)
+	}
+	ok, err := c.c.replace(ctx, id, raw, upsert)
+	if err != nil {
+		return fmt.Errorf("replace in %s: %w", c.name, err)
+	}
+	if !ok {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeleteOne deletes one document matching f and reports whether there was one.
+func (c *Collection) DeleteOne(ctx context.Context, f search.Node) (bool, error) {
+	n, err := c.c.delete(ctx, f, false)
+	if err != nil {
+		return false, fmt.Errorf("delete from %s: %w", c.name, err)
+	}
+	return n > 0, nil
+}
+
+// DeleteMany deletes every document matching f and returns how many.
+func (c *Collection) DeleteMany(ctx context.Context, f search.Node) (int64, error) {
+	n, err := c.c.delete(ctx, f, true)
+	if err != nil {
+		return 0, fmt.Errorf("delete from %s: %w", c.name, err)
+	}
+	return n, nil
+}
+
+// GroupCount counts the documents matching f by the value of path (each element, for an array path), largest
+// count first, then by value; at most limit groups (0 = all). Documents without the path form the group nil.
+func (c *Collection) GroupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error) {
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
+	g, err := c.c.groupCount(ctx, f, path, limit)
+	if err != nil {
+		return nil, fmt.Errorf("group %s by %s: %w", c.name, path, err)
+	}
+	return g, nil
+}
+
+// engine is one database engine.
+type engine interface {
+	name() string
+	ping(ctx context.Context) error
+	close(ctx context.Context) error
+	collections(ctx context.Context) ([]string, error)
+	collection(ctx context.Context, spec Spec) (coll, error)
+}
+
+// coll is one collection of an engine. Documents come in and go out as JSON objects holding "_id"; filter and
+// update values are normalized (see normalize) before they reach it.
+type coll interface {
+	insert(ctx context.Context, id string, doc []byte) error
+	insertMany(ctx context.Context, docs []Raw) ([]error, error)
+	find(ctx context.Context, q Query) ([][]byte, error)
+	count(ctx context.Context, f search.Node) (int64, error)
+	update(ctx context.Context, f search.Node, u Update, many, upsert bool) (int64, error)
+	findOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u Update, opts FindAndUpdate) ([]byte, error)
+	replace(ctx context.Context, id string, doc []byte, upsert bool) (bool, error)
+	delete(ctx context.Context, f search.Node, many bool) (int64, error)
+	groupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error)
+}
+
+// encodeDoc returns the _id and the JSON of doc, which must encode to an object with a non-empty string _id.
+func encodeDoc(doc any) (string, []byte, error) {
+	var raw []byte
+	switch d := doc.(type) {
+	case json.RawMessage:
+		raw = d
+	case []byte:
+		raw = d
+	default:
+		b, err := json.Marshal(doc)
+		if err != nil {
+			return "", nil, fmt.Errorf("encode document: %w", err)
+		}
+		raw = b
+	}
+	var head struct {
+		ID any `json:"_id"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return "", nil, fmt.Errorf("document is not a JSON object: %w", err)
+	}
+	id, ok := head.ID.(string)
+	if !ok || id == "" {
+		return "", nil, errors.New("document has no string _id")
+	}
+	return id, raw, nil
+}
+
+// decodeAll decodes JSON documents into out, a pointer to a slice, in one pass.
+func decodeAll(docs [][]byte, out any) error {
+	rv := reflect.ValueOf(out)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Slice {
+		return errors.New("out must point to a slice")
+	}
+	var b bytes.Buffer
+	n := 2
+	for _, d := range docs {
+		n += len(d) + 1
+	}
+	b.Grow(n)
+	b.WriteByte('[')
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(d)
+	}
+	b.WriteByte(']')
+	rv.Elem().SetLen(0)
+	return json.Unmarshal(b.Bytes(), out)
+}
+
+// checkPath refuses paths the engines cannot take literally: empty segments, quotes, "$" at a segment's start,
+// control characters. Paths come from code and allow-lists, never from clients, so a refusal is a bug.
+func checkPath(p string) error {
+	if p == "" {
+		return errors.New("docstore: empty path")
+	}
+	for _, seg := range strings.Split(p, ".") {
+		if seg == "" || (strings.HasPrefix(seg, "$") && seg != "$") {
+			return fmt.Errorf("docstore: bad path %q", p)
+		}
+	}
+	for _, r := range p {
+		if r < 0x20 || r == '"' || r == '\'' || r == '\\' || r == 0x7f {
+			return fmt.Errorf("docstore: bad path %q", p)
+		}
+	}
+	return nil
+}
+
+// redactURI drops the user information of a database URI for messages.
+func redactURI(uri string) string {
+	if i := strings.Index(uri, "@"); i >= 0 {
+		if j := strings.Index(uri, "://"); j >= 0 && j < i {
+			return uri[:j+3] + "…" + uri[i:]
+		}
+	}
+	return uri
+}
+
+// errBadFilter is returned for a filter node an engine cannot translate.
+var errBadFilter = apperr.New(apperr.Internal, "docstore: unsupported filter")
