@@ -19,7 +19,7 @@ import (
 
 // sizes are the counts of one run.
 type sizes struct {
-	Clients      int `json:"clients"`      // concurrent HTTP clients (and driver goroutines of the floors)
+	Clients      int `json:"clients"`      // concurrent HTTP clients (and goroutines of the floors)
 	PipelineJobs int `json:"pipelineJobs"` // 1: Echo jobs submitted
 	CacheHits    int `json:"cacheHits"`    // 2: repeated submissions
 	WaitJobs     int `json:"waitJobs"`     // 3: jobs whose waitreport wake-up is timed
@@ -27,8 +27,7 @@ type sizes struct {
 	ProcessJobs  int `json:"processJobs"`  // 4: external analyzer runs, through the service and directly
 	ReadsSmall   int `json:"readsSmall"`   // 5: jobs stored for the first read measurement
 	ReadsLarge   int `json:"readsLarge"`   // 5: jobs stored for the second
-	// 5: GET /api/job/{id} (and the floor's findOne) and searches (and the floor's find+count) at each size.
-	// Few at the large size: on the embedded engine both scan the collection (see the rows).
+	// 5: GET /api/job/{id} (and the floor's get) and searches (and the floor's find+count) at each size.
 	GetReps         int `json:"getReps"`
 	SearchReps      int `json:"searchReps"`
 	GetRepsLarge    int `json:"getRepsLarge"`

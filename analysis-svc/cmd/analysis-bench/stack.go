@@ -14,14 +14,14 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
-	"github.com/openir/platform/analysis-svc/internal/mongostore"
 	"github.com/openir/platform/analysis-svc/internal/runner/builtin"
 	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
+	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/conf"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -53,9 +53,9 @@ printf '{"success":true,"summary":{"taxonomies":[{"level":"info","namespace":"Be
 )
 
 // stack is analysis-svc running in this process as cmd/analysis-svc wires it (run.go, jobs.go) with the
-// defaults of config.go, on the embedded database, served over HTTP on 127.0.0.1.
+// defaults of config.go, on an embedded database of its own, served over HTTP on 127.0.0.1.
 type stack struct {
-	db            *mongox.DB
+	db            *docstore.DB
 	url           string
 	analyzersRoot string
 	jobDir        string
@@ -88,17 +88,15 @@ func (l *logSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// openEngine starts the embedded database server (FerretDB on SQLite under dir) and connects to it as
-// mongox.Open does for the service: one pooled connection. Every section's stack and floor uses this client.
-func openEngine(ctx context.Context, dir string, stderr io.Writer) (*mongox.DB, *logSink, error) {
-	logs := &logSink{out: stderr}
-	db, err := mongox.Open(ctx, mongox.Config{Name: "analysis", Path: dir}, conf.Logger(logs, "info", "analysis-svc"))
-	return db, logs, err
+// openDB opens the embedded database name (SQLite, dbDir/name.db) as cmd/analysis-svc's run.go does with an
+// empty database.uri.
+func openDB(ctx context.Context, dbDir, name string, logs *logSink) (*docstore.DB, error) {
+	return docstore.Open(ctx, docstore.Config{Name: name, Path: dbDir}, conf.Logger(logs, "info", "analysis-svc"))
 }
 
-// startStack wires and starts the service on the database `name` of the engine, with its files under dir.
-// The defaults are those of cmd/analysis-svc/config.go.
-func startStack(ctx context.Context, engine *mongox.DB, logs *logSink, name, dir string) (*stack, error) {
+// startStack wires and starts the service on a fresh embedded database `name` in dbDir, with its files under
+// dir. The defaults are those of cmd/analysis-svc/config.go. close closes the database too.
+func startStack(ctx context.Context, dbDir string, logs *logSink, name, dir string) (*stack, error) {
 	s := &stack{analyzersRoot: filepath.Join(dir, "analyzers"), jobDir: filepath.Join(dir, "jobs"), logs: logs}
 	if err := os.MkdirAll(filepath.Join(s.analyzersRoot, "Bench"), 0o755); err != nil {
 		return nil, err
@@ -113,22 +111,28 @@ func startStack(ctx context.Context, engine *mongox.DB, logs *logSink, name, dir
 		return nil, err
 	}
 	log := conf.Logger(s.logs, "info", "analysis-svc")
-	// What mongox.Open returns, on a database of its own (FerretDB's SQLite backend: a file of its own).
-	db := &mongox.DB{Database: engine.Client.Database(name), Client: engine.Client, Embedded: engine.Embedded}
-	s.db = db
-	keys, err := auth.NewKeyring(benchSecret)
+	db, err := openDB(ctx, dbDir, name, logs)
 	if err != nil {
 		return nil, err
 	}
-	istore, err := mongostore.NewIdentityStore(ctx, db)
+	s.db = db
+	keys, err := auth.NewKeyring(benchSecret)
 	if err != nil {
+		s.close()
+		return nil, err
+	}
+	istore, err := store.NewIdentityStore(ctx, db)
+	if err != nil {
+		s.close()
 		return nil, err
 	}
 	ids, err := analysis.NewIdentity(istore, keys, time.Now)
 	if err != nil {
+		s.close()
 		return nil, err
 	}
 	if created, err := ids.Bootstrap(ctx, superLogin, "", superKey); err != nil || !created {
+		s.close()
 		return nil, fmt.Errorf("bootstrap: created=%v err=%v", created, err)
 	}
 
@@ -137,6 +141,7 @@ func startStack(ctx context.Context, engine *mongox.DB, logs *logSink, name, dir
 	defs := append(builtin.Analyzers(), builtin.Responders()...)
 	loaded, err := catalog.Load([]string{s.analyzersRoot}, analysis.KindAnalyzer, log)
 	if err != nil {
+		s.close()
 		return nil, fmt.Errorf("load the bench analyzer: %w", err)
 	}
 	for _, d := range loaded {
@@ -146,17 +151,25 @@ func startStack(ctx context.Context, engine *mongox.DB, logs *logSink, name, dir
 	}
 	cat := analysis.NewCatalog(defs...)
 	if _, ok := cat.Definition(analysis.KindAnalyzer, shDefID); !ok {
+		s.close()
 		return nil, fmt.Errorf("catalog.Load did not give %s", shDefID)
 	}
-	wstore, err := mongostore.NewWorkerStore(ctx, db)
+	wstore, err := store.NewWorkerStore(ctx, db)
 	if err != nil {
+		s.close()
 		return nil, err
 	}
-	jstore, err := mongostore.NewJobStore(ctx, db)
+	jstore, err := store.NewJobStore(ctx, db)
 	if err != nil {
+		s.close()
 		return nil, err
 	}
-	jobs := analysis.NewJobs(jstore, wstore, cat, mongostore.NewFileStore(db), analysis.JobsConfig{
+	files, err := store.NewFileStore(ctx, db)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	jobs := analysis.NewJobs(jstore, wstore, cat, files, analysis.JobsConfig{
 		Workers: 4, Lease: 30 * time.Second, MaxAttempts: 3, CacheMinutes: 10, DefaultTimeout: 30 * time.Minute,
 		WaitMax: 10 * time.Minute, MaxFileSize: 1 << 30, TempDir: s.jobDir, Runners: runners,
 		Extract: builtin.Extract, Log: log,
@@ -229,7 +242,7 @@ func (s *stack) setup(ctx context.Context) error {
 	return nil
 }
 
-// close stops the HTTP server and the job workers; the engine stays open for the next section.
+// close stops the HTTP server and the job workers, then closes the database.
 func (s *stack) close() {
 	if s.server != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -239,4 +252,14 @@ func (s *stack) close() {
 	if s.stopJobs != nil {
 		s.stopJobs()
 	}
+	if s.db != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = s.db.Close(cctx)
+		cancel()
+	}
+}
+
+// collection opens a collection of the stack's database as the stores declare it (their indexes included).
+func (s *stack) collection(ctx context.Context, name string) (*docstore.Collection, error) {
+	return store.Collection(ctx, s.db, name)
 }

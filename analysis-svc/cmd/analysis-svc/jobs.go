@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
-	"github.com/openir/platform/analysis-svc/internal/mongostore"
 	"github.com/openir/platform/analysis-svc/internal/runner/builtin"
 	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
 	"github.com/openir/platform/analysis-svc/internal/runner/docker"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/analysis-svc/internal/store"
+	"github.com/openir/platform/pkg/docstore"
 )
 
 // jobService builds the analyzer catalog (built-ins, then analyzer.paths/responder.paths), the runners of
 // job.runner and the job queue.
-func jobService(ctx context.Context, cfg config, db *mongox.DB, log *slog.Logger) (*analysis.Workers, *analysis.Jobs, error) {
+func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logger) (*analysis.Workers, *analysis.Jobs, error) {
 	runners := map[string]analysis.Runner{}
 	for _, r := range cfg.Job.Runner {
 		switch r {
@@ -54,11 +54,15 @@ func jobService(ctx context.Context, cfg config, db *mongox.DB, log *slog.Logger
 	log.Info("definitions", "analyzers", len(cat.Definitions(analysis.KindAnalyzer)),
 		"responders", len(cat.Definitions(analysis.KindResponder)))
 
-	wstore, err := mongostore.NewWorkerStore(ctx, db)
+	wstore, err := store.NewWorkerStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	jstore, err := mongostore.NewJobStore(ctx, db)
+	jstore, err := store.NewJobStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := store.NewFileStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +70,7 @@ func jobService(ctx context.Context, cfg config, db *mongox.DB, log *slog.Logger
 	if err != nil {
 		return nil, nil, fmt.Errorf("job.max_file: %w", err)
 	}
-	jobs := analysis.NewJobs(jstore, wstore, cat, mongostore.NewFileStore(db), analysis.JobsConfig{
+	jobs := analysis.NewJobs(jstore, wstore, cat, files, analysis.JobsConfig{
 		Workers: cfg.Job.Workers, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
 		DefaultTimeout: cfg.Job.Timeout, WaitMax: cfg.Job.Waitreport.Max, MaxFileSize: maxFile,
 		TempDir: cfg.Job.Directory, Runners: runners, Extract: builtin.Extract, Log: log,

@@ -9,10 +9,10 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
-	"github.com/openir/platform/analysis-svc/internal/mongostore"
+	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -24,7 +24,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	log := conf.Logger(stdout, cfg.Log.Level, "analysis-svc")
 
-	db, err := mongox.Open(ctx, mongox.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log)
+	db, err := docstore.Open(ctx, docstore.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log)
 	if err != nil {
 		return err
 	}
@@ -33,10 +33,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		defer cancel()
 		_ = db.Close(cctx)
 	}()
-	log.Info("database ready", "embedded", db.Embedded, "name", cfg.Database.Name)
+	log.Info("database ready", "engine", db.Engine(), "name", cfg.Database.Name)
 
 	secret, err := conf.AuthSecret(conf.Security{Mode: cfg.Mode, Secret: cfg.Auth.Secret, DataPath: cfg.Database.Path,
-		Embedded: db.Embedded, AllowInsecure: cfg.HTTP.AllowInsecureCredentials, EnvPrefix: "ANALYSIS"}, log)
+		Embedded: db.Embedded(), AllowInsecure: cfg.HTTP.AllowInsecureCredentials, EnvPrefix: "ANALYSIS"}, log)
 	if err != nil {
 		return err
 	}
@@ -44,11 +44,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("auth.secret: %w", err)
 	}
-	store, err := mongostore.NewIdentityStore(ctx, db)
+	istore, err := store.NewIdentityStore(ctx, db)
 	if err != nil {
 		return err
 	}
-	ids, err := analysis.NewIdentity(store, keys, time.Now)
+	ids, err := analysis.NewIdentity(istore, keys, time.Now)
 	if err != nil {
 		return err
 	}
@@ -63,9 +63,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	workers, jobs, err := jobService(ctx, cfg, db, log)
 	if err != nil {
 		return err
-	}
-	if err := db.IndexIDs(ctx); err != nil { // the collections the stores created: index their _id lookups now
-		log.Warn("index _id lookups", "err", err)
 	}
 
 	proxies, err := web.ParseCIDRs(cfg.HTTP.TrustedProxies)

@@ -1,7 +1,7 @@
 package api_test
 
-// The harness builds the real stack the way cmd/analysis-svc/run.go wires it (a fresh database on the embedded
-// server, the Mongo identity store, the keyring, the identity service, a bootstrapped superadmin, the Echo
+// The harness builds the real stack the way cmd/analysis-svc/run.go wires it (a fresh embedded database of
+// its own, the identity store, the keyring, the identity service, a bootstrapped superadmin, the Echo
 // router) and serves it with httptest. Tests talk to it over HTTP only, as a client would.
 
 import (
@@ -26,14 +26,12 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
-	"github.com/openir/platform/analysis-svc/internal/mongostore"
+	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
-	"github.com/openir/platform/pkg/mongox"
-	"github.com/openir/platform/pkg/mongox/mongotest"
+	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/web"
 )
-
-func TestMain(m *testing.M) { mongotest.Main(m) }
 
 const (
 	testSecret = "test-secret-0123456789"
@@ -85,16 +83,16 @@ func withSuperPassword() envOption { return func(o *envOptions) { o.superPasswor
 
 // env is one server on its own database.
 type env struct {
-	db    *mongox.DB
+	db    *docstore.DB
 	echo  *echo.Echo // the router api.New built: its Routes() are the whole API surface
 	srv   *httptest.Server
 	logs  *syncBuffer
 	super *client // the bootstrapped superadmin, by API key
 	// The job side, for queue tests that start extra workers ("replicas") on the same database.
 	catalog  *analysis.Catalog
-	jobStore *mongostore.JobStore
-	wstore   *mongostore.WorkerStore
-	files    *mongostore.FileStore
+	jobStore *store.JobStore
+	wstore   *store.WorkerStore
+	files    *store.FileStore
 	jobs     *analysis.Jobs
 	jobsCfg  analysis.JobsConfig
 }
@@ -125,8 +123,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		f(&o)
 	}
 	ctx := context.Background()
-	db := mongotest.New(t)
-	store, err := mongostore.NewIdentityStore(ctx, db)
+	db := docstoretest.New(t)
+	istore, err := store.NewIdentityStore(ctx, db)
 	if err != nil {
 		t.Fatalf("identity store: %v", err)
 	}
@@ -134,7 +132,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("keyring: %v", err)
 	}
-	ids, err := analysis.NewIdentity(store, keys, time.Now)
+	ids, err := analysis.NewIdentity(istore, keys, time.Now)
 	if err != nil {
 		t.Fatalf("identity: %v", err)
 	}
@@ -148,15 +146,18 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	wstore, err := mongostore.NewWorkerStore(ctx, db)
+	wstore, err := store.NewWorkerStore(ctx, db)
 	if err != nil {
 		t.Fatalf("worker store: %v", err)
 	}
-	jstore, err := mongostore.NewJobStore(ctx, db)
+	jstore, err := store.NewJobStore(ctx, db)
 	if err != nil {
 		t.Fatalf("job store: %v", err)
 	}
-	files := mongostore.NewFileStore(db)
+	files, err := store.NewFileStore(ctx, db)
+	if err != nil {
+		t.Fatalf("file store: %v", err)
+	}
 	catalog := analysis.NewCatalog(testDefinitions()...)
 	workers := analysis.NewWorkers(wstore, catalog, time.Now)
 	jcfg := o.jobs
@@ -188,6 +189,41 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		jobs: jobs, jobsCfg: jcfg}
 	e.super = e.keyClient(superLogin, superKey)
 	return e
+}
+
+// collection opens a collection of the test's database as the stores declare it, for tests that write or
+// read the raw database.
+func (e *env) collection(t testing.TB, name string) *docstore.Collection {
+	t.Helper()
+	c, err := store.Collection(context.Background(), e.db, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// insertRaw writes a document into a collection as is, bypassing the stores (JSON text: a malformed document).
+func (e *env) insertRaw(t testing.TB, coll, doc string) {
+	t.Helper()
+	if err := e.collection(t, coll).Insert(context.Background(), json.RawMessage(doc)); err != nil {
+		t.Fatalf("insert into %s: %v", coll, err)
+	}
+}
+
+// rawDocs returns every document of a collection as stored, decoded as generic JSON.
+func (e *env) rawDocs(t testing.TB, coll string) []map[string]any {
+	t.Helper()
+	raws, err := e.collection(t, coll).FindRaw(context.Background(), docstore.Query{Filter: docstore.All()})
+	if err != nil {
+		t.Fatalf("read %s: %v", coll, err)
+	}
+	out := make([]map[string]any, len(raws))
+	for i, r := range raws {
+		if err := json.Unmarshal(r, &out[i]); err != nil {
+			t.Fatalf("decode a document of %s: %v", coll, err)
+		}
+	}
+	return out
 }
 
 // startWorkers runs the job workers of jobs until the test ends, and returns a function that stops them

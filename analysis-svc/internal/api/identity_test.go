@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -12,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/openir/platform/pkg/web"
 )
@@ -1148,26 +1145,21 @@ func TestAPI_Secrets(t *testing.T) {
 	})
 
 	t.Run("database", func(t *testing.T) {
-		ctx := context.Background()
 		for _, coll := range []string{"users", "apikeys", "organizations"} {
-			cur, err := e.db.Collection(coll).Find(ctx, bson.D{})
-			if err != nil {
-				t.Fatalf("find %s: %v", coll, err)
-			}
-			var docs []bson.M
-			if err := cur.All(ctx, &docs); err != nil {
-				t.Fatalf("read %s: %v", coll, err)
-			}
+			docs := e.rawDocs(t, coll)
 			if coll != "organizations" && len(docs) == 0 {
 				t.Fatalf("collection %s is empty: the test reads the wrong collection", coll)
 			}
 			for _, d := range docs {
-				js, err := bson.MarshalExtJSON(d, false, false)
-				if err != nil {
+				var b strings.Builder
+				enc := json.NewEncoder(&b)
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(d); err != nil {
 					t.Fatal(err)
 				}
+				js := b.String()
 				for _, s := range secrets {
-					if strings.Contains(string(js), s) {
+					if strings.Contains(js, s) {
 						t.Errorf("%s document %s holds the secret %q in clear", coll, d["_id"], s)
 					}
 				}

@@ -1,13 +1,10 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // API keys never reach the logs, however a client sends them and whether the call succeeds or not.
@@ -45,11 +42,7 @@ func TestSecrets_KeysNeverLogged(t *testing.T) {
 	e.anon().send(t, http.MethodGet, "/api/user/current", "", nil, http.Header{"Authorization": {"Bearer " + second + "x"}}). // longer: never equal
 																	wantError(t, http.StatusUnauthorized, "AuthenticationError")
 	// A forced 5xx by a key holder.
-	ctx := context.Background()
-	if _, err := e.db.Collection("users").InsertOne(ctx, bson.D{{Key: "_id", Value: "broken"}, {Key: "name", Value: 42},
-		{Key: "roles", Value: "x"}, {Key: "organization", Value: orgA}}); err != nil {
-		t.Fatal(err)
-	}
+	e.insertRaw(t, "users", `{"_id":"broken","name":42,"roles":"x","organization":"`+orgA+`"}`)
 	kim.call(t, http.MethodGet, "/api/user/broken", nil).wantError(t, http.StatusInternalServerError, "InternalError")
 	kim.call(t, http.MethodDelete, "/api/user/kim/key", nil).want(t, http.StatusOK)
 
@@ -84,18 +77,12 @@ func logLines(t *testing.T, e *env) []map[string]any {
 func TestSecrets_InternalErrorsAreOpaque(t *testing.T) {
 	t.Parallel()
 	f := newJobFixture(t, withoutWorkers())
-	ctx := context.Background()
-	for coll, doc := range map[string]bson.D{
-		"users": {{Key: "_id", Value: "broken"}, {Key: "name", Value: 42}, {Key: "roles", Value: "x"},
-			{Key: "organization", Value: "soc"}, {Key: "status", Value: "Active"}},
-		"jobs": {{Key: "_id", Value: "brokenjob"}, {Key: "organization", Value: "soc"}, {Key: "tlp", Value: "high"},
-			{Key: "createdAt", Value: "yesterday"}, {Key: "status", Value: "Success"}},
-		"workers": {{Key: "_id", Value: "brokenworker"}, {Key: "organization", Value: "soc"}, {Key: "kind", Value: "analyzer"},
-			{Key: "rate", Value: "many"}, {Key: "dataTypeList", Value: 7}},
+	for coll, doc := range map[string]string{
+		"users":   `{"_id":"broken","name":42,"roles":"x","organization":"soc","status":"Active"}`,
+		"jobs":    `{"_id":"brokenjob","organization":"soc","tlp":"high","createdAt":"yesterday","status":"Success"}`,
+		"workers": `{"_id":"brokenworker","organization":"soc","kind":"analyzer","rate":"many","dataTypeList":7}`,
 	} {
-		if _, err := f.e.db.Collection(coll).InsertOne(ctx, doc); err != nil {
-			t.Fatalf("insert into %s: %v", coll, err)
-		}
+		f.e.insertRaw(t, coll, doc)
 	}
 	for _, tc := range []struct {
 		c            *client

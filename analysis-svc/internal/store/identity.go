@@ -1,6 +1,4 @@
-// Package mongostore implements the stores of analysis-svc on MongoDB (or the embedded FerretDB). BSON
-// documents stay in this package; driver errors become domain errors at its boundary.
-package mongostore
+package store
 
 import (
 	"context"
@@ -8,66 +6,58 @@ import (
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/openir/platform/analysis-svc/internal/analysis"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
 
 // IdentityStore keeps organizations, users and the API-key lookup table. Every hot path (authentication)
 // reads by _id: the key lookup is its own collection keyed by the key's keyed hash.
 type IdentityStore struct {
-	orgs  *mongo.Collection
-	users *mongo.Collection
-	keys  *mongo.Collection
+	orgs  *docstore.Collection
+	users *docstore.Collection
+	keys  *docstore.Collection
 }
 
 var _ analysis.IdentityStore = (*IdentityStore)(nil)
 
-// NewIdentityStore returns the store and creates the indexes its lists use.
-func NewIdentityStore(ctx context.Context, db *mongox.DB) (*IdentityStore, error) {
-	s := &IdentityStore{orgs: db.Collection("organizations"), users: db.Collection("users"), keys: db.Collection("apikeys")}
-	err := mongox.EnsureIndexes(ctx, s.users,
-		mongox.Index{Name: "organization_createdAt", Keys: bson.D{{Key: "organization", Value: 1}, {Key: "createdAt", Value: 1}}},
-		mongox.Index{Name: "createdAt", Keys: bson.D{{Key: "createdAt", Value: 1}}},
-	)
+// NewIdentityStore returns the store, opening its collections and their indexes.
+func NewIdentityStore(ctx context.Context, db *docstore.DB) (*IdentityStore, error) {
+	c, err := open(ctx, db, orgsName, usersName, keysName)
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return &IdentityStore{orgs: c[0], users: c[1], keys: c[2]}, nil
 }
 
 type orgDoc struct {
-	ID          string `bson:"_id"`
-	Description string `bson:"description"`
-	Status      string `bson:"status"`
-	CreatedAt   int64  `bson:"createdAt"`
-	CreatedBy   string `bson:"createdBy"`
-	UpdatedAt   int64  `bson:"updatedAt"`
-	UpdatedBy   string `bson:"updatedBy"`
+	ID          string `json:"_id"`
+	Description string `json:"description"`
+	Status      string `json:"status"`
+	CreatedAt   int64  `json:"createdAt"`
+	CreatedBy   string `json:"createdBy"`
+	UpdatedAt   int64  `json:"updatedAt"`
+	UpdatedBy   string `json:"updatedBy"`
 }
 
 func (d orgDoc) org() analysis.Organization {
 	return analysis.Organization{ID: d.ID, Description: d.Description, Status: d.Status,
-		CreatedAt: mongox.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: mongox.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy}
+		CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: docstore.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy}
 }
 
 type userDoc struct {
-	ID           string   `bson:"_id"`
-	Name         string   `bson:"name"`
-	Roles        []string `bson:"roles"`
-	Status       string   `bson:"status"`
-	Organization string   `bson:"organization"`
-	Password     string   `bson:"password,omitempty"`
-	Key          string   `bson:"key,omitempty"`
-	KeyHash      string   `bson:"keyHash,omitempty"`
-	CreatedAt    int64    `bson:"createdAt"`
-	CreatedBy    string   `bson:"createdBy"`
-	UpdatedAt    int64    `bson:"updatedAt"`
-	UpdatedBy    string   `bson:"updatedBy"`
+	ID           string   `json:"_id"`
+	Name         string   `json:"name"`
+	Roles        []string `json:"roles"`
+	Status       string   `json:"status"`
+	Organization string   `json:"organization"`
+	Password     string   `json:"password,omitempty"`
+	Key          string   `json:"key,omitempty"`
+	KeyHash      string   `json:"keyHash,omitempty"`
+	CreatedAt    int64    `json:"createdAt"`
+	CreatedBy    string   `json:"createdBy"`
+	UpdatedAt    int64    `json:"updatedAt"`
+	UpdatedBy    string   `json:"updatedBy"`
 }
 
 func (d userDoc) user() analysis.User {
@@ -77,7 +67,7 @@ func (d userDoc) user() analysis.User {
 	}
 	return analysis.User{Login: d.ID, Name: d.Name, Roles: roles, Status: d.Status, Organization: d.Organization,
 		PasswordHash: d.Password, KeySealed: d.Key, KeyHash: d.KeyHash,
-		CreatedAt: mongox.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: mongox.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy}
+		CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: docstore.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy}
 }
 
 func roleStrings(rs []analysis.Role) []string {
@@ -88,13 +78,11 @@ func roleStrings(rs []analysis.Role) []string {
 	return out
 }
 
-func byID(id string) bson.D { return bson.D{{Key: "_id", Value: id}} }
-
 // CreateOrg inserts an organization; its name is its _id, so a duplicate fails at once.
 func (s *IdentityStore) CreateOrg(ctx context.Context, o analysis.Organization) error {
-	_, err := s.orgs.InsertOne(ctx, orgDoc{ID: o.ID, Description: o.Description, Status: o.Status,
-		CreatedAt: mongox.Millis(o.CreatedAt), CreatedBy: o.CreatedBy, UpdatedAt: mongox.Millis(o.UpdatedAt), UpdatedBy: o.UpdatedBy})
-	if mongox.IsDuplicate(err) {
+	err := s.orgs.Insert(ctx, orgDoc{ID: o.ID, Description: o.Description, Status: o.Status,
+		CreatedAt: docstore.Millis(o.CreatedAt), CreatedBy: o.CreatedBy, UpdatedAt: docstore.Millis(o.UpdatedAt), UpdatedBy: o.UpdatedBy})
+	if docstore.IsDuplicate(err) {
 		return fmt.Errorf("create organization %s: %w", o.ID, analysis.ErrOrgExists)
 	}
 	if err != nil {
@@ -106,8 +94,8 @@ func (s *IdentityStore) CreateOrg(ctx context.Context, o analysis.Organization) 
 // Org finds an organization by name.
 func (s *IdentityStore) Org(ctx context.Context, id string) (analysis.Organization, error) {
 	var d orgDoc
-	err := s.orgs.FindOne(ctx, byID(id)).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	err := s.orgs.Get(ctx, id, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return analysis.Organization{}, fmt.Errorf("find organization %s: %w", id, analysis.ErrOrgNotFound)
 	}
 	if err != nil {
@@ -119,7 +107,7 @@ func (s *IdentityStore) Org(ctx context.Context, id string) (analysis.Organizati
 // Orgs lists organizations.
 func (s *IdentityStore) Orgs(ctx context.Context, f search.Node, p search.Page) ([]analysis.Organization, int64, error) {
 	var docs []orgDoc
-	total, err := mongox.FindPage(ctx, s.orgs, f, p, &docs)
+	total, err := s.orgs.FindPage(ctx, f, p, &docs)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -132,17 +120,16 @@ func (s *IdentityStore) Orgs(ctx context.Context, f search.Node, p search.Page) 
 
 // UpdateOrg sets the given fields and returns the organization as updated.
 func (s *IdentityStore) UpdateOrg(ctx context.Context, id string, u analysis.OrgUpdate, by string, at time.Time) (analysis.Organization, error) {
-	set := bson.D{{Key: "updatedAt", Value: mongox.Millis(at)}, {Key: "updatedBy", Value: by}}
+	set := stamp(by, at)
 	if u.Description != nil {
-		set = append(set, bson.E{Key: "description", Value: *u.Description})
+		set = set.Set("description", *u.Description)
 	}
 	if u.Status != nil {
-		set = append(set, bson.E{Key: "status", Value: *u.Status})
+		set = set.Set("status", *u.Status)
 	}
 	var d orgDoc
-	err := s.orgs.FindOneAndUpdate(ctx, byID(id), bson.D{{Key: "$set", Value: set}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	err := s.orgs.FindOneAndUpdate(ctx, docstore.ID(id), nil, set, docstore.FindAndUpdate{}, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return analysis.Organization{}, fmt.Errorf("update organization %s: %w", id, analysis.ErrOrgNotFound)
 	}
 	if err != nil {
@@ -153,10 +140,10 @@ func (s *IdentityStore) UpdateOrg(ctx context.Context, id string, u analysis.Org
 
 // CreateUser inserts a user; the login is its _id.
 func (s *IdentityStore) CreateUser(ctx context.Context, u analysis.User) error {
-	_, err := s.users.InsertOne(ctx, userDoc{ID: u.Login, Name: u.Name, Roles: roleStrings(u.Roles), Status: u.Status,
+	err := s.users.Insert(ctx, userDoc{ID: u.Login, Name: u.Name, Roles: roleStrings(u.Roles), Status: u.Status,
 		Organization: u.Organization, Password: u.PasswordHash,
-		CreatedAt: mongox.Millis(u.CreatedAt), CreatedBy: u.CreatedBy, UpdatedAt: mongox.Millis(u.UpdatedAt), UpdatedBy: u.UpdatedBy})
-	if mongox.IsDuplicate(err) {
+		CreatedAt: docstore.Millis(u.CreatedAt), CreatedBy: u.CreatedBy, UpdatedAt: docstore.Millis(u.UpdatedAt), UpdatedBy: u.UpdatedBy})
+	if docstore.IsDuplicate(err) {
 		return fmt.Errorf("create user %s: %w", u.Login, analysis.ErrUserExists)
 	}
 	if err != nil {
@@ -168,8 +155,8 @@ func (s *IdentityStore) CreateUser(ctx context.Context, u analysis.User) error {
 // User finds a user by login.
 func (s *IdentityStore) User(ctx context.Context, login string) (analysis.User, error) {
 	var d userDoc
-	err := s.users.FindOne(ctx, byID(login)).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	err := s.users.Get(ctx, login, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return analysis.User{}, fmt.Errorf("find user %s: %w", login, analysis.ErrUserNotFound)
 	}
 	if err != nil {
@@ -181,7 +168,7 @@ func (s *IdentityStore) User(ctx context.Context, login string) (analysis.User, 
 // Users lists users.
 func (s *IdentityStore) Users(ctx context.Context, f search.Node, p search.Page) ([]analysis.User, int64, error) {
 	var docs []userDoc
-	total, err := mongox.FindPage(ctx, s.users, f, p, &docs)
+	total, err := s.users.FindPage(ctx, f, p, &docs)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -192,11 +179,10 @@ func (s *IdentityStore) Users(ctx context.Context, f search.Node, p search.Page)
 	return out, total, nil
 }
 
-func (s *IdentityStore) update(ctx context.Context, login string, update bson.D) (analysis.User, error) {
+func (s *IdentityStore) update(ctx context.Context, login string, update docstore.Update) (analysis.User, error) {
 	var d userDoc
-	err := s.users.FindOneAndUpdate(ctx, byID(login), update,
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	err := s.users.FindOneAndUpdate(ctx, docstore.ID(login), nil, update, docstore.FindAndUpdate{}, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return analysis.User{}, fmt.Errorf("update user %s: %w", login, analysis.ErrUserNotFound)
 	}
 	if err != nil {
@@ -205,34 +191,35 @@ func (s *IdentityStore) update(ctx context.Context, login string, update bson.D)
 	return d.user(), nil
 }
 
-func stamp(by string, at time.Time) bson.D {
-	return bson.D{{Key: "updatedAt", Value: mongox.Millis(at)}, {Key: "updatedBy", Value: by}}
+// stamp is the update every change makes: who changed the document, and when.
+func stamp(by string, at time.Time) docstore.Update {
+	return docstore.Set("updatedAt", docstore.Millis(at)).Set("updatedBy", by)
 }
 
 // UpdateUser sets the given fields.
 func (s *IdentityStore) UpdateUser(ctx context.Context, login string, u analysis.UserUpdate, by string, at time.Time) (analysis.User, error) {
 	set := stamp(by, at)
 	if u.Name != nil {
-		set = append(set, bson.E{Key: "name", Value: *u.Name})
+		set = set.Set("name", *u.Name)
 	}
 	if u.Roles != nil {
-		set = append(set, bson.E{Key: "roles", Value: roleStrings(u.Roles)})
+		set = set.Set("roles", roleStrings(u.Roles))
 	}
 	if u.Status != nil {
-		set = append(set, bson.E{Key: "status", Value: *u.Status})
+		set = set.Set("status", *u.Status)
 	}
-	return s.update(ctx, login, bson.D{{Key: "$set", Value: set}})
+	return s.update(ctx, login, set)
 }
 
 // SetPassword stores a password hash.
 func (s *IdentityStore) SetPassword(ctx context.Context, login, hash, by string, at time.Time) error {
-	_, err := s.update(ctx, login, bson.D{{Key: "$set", Value: append(stamp(by, at), bson.E{Key: "password", Value: hash})}})
+	_, err := s.update(ctx, login, stamp(by, at).Set("password", hash))
 	return err
 }
 
 type keyDoc struct {
-	ID   string `bson:"_id"` // keyed hash of the key
-	User string `bson:"user"`
+	ID   string `json:"_id"` // keyed hash of the key
+	User string `json:"user"`
 }
 
 // SetKey replaces the user's key. Without transactions the order keeps every crash point safe: the new lookup
@@ -244,19 +231,19 @@ func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by stri
 		return err
 	}
 	if hash != "" {
-		if _, err := s.keys.InsertOne(ctx, keyDoc{ID: hash, User: login}); err != nil && !mongox.IsDuplicate(err) {
+		if err := s.keys.Insert(ctx, keyDoc{ID: hash, User: login}); err != nil && !docstore.IsDuplicate(err) {
 			return fmt.Errorf("store key of %s: %w", login, err)
 		}
 	}
-	update := bson.D{{Key: "$set", Value: append(stamp(by, at), bson.E{Key: "key", Value: sealed}, bson.E{Key: "keyHash", Value: hash})}}
+	update := stamp(by, at).Set("key", sealed).Set("keyHash", hash)
 	if hash == "" {
-		update = bson.D{{Key: "$set", Value: stamp(by, at)}, {Key: "$unset", Value: bson.D{{Key: "key", Value: ""}, {Key: "keyHash", Value: ""}}}}
+		update = stamp(by, at).Unset("key").Unset("keyHash")
 	}
 	if _, err := s.update(ctx, login, update); err != nil {
 		return err
 	}
 	if old.KeyHash != "" && old.KeyHash != hash {
-		if _, err := s.keys.DeleteOne(ctx, byID(old.KeyHash)); err != nil {
+		if _, err := s.keys.DeleteOne(ctx, docstore.ID(old.KeyHash)); err != nil {
 			return fmt.Errorf("remove old key of %s: %w", login, err)
 		}
 	}
@@ -266,8 +253,8 @@ func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by stri
 // UserByKeyHash finds the user holding the key with this hash.
 func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (analysis.User, error) {
 	var k keyDoc
-	err := s.keys.FindOne(ctx, byID(hash)).Decode(&k)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	err := s.keys.Get(ctx, hash, &k)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return analysis.User{}, analysis.ErrUserNotFound
 	}
 	if err != nil {
@@ -285,8 +272,11 @@ func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (analysi
 
 // AnyUser reports whether at least one user exists.
 func (s *IdentityStore) AnyUser(ctx context.Context) (bool, error) {
-	err := s.users.FindOne(ctx, bson.D{}).Err()
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	var d struct {
+		ID string `json:"_id"`
+	}
+	err := s.users.FindOne(ctx, docstore.All(), nil, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-package mongostore
+package store
 
 import (
 	"cmp"
@@ -9,97 +9,81 @@ import (
 	"slices"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/openir/platform/analysis-svc/internal/analysis"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
 
-// JobStore is the durable job queue. `queue` holds only Waiting and InProgress jobs (small, so claims and
-// lease updates stay cheap on the embedded engine, whose updates cost per document in the collection);
-// a finished job is inserted into `jobs` with its report in `reports`, then removed from the queue. Cache
-// tags and rate windows are documents found by _id.
+// JobStore is the durable job queue. `queue` holds only Waiting and InProgress jobs (small, so that claims,
+// lease renewals and the sweeper touch a small table and small indexes whatever the history); a finished job
+// is inserted into `jobs` with its report in `reports`, then removed from the queue. Cache tags, rate windows
+// and idempotency keys are documents found by _id.
 type JobStore struct {
-	queue   *mongo.Collection
-	jobs    *mongo.Collection
-	reports *mongo.Collection
-	cache   *mongo.Collection
-	rates   *mongo.Collection
-	idem    *mongo.Collection
+	queue   *docstore.Collection
+	jobs    *docstore.Collection
+	reports *docstore.Collection
+	cache   *docstore.Collection
+	rates   *docstore.Collection
+	idem    *docstore.Collection
 }
 
 var _ analysis.JobStore = (*JobStore)(nil)
 
-// NewJobStore returns the store and creates the indexes its queries use on MongoDB.
-func NewJobStore(ctx context.Context, db *mongox.DB) (*JobStore, error) {
-	s := &JobStore{queue: db.Collection("queue"), jobs: db.Collection("jobs"), reports: db.Collection("reports"),
-		cache: db.Collection("jobcache"), rates: db.Collection("ratelimits"),
-		idem: db.Collection("idempotency")}
-	if err := mongox.EnsureIndexes(ctx, s.queue,
-		mongox.Index{Name: "status_createdAt", Keys: bson.D{{Key: "status", Value: 1}, {Key: "createdAt", Value: 1}}},
-		mongox.Index{Name: "status_leaseUntil", Keys: bson.D{{Key: "status", Value: 1}, {Key: "leaseUntil", Value: 1}}},
-	); err != nil {
+// NewJobStore returns the store, opening its collections and their indexes.
+func NewJobStore(ctx context.Context, db *docstore.DB) (*JobStore, error) {
+	c, err := open(ctx, db, queueName, jobsName, reportsName, cacheName, ratesName, idemName)
+	if err != nil {
 		return nil, err
 	}
-	if err := mongox.EnsureIndexes(ctx, s.jobs,
-		mongox.Index{Name: "organization_createdAt", Keys: bson.D{{Key: "organization", Value: 1}, {Key: "createdAt", Value: -1}}},
-		mongox.Index{Name: "organization_status_createdAt", Keys: bson.D{{Key: "organization", Value: 1}, {Key: "status", Value: 1}, {Key: "createdAt", Value: -1}}},
-		mongox.Index{Name: "workerId_createdAt", Keys: bson.D{{Key: "workerId", Value: 1}, {Key: "createdAt", Value: -1}}},
-	); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return &JobStore{queue: c[0], jobs: c[1], reports: c[2], cache: c[3], rates: c[4], idem: c[5]}, nil
 }
 
 type attachDoc struct {
-	ID          string   `bson:"id"`
-	Name        string   `bson:"name"`
-	Hashes      []string `bson:"hashes"`
-	Size        int64    `bson:"size"`
-	ContentType string   `bson:"contentType"`
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Hashes      []string `json:"hashes"`
+	Size        int64    `json:"size"`
+	ContentType string   `json:"contentType"`
 }
 
 // jobDoc is a job in `queue` or `jobs`. Responder data and parameters are JSON text: their keys come from
 // clients and may hold "." or "$".
 type jobDoc struct {
-	ID           string     `bson:"_id"`
-	Kind         string     `bson:"kind"`
-	Organization string     `bson:"organization"`
-	WorkerID     string     `bson:"workerId"`
-	WorkerName   string     `bson:"workerName"`
-	DefinitionID string     `bson:"definitionId"`
-	DataType     string     `bson:"dataType"`
-	Data         string     `bson:"data,omitempty"`
-	DataJSON     string     `bson:"dataJSON,omitempty"`
-	Attachment   *attachDoc `bson:"attachment,omitempty"`
-	Parameters   string     `bson:"parameters"`
-	Message      string     `bson:"message"`
-	Label        string     `bson:"label,omitempty"`
-	TLP          int        `bson:"tlp"`
-	PAP          int        `bson:"pap"`
-	Status       string     `bson:"status"`
-	ErrorMessage string     `bson:"errorMessage,omitempty"`
-	CacheTag     string     `bson:"cacheTag,omitempty"`
-	StartDate    int64      `bson:"startDate,omitempty"`
-	EndDate      int64      `bson:"endDate,omitempty"`
-	CreatedAt    int64      `bson:"createdAt"`
-	CreatedBy    string     `bson:"createdBy"`
-	UpdatedAt    int64      `bson:"updatedAt"`
-	UpdatedBy    string     `bson:"updatedBy"`
-	Attempts     int        `bson:"attempts"`
-	Owner        string     `bson:"owner,omitempty"`
-	LeaseUntil   int64      `bson:"leaseUntil,omitempty"`
+	ID           string     `json:"_id"`
+	Kind         string     `json:"kind"`
+	Organization string     `json:"organization"`
+	WorkerID     string     `json:"workerId"`
+	WorkerName   string     `json:"workerName"`
+	DefinitionID string     `json:"definitionId"`
+	DataType     string     `json:"dataType"`
+	Data         string     `json:"data,omitempty"`
+	DataJSON     string     `json:"dataJSON,omitempty"`
+	Attachment   *attachDoc `json:"attachment,omitempty"`
+	Parameters   string     `json:"parameters"`
+	Message      string     `json:"message"`
+	Label        string     `json:"label,omitempty"`
+	TLP          int        `json:"tlp"`
+	PAP          int        `json:"pap"`
+	Status       string     `json:"status"`
+	ErrorMessage string     `json:"errorMessage,omitempty"`
+	CacheTag     string     `json:"cacheTag,omitempty"`
+	StartDate    int64      `json:"startDate,omitempty"`
+	EndDate      int64      `json:"endDate,omitempty"`
+	CreatedAt    int64      `json:"createdAt"`
+	CreatedBy    string     `json:"createdBy"`
+	UpdatedAt    int64      `json:"updatedAt"`
+	UpdatedBy    string     `json:"updatedBy"`
+	Attempts     int        `json:"attempts"`
+	Owner        string     `json:"owner,omitempty"`
+	LeaseUntil   int64      `json:"leaseUntil,omitempty"`
 }
 
 func toJobDoc(j analysis.Job) (jobDoc, error) {
 	d := jobDoc{ID: j.ID, Kind: string(j.Kind), Organization: j.Organization, WorkerID: j.WorkerID,
 		WorkerName: j.WorkerName, DefinitionID: j.DefinitionID, DataType: j.DataType, Message: j.Message,
 		Label: j.Label, TLP: j.TLP, PAP: j.PAP, Status: j.Status, ErrorMessage: j.ErrorMessage, CacheTag: j.CacheTag,
-		StartDate: mongox.Millis(j.StartDate), EndDate: mongox.Millis(j.EndDate), CreatedAt: mongox.Millis(j.CreatedAt),
-		CreatedBy: j.CreatedBy, UpdatedAt: mongox.Millis(j.UpdatedAt), UpdatedBy: j.UpdatedBy, Attempts: j.Attempts}
+		StartDate: docstore.Millis(j.StartDate), EndDate: docstore.Millis(j.EndDate), CreatedAt: docstore.Millis(j.CreatedAt),
+		CreatedBy: j.CreatedBy, UpdatedAt: docstore.Millis(j.UpdatedAt), UpdatedBy: j.UpdatedBy, Attempts: j.Attempts}
 	switch v := j.Data.(type) {
 	case nil:
 	case string:
@@ -126,8 +110,8 @@ func (d jobDoc) job() analysis.Job {
 	j := analysis.Job{ID: d.ID, Kind: analysis.Kind(d.Kind), Organization: d.Organization, WorkerID: d.WorkerID,
 		WorkerName: d.WorkerName, DefinitionID: d.DefinitionID, DataType: d.DataType, Message: d.Message,
 		Label: d.Label, TLP: d.TLP, PAP: d.PAP, Status: d.Status, ErrorMessage: d.ErrorMessage, CacheTag: d.CacheTag,
-		StartDate: mongox.Time(d.StartDate), EndDate: mongox.Time(d.EndDate), CreatedAt: mongox.Time(d.CreatedAt),
-		CreatedBy: d.CreatedBy, UpdatedAt: mongox.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy, Attempts: d.Attempts}
+		StartDate: docstore.Time(d.StartDate), EndDate: docstore.Time(d.EndDate), CreatedAt: docstore.Time(d.CreatedAt),
+		CreatedBy: d.CreatedBy, UpdatedAt: docstore.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy, Attempts: d.Attempts}
 	if d.DataJSON != "" {
 		var v any
 		_ = json.Unmarshal([]byte(d.DataJSON), &v)
@@ -151,16 +135,16 @@ func (s *JobStore) Enqueue(ctx context.Context, j analysis.Job) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.queue.InsertOne(ctx, d); err != nil {
+	if err := s.queue.Insert(ctx, d); err != nil {
 		return fmt.Errorf("enqueue job %s: %w", j.ID, err)
 	}
 	return nil
 }
 
-func (s *JobStore) find(ctx context.Context, c *mongo.Collection, id string) (jobDoc, error) {
+func (s *JobStore) find(ctx context.Context, c *docstore.Collection, id string) (jobDoc, error) {
 	var d jobDoc
-	err := c.FindOne(ctx, byID(id)).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	err := c.Get(ctx, id, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return jobDoc{}, analysis.ErrJobNotFound
 	}
 	if err != nil {
@@ -183,28 +167,28 @@ func (s *JobStore) Job(ctx context.Context, id string) (analysis.Job, error) {
 }
 
 type artifactDoc struct {
-	ID         string     `bson:"id"`
-	DataType   string     `bson:"dataType"`
-	Data       string     `bson:"data,omitempty"`
-	Attachment *attachDoc `bson:"attachment,omitempty"`
-	Message    string     `bson:"message,omitempty"`
-	TLP        int        `bson:"tlp"`
-	Tags       []string   `bson:"tags"`
-	CreatedAt  int64      `bson:"createdAt"`
-	CreatedBy  string     `bson:"createdBy"`
+	ID         string     `json:"id"`
+	DataType   string     `json:"dataType"`
+	Data       string     `json:"data,omitempty"`
+	Attachment *attachDoc `json:"attachment,omitempty"`
+	Message    string     `json:"message,omitempty"`
+	TLP        int        `json:"tlp"`
+	Tags       []string   `json:"tags"`
+	CreatedAt  int64      `json:"createdAt"`
+	CreatedBy  string     `json:"createdBy"`
 }
 
 // reportDoc keeps the analyzer's free-form output as JSON text (its keys are arbitrary); artifacts are
 // embedded so that listing them is one read by _id.
 type reportDoc struct {
-	ID           string        `bson:"_id"` // the job id
-	Success      bool          `bson:"success"`
-	Summary      string        `bson:"summary,omitempty"`
-	Full         string        `bson:"full,omitempty"`
-	Operations   string        `bson:"operations,omitempty"`
-	Artifacts    []artifactDoc `bson:"artifacts"`
-	ErrorMessage string        `bson:"errorMessage,omitempty"`
-	Input        string        `bson:"input,omitempty"`
+	ID           string        `json:"_id"` // the job id
+	Success      bool          `json:"success"`
+	Summary      string        `json:"summary,omitempty"`
+	Full         string        `json:"full,omitempty"`
+	Operations   string        `json:"operations,omitempty"`
+	Artifacts    []artifactDoc `json:"artifacts"`
+	ErrorMessage string        `json:"errorMessage,omitempty"`
+	Input        string        `json:"input,omitempty"`
 }
 
 func toReportDoc(id string, r *analysis.Report) (reportDoc, error) {
@@ -221,7 +205,7 @@ func toReportDoc(id string, r *analysis.Report) (reportDoc, error) {
 	}
 	for _, a := range r.Artifacts {
 		ad := artifactDoc{ID: a.ID, DataType: a.DataType, Data: a.Data, Message: a.Message, TLP: a.TLP, Tags: a.Tags,
-			CreatedAt: mongox.Millis(a.CreatedAt), CreatedBy: a.CreatedBy}
+			CreatedAt: docstore.Millis(a.CreatedAt), CreatedBy: a.CreatedBy}
 		if ad.Tags == nil {
 			ad.Tags = []string{}
 		}
@@ -240,7 +224,7 @@ func (d reportDoc) report() analysis.Report {
 	_ = json.Unmarshal([]byte(d.Operations), &r.Operations)
 	for _, a := range d.Artifacts {
 		art := analysis.Artifact{ID: a.ID, DataType: a.DataType, Data: a.Data, Message: a.Message, TLP: a.TLP,
-			Tags: a.Tags, CreatedAt: mongox.Time(a.CreatedAt), CreatedBy: a.CreatedBy}
+			Tags: a.Tags, CreatedAt: docstore.Time(a.CreatedAt), CreatedBy: a.CreatedBy}
 		if at := a.Attachment; at != nil {
 			art.Attachment = &analysis.Attachment{ID: at.ID, Name: at.Name, Hashes: at.Hashes, Size: at.Size, ContentType: at.ContentType}
 		}
@@ -252,8 +236,8 @@ func (d reportDoc) report() analysis.Report {
 // Report returns a finished job's report.
 func (s *JobStore) Report(ctx context.Context, id string) (analysis.Report, error) {
 	var d reportDoc
-	err := s.reports.FindOne(ctx, byID(id)).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	err := s.reports.Get(ctx, id, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return analysis.Report{}, analysis.ErrJobNotFound
 	}
 	if err != nil {
@@ -262,20 +246,15 @@ func (s *JobStore) Report(ctx context.Context, id string) (analysis.Report, erro
 	return d.report(), nil
 }
 
-// Claim takes the oldest Waiting job. One findOneAndUpdate: atomic on MongoDB, and on the embedded engine
-// because it has one connection.
+// Claim takes the oldest Waiting job: one atomic find-one-and-update on both engines (a single-document
+// update on MongoDB, one IMMEDIATE transaction on SQLite), so two workers never claim the same job.
 func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time) (analysis.Job, error) {
 	var d jobDoc
-	err := s.queue.FindOneAndUpdate(ctx,
-		bson.D{{Key: "status", Value: analysis.JobWaiting}},
-		bson.D{
-			{Key: "$set", Value: bson.D{{Key: "status", Value: analysis.JobInProgress}, {Key: "owner", Value: owner},
-				{Key: "leaseUntil", Value: mongox.Millis(until)}, {Key: "startDate", Value: mongox.Millis(now)}}},
-			{Key: "$inc", Value: bson.D{{Key: "attempts", Value: 1}}},
-		},
-		options.FindOneAndUpdate().SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}).
-			SetReturnDocument(options.After)).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	err := s.queue.FindOneAndUpdate(ctx, docstore.Eq("status", analysis.JobWaiting), docstore.Sort("createdAt", "_id"),
+		docstore.Set("status", analysis.JobInProgress).Set("owner", owner).Set("leaseUntil", docstore.Millis(until)).
+			Set("startDate", docstore.Millis(now)).Inc("attempts", 1),
+		docstore.FindAndUpdate{}, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return analysis.Job{}, analysis.ErrNoJob
 	}
 	if err != nil {
@@ -284,18 +263,18 @@ func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time
 	return d.job(), nil
 }
 
-func owned(id, owner string) bson.D {
-	return bson.D{{Key: "_id", Value: id}, {Key: "owner", Value: owner}, {Key: "status", Value: analysis.JobInProgress}}
+// owned matches a queued job while owner holds its lease.
+func owned(id, owner string) search.Node {
+	return docstore.And(docstore.ID(id), docstore.Eq("owner", owner), docstore.Eq("status", analysis.JobInProgress))
 }
 
 // Renew extends a lease.
 func (s *JobStore) Renew(ctx context.Context, id, owner string, until time.Time) error {
-	res, err := s.queue.UpdateOne(ctx, owned(id, owner),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "leaseUntil", Value: mongox.Millis(until)}}}})
+	matched, err := s.queue.UpdateOne(ctx, owned(id, owner), docstore.Set("leaseUntil", docstore.Millis(until)), false)
 	if err != nil {
 		return fmt.Errorf("renew lease of %s: %w", id, err)
 	}
-	if res.MatchedCount == 0 {
+	if !matched {
 		return analysis.ErrLeaseLost
 	}
 	return nil
@@ -315,7 +294,7 @@ func (s *JobStore) Finish(ctx context.Context, j analysis.Job, r *analysis.Repor
 		if err != nil {
 			return err
 		}
-		if _, err := s.reports.InsertOne(ctx, rd); err != nil && !mongox.IsDuplicate(err) {
+		if err := s.reports.Insert(ctx, rd); err != nil && !docstore.IsDuplicate(err) {
 			return fmt.Errorf("store report of %s: %w", j.ID, err)
 		}
 	}
@@ -323,11 +302,11 @@ func (s *JobStore) Finish(ctx context.Context, j analysis.Job, r *analysis.Repor
 	if err != nil {
 		return err
 	}
-	if _, err := s.jobs.InsertOne(ctx, d); err != nil && !mongox.IsDuplicate(err) {
+	if err := s.jobs.Insert(ctx, d); err != nil && !docstore.IsDuplicate(err) {
 		return fmt.Errorf("store job %s: %w", j.ID, err)
 	}
 	if owner != "" {
-		if _, err := s.queue.DeleteOne(ctx, byID(j.ID)); err != nil {
+		if _, err := s.queue.DeleteOne(ctx, docstore.ID(j.ID)); err != nil {
 			return fmt.Errorf("dequeue job %s: %w", j.ID, err)
 		}
 	}
@@ -336,14 +315,11 @@ func (s *JobStore) Finish(ctx context.Context, j analysis.Job, r *analysis.Repor
 
 // Expired lists InProgress jobs whose lease has ended.
 func (s *JobStore) Expired(ctx context.Context, now time.Time) ([]analysis.Job, error) {
-	cur, err := s.queue.Find(ctx, bson.D{{Key: "status", Value: analysis.JobInProgress},
-		{Key: "leaseUntil", Value: bson.D{{Key: "$lt", Value: mongox.Millis(now)}}}})
+	var docs []jobDoc
+	err := s.queue.Find(ctx, docstore.Query{Filter: docstore.And(docstore.Eq("status", analysis.JobInProgress),
+		docstore.Lt("leaseUntil", docstore.Millis(now)))}, &docs)
 	if err != nil {
 		return nil, fmt.Errorf("find expired leases: %w", err)
-	}
-	var docs []jobDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("read expired leases: %w", err)
 	}
 	out := make([]analysis.Job, len(docs))
 	for i, d := range docs {
@@ -362,19 +338,20 @@ func (s *JobStore) Owner(ctx context.Context, id string) (string, error) {
 // removed from the queue.
 func (s *JobStore) Requeue(ctx context.Context, id, owner string, refund bool) error {
 	if _, err := s.find(ctx, s.jobs, id); err == nil {
-		_, err := s.queue.DeleteOne(ctx, byID(id))
-		return err
+		if _, err := s.queue.DeleteOne(ctx, docstore.ID(id)); err != nil {
+			return fmt.Errorf("dequeue job %s: %w", id, err)
+		}
+		return nil
 	}
-	update := bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: analysis.JobWaiting}, {Key: "owner", Value: ""},
-		{Key: "leaseUntil", Value: int64(0)}}}}
+	update := docstore.Set("status", analysis.JobWaiting).Set("owner", "").Set("leaseUntil", int64(0))
 	if refund {
-		update = append(update, bson.E{Key: "$inc", Value: bson.D{{Key: "attempts", Value: -1}}})
+		update = update.Inc("attempts", -1)
 	}
-	res, err := s.queue.UpdateOne(ctx, owned(id, owner), update)
+	matched, err := s.queue.UpdateOne(ctx, owned(id, owner), update, false)
 	if err != nil {
 		return fmt.Errorf("requeue %s: %w", id, err)
 	}
-	if res.MatchedCount == 0 {
+	if !matched {
 		return analysis.ErrLeaseLost
 	}
 	return nil
@@ -382,24 +359,23 @@ func (s *JobStore) Requeue(ctx context.Context, id, owner string, refund bool) e
 
 // MarkDeleted sets a job Deleted; a queued job moves to `jobs` as Deleted (its worker then loses the lease).
 func (s *JobStore) MarkDeleted(ctx context.Context, id, by string, at time.Time) error {
-	set := bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: analysis.JobDeleted},
-		{Key: "updatedAt", Value: mongox.Millis(at)}, {Key: "updatedBy", Value: by}}}}
+	set := docstore.Set("status", analysis.JobDeleted).Set("updatedAt", docstore.Millis(at)).Set("updatedBy", by)
 	if d, err := s.find(ctx, s.queue, id); err == nil {
-		d.Status, d.UpdatedAt, d.UpdatedBy, d.Owner, d.LeaseUntil = analysis.JobDeleted, mongox.Millis(at), by, "", 0
-		if _, err := s.jobs.InsertOne(ctx, d); err != nil && !mongox.IsDuplicate(err) {
+		d.Status, d.UpdatedAt, d.UpdatedBy, d.Owner, d.LeaseUntil = analysis.JobDeleted, docstore.Millis(at), by, "", 0
+		if err := s.jobs.Insert(ctx, d); err != nil && !docstore.IsDuplicate(err) {
 			return fmt.Errorf("delete job %s: %w", id, err)
 		}
-		if _, err := s.queue.DeleteOne(ctx, byID(id)); err != nil {
+		if _, err := s.queue.DeleteOne(ctx, docstore.ID(id)); err != nil {
 			return fmt.Errorf("delete job %s: %w", id, err)
 		}
 	} else if !errors.Is(err, analysis.ErrJobNotFound) {
 		return err
 	}
-	res, err := s.jobs.UpdateOne(ctx, byID(id), set)
+	matched, err := s.jobs.UpdateOne(ctx, docstore.ID(id), set, false)
 	if err != nil {
 		return fmt.Errorf("delete job %s: %w", id, err)
 	}
-	if res.MatchedCount == 0 {
+	if !matched {
 		return analysis.ErrJobNotFound
 	}
 	return nil
@@ -413,11 +389,11 @@ func (s *JobStore) Search(ctx context.Context, f search.Node, p search.Page) ([]
 		window.Limit = 0
 	}
 	var queued, done []jobDoc
-	nq, err := mongox.FindPage(ctx, s.queue, f, window, &queued)
+	nq, err := s.queue.FindPage(ctx, f, window, &queued)
 	if err != nil {
 		return nil, 0, err
 	}
-	nd, err := mongox.FindPage(ctx, s.jobs, f, window, &done)
+	nd, err := s.jobs.FindPage(ctx, f, window, &done)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -526,30 +502,30 @@ func (d jobDoc) field(path string) any {
 }
 
 type cacheDoc struct {
-	ID    string `bson:"_id"` // the cache tag
-	JobID string `bson:"jobId"`
-	At    int64  `bson:"at"`
+	ID    string `json:"_id"` // the cache tag
+	JobID string `json:"jobId"`
+	At    int64  `json:"at"`
 }
 
 // CachedJob returns the job stored under a cache tag.
 func (s *JobStore) CachedJob(ctx context.Context, tag string) (string, time.Time, error) {
 	var d cacheDoc
-	err := s.cache.FindOne(ctx, byID(tag)).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	err := s.cache.Get(ctx, tag, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return "", time.Time{}, analysis.ErrJobNotFound
 	}
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("find cache entry: %w", err)
 	}
-	return d.JobID, mongox.Time(d.At), nil
+	return d.JobID, docstore.Time(d.At), nil
 }
 
 // CacheJob stores the job under its tag (an insert; the rarer replacement only when the tag was used before).
 func (s *JobStore) CacheJob(ctx context.Context, tag, jobID string, at time.Time) error {
-	d := cacheDoc{ID: tag, JobID: jobID, At: mongox.Millis(at)}
-	_, err := s.cache.InsertOne(ctx, d)
-	if mongox.IsDuplicate(err) {
-		_, err = s.cache.ReplaceOne(ctx, byID(tag), d)
+	d := cacheDoc{ID: tag, JobID: jobID, At: docstore.Millis(at)}
+	err := s.cache.Insert(ctx, d)
+	if docstore.IsDuplicate(err) {
+		err = s.cache.Replace(ctx, d, true)
 	}
 	if err != nil {
 		return fmt.Errorf("store cache entry: %w", err)
@@ -560,31 +536,34 @@ func (s *JobStore) CacheJob(ctx context.Context, tag, jobID string, at time.Time
 // CountRate adds delta to a rate window's counter and returns it.
 func (s *JobStore) CountRate(ctx context.Context, key string, delta int, expires time.Time) (int, error) {
 	var d struct {
-		N int `bson:"n"`
+		N int `json:"n"`
 	}
-	err := s.rates.FindOneAndUpdate(ctx, byID(key),
-		bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: delta}}},
-			{Key: "$set", Value: bson.D{{Key: "expires", Value: mongox.Millis(expires)}}}},
-		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&d)
+	err := s.rates.FindOneAndUpdate(ctx, docstore.ID(key), nil,
+		docstore.Inc("n", delta).Set("expires", docstore.Millis(expires)), docstore.FindAndUpdate{Upsert: true}, &d)
 	if err != nil {
 		return 0, fmt.Errorf("count rate %s: %w", key, err)
 	}
 	return d.N, nil
 }
 
+// idemDoc is an idempotency key (its _id) and the job of the request that took it.
+type idemDoc struct {
+	ID    string `json:"_id"`
+	JobID string `json:"jobId"`
+	At    int64  `json:"at"`
+}
+
 // Reserve records an idempotency key (its _id), or returns the job of the request that took it first.
 func (s *JobStore) Reserve(ctx context.Context, key, jobID string, at time.Time) (string, error) {
-	_, err := s.idem.InsertOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "jobId", Value: jobID}, {Key: "at", Value: mongox.Millis(at)}})
+	err := s.idem.Insert(ctx, idemDoc{ID: key, JobID: jobID, At: docstore.Millis(at)})
 	if err == nil {
 		return jobID, nil
 	}
-	if !mongox.IsDuplicate(err) {
+	if !docstore.IsDuplicate(err) {
 		return "", fmt.Errorf("reserve idempotency key: %w", err)
 	}
-	var d struct {
-		JobID string `bson:"jobId"`
-	}
-	if err := s.idem.FindOne(ctx, byID(key)).Decode(&d); err != nil {
+	var d idemDoc
+	if err := s.idem.Get(ctx, key, &d); err != nil {
 		return "", fmt.Errorf("read idempotency key: %w", err)
 	}
 	return d.JobID, nil
@@ -592,19 +571,21 @@ func (s *JobStore) Reserve(ctx context.Context, key, jobID string, at time.Time)
 
 // Release forgets an idempotency key.
 func (s *JobStore) Release(ctx context.Context, key string) error {
-	_, err := s.idem.DeleteOne(ctx, byID(key))
-	return err
+	if _, err := s.idem.DeleteOne(ctx, docstore.ID(key)); err != nil {
+		return fmt.Errorf("release idempotency key: %w", err)
+	}
+	return nil
 }
 
 // Prune removes ended rate windows, old cache entries and idempotency keys older than a day.
 func (s *JobStore) Prune(ctx context.Context, now, cacheBefore time.Time) error {
-	if _, err := s.idem.DeleteMany(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: mongox.Millis(now.Add(-24 * time.Hour))}}}}); err != nil {
+	if _, err := s.idem.DeleteMany(ctx, docstore.Lt("at", docstore.Millis(now.Add(-24*time.Hour)))); err != nil {
 		return fmt.Errorf("prune idempotency keys: %w", err)
 	}
-	if _, err := s.rates.DeleteMany(ctx, bson.D{{Key: "expires", Value: bson.D{{Key: "$lt", Value: mongox.Millis(now)}}}}); err != nil {
+	if _, err := s.rates.DeleteMany(ctx, docstore.Lt("expires", docstore.Millis(now))); err != nil {
 		return fmt.Errorf("prune rate windows: %w", err)
 	}
-	if _, err := s.cache.DeleteMany(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: mongox.Millis(cacheBefore)}}}}); err != nil {
+	if _, err := s.cache.DeleteMany(ctx, docstore.Lt("at", docstore.Millis(cacheBefore))); err != nil {
 		return fmt.Errorf("prune job cache: %w", err)
 	}
 	return nil

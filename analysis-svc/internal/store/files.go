@@ -1,4 +1,4 @@
-package mongostore
+package store
 
 import (
 	"context"
@@ -6,29 +6,34 @@ import (
 	"fmt"
 	"io"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/pkg/apperr"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 )
 
 // FileStore is the attachment store plus, per organization, which files it may read: the store is
 // content-addressed and shared, so one organization's upload must not let another read it.
 type FileStore struct {
-	files  *mongox.Attachments
-	grants *mongo.Collection
+	files  *docstore.Attachments
+	grants *docstore.Collection
 }
 
 var _ analysis.FileStore = (*FileStore)(nil)
 
-// NewFileStore returns the store.
-func NewFileStore(db *mongox.DB) *FileStore {
-	return &FileStore{files: mongox.NewAttachments(db), grants: db.Collection("filegrants")}
+// NewFileStore returns the store, opening its collections.
+func NewFileStore(ctx context.Context, db *docstore.DB) (*FileStore, error) {
+	files, err := docstore.NewAttachments(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := Collection(ctx, db, grantsName)
+	if err != nil {
+		return nil, err
+	}
+	return &FileStore{files: files, grants: grants}, nil
 }
 
-func info(i mongox.FileInfo) analysis.FileInfo {
+func info(i docstore.FileInfo) analysis.FileInfo {
 	return analysis.FileInfo{ID: i.ID, Size: i.Size, SHA256: i.SHA256, SHA1: i.SHA1, MD5: i.MD5}
 }
 
@@ -41,16 +46,21 @@ func (s *FileStore) Put(ctx context.Context, r io.Reader, max int64) (analysis.F
 // Open reads a file.
 func (s *FileStore) Open(ctx context.Context, id string) (io.ReadCloser, analysis.FileInfo, error) {
 	r, i, err := s.files.Open(ctx, id)
-	if errors.Is(err, mongox.ErrFileNotFound) {
+	if errors.Is(err, docstore.ErrFileNotFound) {
 		return nil, analysis.FileInfo{}, apperr.New(apperr.NotFound, "file not found")
 	}
 	return r, info(i), err
 }
 
+// grantDoc says that an organization may read a file: its _id is "<organization>:<file id>".
+type grantDoc struct {
+	ID string `json:"_id"`
+}
+
 // Grant lets org read the file.
 func (s *FileStore) Grant(ctx context.Context, org, id string) error {
-	_, err := s.grants.InsertOne(ctx, bson.D{{Key: "_id", Value: org + ":" + id}})
-	if err != nil && !mongox.IsDuplicate(err) {
+	err := s.grants.Insert(ctx, grantDoc{ID: org + ":" + id})
+	if err != nil && !docstore.IsDuplicate(err) {
 		return fmt.Errorf("grant file: %w", err)
 	}
 	return nil
@@ -58,8 +68,9 @@ func (s *FileStore) Grant(ctx context.Context, org, id string) error {
 
 // Granted reports whether org may read the file.
 func (s *FileStore) Granted(ctx context.Context, org, id string) (bool, error) {
-	err := s.grants.FindOne(ctx, byID(org+":"+id)).Err()
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	var d grantDoc
+	err := s.grants.Get(ctx, org+":"+id, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
