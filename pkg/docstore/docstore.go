@@ -49,6 +49,9 @@ type Config struct {
 	Path string
 	// OpTimeout bounds every MongoDB operation (the driver's timeoutMS). Zero means 30 s.
 	OpTimeout time.Duration
+	// SQLiteSyncFull makes SQLite fsync every commit (synchronous=FULL): acknowledged writes then also survive
+	// a power loss, at the cost of an fsync per write. The default (NORMAL) survives a crash of the process.
+	SQLiteSyncFull bool
 }
 
 // DB is an open database on one engine.

@@ -1,0 +1,615 @@
+package docstore
+
+// The SQLite engine (modernc.org/sqlite, pure Go): the embedded, single-node default.
+//
+// Storage: one file Path/Name.db in WAL mode with synchronous=NORMAL: a write is acknowledged once its commit
+// is in the WAL, which is in the operating system's page cache, so an acknowledged write survives the crash
+// or kill -9 of the process; only a power loss or kernel crash can lose the last commits (never corrupt the
+// file). FULL would fsync every commit, a few milliseconds each on most disks, for no gain against process
+// crashes. Path/Name.lock is held (flock) while the database is open, so that a second process fails at once
+// with a clear error instead of sharing the file: the embedded engine is for one process.
+//
+// Every collection is a table (id TEXT PRIMARY KEY, doc TEXT NOT NULL), doc being the whole JSON document.
+// A path maps to exactly one SQL expression (sqlExpr: id for _id, json_extract(doc,'$."a"."b"') otherwise),
+// used by index definitions and queries alike, so that declared indexes serve the generated queries. A
+// non-unique index ends with id, so that the stable sort of FindPage (keys, then _id) is read in index order.
+//
+// Writes go through one connection, each in a BEGIN IMMEDIATE transaction (or a single statement): Go
+// serializes the writers instead of SQLite's sleeping busy handler. Reads use a pool of query_only
+// connections and see the last committed state (WAL snapshots). Updates read the matching documents, apply
+// the operations in Go (sqlite_update.go) and write them back, all in one transaction, so that queue claims,
+// counters and upserts are atomic.
+//
+// Differences from MongoDB that remain (the conformance suite pins what both engines do):
+//   - A filter on a path matches an array's elements only for the paths the collection declares in
+//     Spec.Arrays; on other paths an array value is compared as a whole (as its JSON text). A numeric path
+//     segment ("a.0") is an object key, never an array index.
+//   - json_extract returns true and false as 1 and 0: equality with a bool is exact (the JSON type is checked),
+//     but a range on a number also matches bools (0/1), sorting puts bools among the numbers, and GroupCount
+//     returns a bool as int64 1 or 0.
+//   - Objects and arrays read by json_extract are their JSON text: a range or a text operator (Like, Prefix…)
+//     on a path holding an object can match that text; sorting puts them among the strings. An array path
+//     sorts by its JSON text (MongoDB sorts by the smallest or largest element).
+//   - Equality with an object compares JSON text, so the order of its keys matters (as in MongoDB).
+//   - A unique index accepts several documents without the field (MongoDB allows one missing/null).
+//   - Query.Fields is ignored: whole documents are returned.
+//   - Exists on an array path is true for an array holding null elements ($ne: null would say no).
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/openir/platform/pkg/search"
+)
+
+// sqliteReaders is the size of the read pool.
+const sqliteReaders = 4
+
+type sqliteEngine struct {
+	file   string
+	w      *sql.DB // one connection: every write
+	r      *sql.DB // query_only connections: every read outside a write
+	lock   *os.File
+	log    *slog.Logger
+	closed sync.Once
+	cerr   error
+}
+
+// openSQLite opens (creating) Path/Name.db.
+func openSQLite(ctx context.Context, cfg Config, log *slog.Logger) (engine, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("database.path is empty: the embedded database needs a folder")
+	}
+	if strings.ContainsAny(cfg.Name, `/\?#`) || cfg.Name == "." || cfg.Name == ".." {
+		return nil, fmt.Errorf("database name %q: not a file name", cfg.Name)
+	}
+	if strings.Contains(cfg.Path, "?") {
+		return nil, fmt.Errorf("database.path %q: must not contain '?'", cfg.Path)
+	}
+	if err := os.MkdirAll(cfg.Path, 0o700); err != nil {
+		return nil, fmt.Errorf("create database folder: %w", err)
+	}
+	file := filepath.Join(cfg.Path, cfg.Name+".db")
+	lock, err := lockDatabase(filepath.Join(cfg.Path, cfg.Name+".lock"), file)
+	if err != nil {
+		return nil, err
+	}
+	registerSQLiteFuncs()
+	e := &sqliteEngine{file: file, lock: lock, log: log}
+	fail := func(err error) (engine, error) {
+		if e.w != nil {
+			_ = e.w.Close()
+		}
+		if e.r != nil {
+			_ = e.r.Close()
+		}
+		unlockDatabase(lock)
+		return nil, err
+	}
+	sync := "NORMAL"
+	if cfg.SQLiteSyncFull {
+		sync = "FULL"
+	}
+	common := "?_pragma=busy_timeout(10000)&_pragma=cache_size(-8000)&_pragma=temp_store(MEMORY)"
+	e.w, err = sql.Open("sqlite", file+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+sync+")&_txlock=immediate")
+	if err != nil {
+		return fail(fmt.Errorf("open %s: %w", file, err))
+	}
+	e.w.SetMaxOpenConns(1)
+	e.w.SetMaxIdleConns(1)
+	e.w.SetConnMaxLifetime(0)
+	e.w.SetConnMaxIdleTime(0)
+	if err := e.w.PingContext(ctx); err != nil {
+		return fail(fmt.Errorf("open %s: %w", file, err))
+	}
+	e.r, err = sql.Open("sqlite", file+common+"&_pragma=query_only(1)")
+	if err != nil {
+		return fail(fmt.Errorf("open %s: %w", file, err))
+	}
+	e.r.SetMaxOpenConns(sqliteReaders)
+	e.r.SetMaxIdleConns(sqliteReaders)
+	e.r.SetConnMaxLifetime(0)
+	e.r.SetConnMaxIdleTime(0)
+	if err := e.r.PingContext(ctx); err != nil {
+		return fail(fmt.Errorf("open %s: %w", file, err))
+	}
+	return e, nil
+}
+
+func (e *sqliteEngine) name() string { return "sqlite" }
+
+func (e *sqliteEngine) ping(ctx context.Context) error {
+	var one int
+	return e.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+func (e *sqliteEngine) close(ctx context.Context) error {
+	e.closed.Do(func() {
+		_, _ = e.w.ExecContext(ctx, "PRAGMA optimize")
+		err1 := e.r.Close()
+		err2 := e.w.Close()
+		unlockDatabase(e.lock)
+		e.cerr = errors.Join(err1, err2)
+	})
+	return e.cerr
+}
+
+func (e *sqliteEngine) collections(ctx context.Context) ([]string, error) {
+	rows, err := e.r.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type='table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// collection creates the table and the indexes of spec. An index whose definition changed is rebuilt.
+func (e *sqliteEngine) collection(ctx context.Context, spec Spec) (coll, error) {
+	if err := checkCollName(spec.Name); err != nil {
+		return nil, err
+	}
+	c := &sqliteColl{e: e, name: spec.Name, table: `"` + spec.Name + `"`, arrays: map[string]bool{}}
+	for _, p := range spec.Arrays {
+		if err := checkPath(p); err != nil {
+			return nil, fmt.Errorf("docstore: collection %s: array %w", spec.Name, err)
+		}
+		c.arrays[p] = true
+	}
+	err := e.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+c.table+" (id TEXT PRIMARY KEY, doc TEXT NOT NULL)"); err != nil {
+			return err
+		}
+		for _, ix := range spec.Indexes {
+			name := spec.Name + "_" + ix.Name
+			if err := checkCollName(name); err != nil {
+				return err
+			}
+			want := indexSQL(c.table, name, ix)
+			var have string
+			err := tx.QueryRowContext(ctx, "SELECT sql FROM sqlite_schema WHERE type='index' AND name=?", name).Scan(&have)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return err
+			case have == want:
+				continue
+			default:
+				e.log.Info("rebuilding a changed index", "collection", spec.Name, "index", ix.Name)
+				if _, err := tx.ExecContext(ctx, `DROP INDEX "`+name+`"`); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, want); err != nil {
+				return fmt.Errorf("index %s: %w", ix.Name, sqliteErr(err))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("docstore: collection %s: %w", spec.Name, err)
+	}
+	return c, nil
+}
+
+// indexSQL is the CREATE INDEX statement of ix as SQLite keeps it in its schema.
+func indexSQL(table, name string, ix Index) string {
+	var b strings.Builder
+	b.WriteString("CREATE ")
+	if ix.Unique {
+		b.WriteString("UNIQUE ")
+	}
+	b.WriteString(`INDEX "` + name + `" ON ` + table + "(")
+	hasID := false
+	for i, k := range ix.Keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(sqlExpr(k.Path))
+		if k.Desc {
+			b.WriteString(" DESC")
+		}
+		hasID = hasID || k.Path == "_id"
+	}
+	if !ix.Unique && !hasID {
+		b.WriteString(",id")
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// checkCollName refuses table names that cannot be quoted literally or are SQLite's.
+func checkCollName(n string) error {
+	if n == "" || strings.HasPrefix(strings.ToLower(n), "sqlite_") {
+		return fmt.Errorf("docstore: bad collection name %q", n)
+	}
+	for _, r := range n {
+		if r < 0x20 || r == '"' || r == 0x7f {
+			return fmt.Errorf("docstore: bad collection name %q", n)
+		}
+	}
+	return nil
+}
+
+// write runs fn in one IMMEDIATE transaction on the write connection.
+func (e *sqliteEngine) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := e.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// sqliteErr wraps ErrDuplicate around a unique-constraint violation.
+func sqliteErr(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w (%s)", ErrDuplicate, se.Error())
+		}
+	}
+	return err
+}
+
+type sqliteColl struct {
+	e      *sqliteEngine
+	name   string
+	table  string // quoted
+	arrays map[string]bool
+}
+
+func (c *sqliteColl) insert(ctx context.Context, id string, doc []byte) error {
+	_, err := c.e.w.ExecContext(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)", id, string(doc))
+	return sqliteErr(err)
+}
+
+// insertMany inserts in one transaction; a failed INSERT only undoes itself, so a duplicate is that
+// document's error and the others are stored.
+func (c *sqliteColl) insertMany(ctx context.Context, docs []Raw) ([]error, error) {
+	res := make([]error, len(docs))
+	err := c.e.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)")
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for i, d := range docs {
+			if _, err := st.ExecContext(ctx, d.ID, string(d.JSON)); err != nil {
+				err = sqliteErr(err)
+				if !errors.Is(err, ErrDuplicate) {
+					return err
+				}
+				res[i] = err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// selectSQL returns SELECT cols FROM table WHERE f ORDER BY sort LIMIT/OFFSET and its arguments.
+func (c *sqliteColl) selectSQL(cols string, q Query) (string, []any, error) {
+	where, args, err := sqlFilter(q.Filter, c.arrays)
+	if err != nil {
+		return "", nil, err
+	}
+	order, err := sqlOrder(q.Sort)
+	if err != nil {
+		return "", nil, err
+	}
+	s := "SELECT " + cols + " FROM " + c.table + " WHERE " + where + order
+	switch {
+	case q.Limit > 0 && q.Offset > 0:
+		s += " LIMIT ? OFFSET ?"
+		args = append(args, int64(q.Limit), int64(q.Offset))
+	case q.Limit > 0:
+		s += " LIMIT ?"
+		args = append(args, int64(q.Limit))
+	case q.Offset > 0:
+		s += " LIMIT -1 OFFSET ?"
+		args = append(args, int64(q.Offset))
+	}
+	return s, args, nil
+}
+
+func (c *sqliteColl) find(ctx context.Context, q Query) ([][]byte, error) {
+	s, args, err := c.selectSQL("doc", q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.e.r.QueryContext(ctx, s, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]byte
+	if q.Limit > 0 && q.Limit <= 1000 {
+		out = make([][]byte, 0, q.Limit)
+	}
+	for rows.Next() {
+		var d []byte
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func (c *sqliteColl) count(ctx context.Context, f search.Node) (int64, error) {
+	where, args, err := sqlFilter(f, c.arrays)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = c.e.r.QueryRowContext(ctx, "SELECT count(*) FROM "+c.table+" WHERE "+where, args...).Scan(&n)
+	return n, err
+}
+
+// matching reads the id and document of the rows q selects inside tx.
+func (c *sqliteColl) matching(ctx context.Context, tx *sql.Tx, q Query) ([]Raw, error) {
+	s, args, err := c.selectSQL("id,doc", q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, s, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Raw
+	for rows.Next() {
+		var r Raw
+		if err := rows.Scan(&r.ID, &r.JSON); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (c *sqliteColl) update(ctx context.Context, f search.Node, u Update, many, upsert bool) (int64, error) {
+	var n int64
+	err := c.e.write(ctx, func(tx *sql.Tx) error {
+		q := Query{Filter: f}
+		if !many {
+			q.Limit = 1
+		}
+		docs, err := c.matching(ctx, tx, q)
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			if _, err := c.applyAndWrite(ctx, tx, d, u); err != nil {
+				return err
+			}
+		}
+		n = int64(len(docs))
+		if n == 0 && upsert {
+			if _, err := c.upsert(ctx, tx, f, u); err != nil {
+				return err
+			}
+			n = 1
+		}
+		return nil
+	})
+	return n, err
+}
+
+// applyAndWrite applies u to the stored document d and writes it back; it returns the new JSON.
+func (c *sqliteColl) applyAndWrite(ctx context.Context, tx *sql.Tx, d Raw, u Update) ([]byte, error) {
+	doc, err := decodeDocMap(d.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("document %s: %w", d.ID, err)
+	}
+	if err := applyUpdate(doc, u); err != nil {
+		return nil, fmt.Errorf("document %s: %w", d.ID, err)
+	}
+	b, err := encodeDocMap(doc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE "+c.table+" SET doc=? WHERE id=?", string(b), d.ID); err != nil {
+		return nil, sqliteErr(err)
+	}
+	return b, nil
+}
+
+// upsert inserts the document made of f's equalities with u applied.
+func (c *sqliteColl) upsert(ctx context.Context, tx *sql.Tx, f search.Node, u Update) ([]byte, error) {
+	doc, id, err := upsertSeed(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyUpdate(doc, u); err != nil {
+		return nil, err
+	}
+	b, err := encodeDocMap(doc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)", id, string(b)); err != nil {
+		return nil, sqliteErr(err)
+	}
+	return b, nil
+}
+
+func (c *sqliteColl) findOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u Update, opts FindAndUpdate) ([]byte, error) {
+	var out []byte
+	err := c.e.write(ctx, func(tx *sql.Tx) error {
+		docs, err := c.matching(ctx, tx, Query{Filter: f, Sort: sort, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(docs) == 0 {
+			if !opts.Upsert {
+				return ErrNotFound
+			}
+			b, err := c.upsert(ctx, tx, f, u)
+			if err != nil {
+				return err
+			}
+			if !opts.ReturnBefore {
+				out = b
+			}
+			return nil
+		}
+		b, err := c.applyAndWrite(ctx, tx, docs[0], u)
+		if err != nil {
+			return err
+		}
+		if opts.ReturnBefore {
+			out = docs[0].JSON
+		} else {
+			out = b
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// replace writes doc over the document with its id. With upsert it is inserted when there is none; a unique
+// index still refuses a value another document holds.
+func (c *sqliteColl) replace(ctx context.Context, id string, doc []byte, upsert bool) (bool, error) {
+	if upsert {
+		_, err := c.e.w.ExecContext(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?) ON CONFLICT(id) DO UPDATE SET doc=excluded.doc", id, string(doc))
+		if err != nil {
+			return false, sqliteErr(err)
+		}
+		return true, nil
+	}
+	res, err := c.e.w.ExecContext(ctx, "UPDATE "+c.table+" SET doc=? WHERE id=?", string(doc), id)
+	if err != nil {
+		return false, sqliteErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+func (c *sqliteColl) delete(ctx context.Context, f search.Node, many bool) (int64, error) {
+	where, args, err := sqlFilter(f, c.arrays)
+	if err != nil {
+		return 0, err
+	}
+	s := "DELETE FROM " + c.table + " WHERE " + where
+	if !many {
+		s = "DELETE FROM " + c.table + " WHERE id IN (SELECT id FROM " + c.table + " WHERE " + where + " LIMIT 1)"
+	}
+	res, err := c.e.w.ExecContext(ctx, s, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// groupCount groups by the path's expression, or by the elements of an array path (json_each; a document
+// without elements counts in the group nil).
+func (c *sqliteColl) groupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error) {
+	where, args, err := sqlFilter(f, c.arrays)
+	if err != nil {
+		return nil, err
+	}
+	var s string
+	if c.arrays[path] && path != "_id" {
+		s = "SELECT j.value, count(*) FROM (SELECT doc FROM " + c.table + " WHERE " + where + ") AS d LEFT JOIN json_each(d.doc," +
+			sqlPath(path) + ") AS j GROUP BY 1 ORDER BY 2 DESC, 1"
+	} else {
+		s = "SELECT " + sqlExpr(path) + ", count(*) FROM " + c.table + " WHERE " + where + " GROUP BY 1 ORDER BY 2 DESC, 1"
+	}
+	if limit > 0 {
+		s += " LIMIT ?"
+		args = append(args, int64(limit))
+	}
+	rows, err := c.e.r.QueryContext(ctx, s, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Group
+	for rows.Next() {
+		var g Group
+		if err := rows.Scan(&g.Value, &g.Count); err != nil {
+			return nil, err
+		}
+		if b, ok := g.Value.([]byte); ok {
+			g.Value = string(b)
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// explain returns SQLite's plan of the find q runs, one line per step.
+func (c *sqliteColl) explain(ctx context.Context, q Query) (string, error) {
+	s, args, err := c.selectSQL("doc", q)
+	if err != nil {
+		return "", err
+	}
+	conn, err := c.e.r.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	// EXPLAIN does not check the schema version the way a statement that reads does: read first, so that a
+	// connection planned with a schema another connection changed since then loads the current one.
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+		return "", err
+	}
+	rows, err := conn.QueryContext(ctx, "EXPLAIN QUERY PLAN "+s, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", err
+		}
+		lines = append(lines, detail)
+	}
+	return strings.Join(lines, "\n"), rows.Err()
+}
+
+// backup writes a consistent snapshot of the database to path (VACUUM INTO), which must not exist.
+func (e *sqliteEngine) backup(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("backup: %s exists", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if _, err := e.w.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	return nil
+}
