@@ -75,7 +75,9 @@ func Specs() []docstore.Spec {
 
 // jobIndexes serve the job search of an organization (analysis.Jobs.Search: organization scope, Deleted
 // hidden unless status is named, default sort -createdAt) with the filters clients use: status, data type
-// (dataTypeFilter), both, and the analyzer (analyzerFilter).
+// (dataTypeFilter), both, and the analyzer id. Other filters (analyzerFilter's id-or-name, text, ranges) and
+// other sorts read the organization's index: no full scan, but the organization's matches are filtered (and
+// sorted) one by one.
 func jobIndexes() []docstore.Index {
 	asc, desc := docstore.Asc, docstore.Desc
 	byOrg := func(name string, keys ...string) docstore.Index {
@@ -91,7 +93,6 @@ func jobIndexes() []docstore.Index {
 		byOrg("organization_dataType_createdAt", "dataType"),
 		byOrg("organization_status_dataType_createdAt", "status", "dataType"),
 		byOrg("organization_workerId_createdAt", "workerId"),
-		byOrg("organization_workerName_createdAt", "workerName"),
 	}
 }
 
