@@ -7,11 +7,26 @@ DEPLOY  := cd deploy && GOWORK=off
 export CGO_ENABLED ?= 0
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: run build test test-unit vet lint bench fuzz fuzz-short clean images
+.PHONY: run reset help build test test-unit vet lint bench fuzz fuzz-short clean images
 
-## run: build and start both services on the embedded database; prints URLs and keys (Ctrl-C stops)
-run: build
-	python3 deploy/dev/run.py
+## run: build and start both services on the embedded database (.run/); prints the URLs and keys, which are also
+## kept in .run/credentials.json. Stays in the foreground: Ctrl-C stops both. Refuses (non-zero exit, saying why)
+## when another make run is running, a port (9000, 9001) is taken or the credentials do not match the data
+run:
+	@python3 deploy/dev/run.py --preflight
+	@$(MAKE) --no-print-directory build
+	@python3 deploy/dev/run.py
+
+## reset: remove .run (data, keys, logs of make run) so the next make run starts from scratch; refuses while
+## make run is running
+reset:
+	@python3 deploy/dev/run.py --reset
+
+## help: this list
+help:
+	@awk '/^## [a-z][a-z0-9_-]*:/ { sub(/^## /, ""); i = index($$0, ":"); \
+	      printf "make %-22s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2); next } \
+	     /^## / { sub(/^## /, ""); printf "%28s%s\n", "", $$0 }' $(firstword $(MAKEFILE_LIST))
 
 ## build: static binaries in bin/
 build:
@@ -21,10 +36,13 @@ build:
 ## test: everything CI runs
 test: lint test-unit fuzz-short test-containers
 
+## test-unit: the Go tests of every module (no Docker needed) and make run's tests (deploy/dev/run_test.py)
 test-unit:
 	$(GO) test -count=1 -timeout 20m $(MODULES)
 	$(DEPLOY) $(GO) test -count=1 -timeout 5m .
+	python3 deploy/dev/run_test.py
 
+## vet: go vet of every module
 vet:
 	$(GO) vet $(MODULES)
 	$(DEPLOY) $(GO) vet ./...
@@ -50,9 +68,11 @@ fuzz:
 	  done; \
 	done; rm -f /tmp/fuzz.$$$$.log
 
+## fuzz-short: every fuzz target for 3s (part of make test)
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
+## clean: remove bin/ (make reset removes make run's data)
 clean:
 	rm -rf bin
 
