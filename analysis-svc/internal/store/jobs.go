@@ -381,34 +381,34 @@ func (s *JobStore) MarkDeleted(ctx context.Context, id, by string, at time.Time)
 	return nil
 }
 
-// Search runs the filter on both collections and merges them in the page's order: the queue is small, and
-// each side returns at most offset+limit documents.
+// Search runs the filter on both collections and merges them in the page's order. The queue is small, so all
+// its matches are read first; `jobs` is then read without them (at most offset+limit documents, and its
+// count). A job moves from the queue to `jobs` (inserted there, then removed from the queue) and never back,
+// so every matching job is in one of the two reads, and counted once even while it moves: the page and the
+// total agree with each other under concurrent finishing.
 func (s *JobStore) Search(ctx context.Context, f search.Node, p search.Page) ([]analysis.Job, int64, error) {
 	window := search.Page{Offset: 0, Limit: p.Offset + p.Limit, Sort: p.Sort}
 	if p.Limit <= 0 {
 		window.Limit = 0
 	}
 	var queued, done []jobDoc
-	nq, err := s.queue.FindPage(ctx, f, window, &queued)
-	if err != nil {
+	if err := s.queue.Find(ctx, docstore.Query{Filter: f, Sort: docstore.StableSort(p.Sort)}, &queued); err != nil {
 		return nil, 0, err
 	}
-	nd, err := s.jobs.FindPage(ctx, f, window, &done)
-	if err != nil {
-		return nil, 0, err
-	}
-	finished := make(map[string]bool, len(done))
-	for _, d := range done {
-		finished[d.ID] = true
-	}
-	all := done
-	for _, d := range queued {
-		if !finished[d.ID] { // a job between insert into jobs and removal from the queue
-			all = append(all, d)
-		} else {
-			nq--
+	jf := f
+	if len(queued) > 0 {
+		ids := make([]string, len(queued))
+		for i, d := range queued {
+			ids[i] = d.ID
 		}
+		jf = docstore.And(f, docstore.Not(docstore.In("_id", ids...)))
 	}
+	nd, err := s.jobs.FindPage(ctx, jf, window, &done)
+	if err != nil {
+		return nil, 0, err
+	}
+	nq := int64(len(queued))
+	all := append(done, queued...)
 	slices.SortStableFunc(all, func(a, b jobDoc) int { return compareJobs(a, b, p.Sort) })
 	if p.Offset >= len(all) {
 		all = nil
