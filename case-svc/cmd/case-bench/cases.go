@@ -2,8 +2,9 @@ package main
 
 // Section 6: case-svc with many cases. Cases are created through the API (each: POST /api/case with its tasks,
 // then POST /api/case/{id}/artifact with its observables), measured at CasesSmall cases, filled up to
-// CasesLarge (through the API, or with -fill bulk by insertMany of documents shaped as the API writes them)
-// and measured again.
+// CasesLarge (through the API, or with -fill bulk by InsertMany of documents shaped as the API writes them,
+// into the stores' own collections) and measured again. The floors do with pkg/docstore's Collection
+// directly what a request needs at least, on the same engine.
 
 import (
 	"context"
@@ -12,18 +13,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/openir/platform/case-svc/internal/mongostore"
+	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/benchkit"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/search"
 )
 
 const (
@@ -45,9 +44,8 @@ type caseRun struct {
 	caseLat, obsLat []time.Duration
 	alertID         string
 	// documents as the service wrote them: the shapes of the floors' and the bulk fill's documents
-	rawCase, rawTask, rawObs bson.D
+	rawCase, rawTask, rawObs doc
 	bulkSeq                  atomic.Int64 // values of the 1000-observable requests
-	createDB                 string       // the driver commands per case of the last API creation
 }
 
 // sizeResult holds one size's measurements.
@@ -59,8 +57,6 @@ type sizeResult struct {
 	bulk, bulkFloor           []time.Duration
 	similarCount              int
 	waitingTotal, searchTotal string
-	// the driver commands of one call (the last one) of each measure
-	waitingDB, searchDB, similarDB, bulkDB string
 }
 
 // caseValue is observable k of case i: unique ips, and for the first CasesSmall cases one of sharedValues
@@ -121,10 +117,9 @@ func (r *caseRun) createAPI(ctx context.Context, target int) (time.Duration, err
 	ids := make([]string, n)
 	cl, ol := make([]time.Duration, n), make([]time.Duration, n)
 	var done atomic.Int64
-	before := r.b.db.snapshot()
 	start := time.Now()
 	var mu sync.Mutex
-	last, lastDB := start, before
+	last := start
 	err := benchkit.Parallel(r.b.sizes.Clients, n, func(k int) error {
 		id, d1, d2, err := r.createCase(ctx, from+k)
 		if err != nil {
@@ -133,9 +128,8 @@ func (r *caseRun) createAPI(ctx context.Context, target int) (time.Duration, err
 		ids[k], cl[k], ol[k] = id, d1, d2
 		if c := done.Add(1); c%1000 == 0 {
 			mu.Lock()
-			r.b.logf("cases: %d of %d created (%.0f/s); DB per case: %s", from+int(c), target,
-				1000/time.Since(last).Seconds(), r.b.db.since(lastDB, 1000))
-			last, lastDB = time.Now(), r.b.db.snapshot()
+			r.b.logf("cases: %d of %d created (%.0f/s)", from+int(c), target, 1000/time.Since(last).Seconds())
+			last = time.Now()
 			mu.Unlock()
 		}
 		return nil
@@ -144,28 +138,39 @@ func (r *caseRun) createAPI(ctx context.Context, target int) (time.Duration, err
 		return 0, err
 	}
 	elapsed := time.Since(start)
-	r.createDB = r.b.db.since(before, n)
 	if n%1000 != 0 {
-		r.b.logf("cases: %d created (%.0f/s); DB per case: %s", n, float64(n)/elapsed.Seconds(), r.createDB)
+		r.b.logf("cases: %d created (%.0f/s)", n, float64(n)/elapsed.Seconds())
 	}
 	r.ids = append(r.ids, ids...)
 	r.caseLat, r.obsLat = append(r.caseLat, cl...), append(r.obsLat, ol...)
 	return elapsed, nil
 }
 
-func (r *caseRun) coll(name string) *mongo.Collection { return r.s.db.Collection(name) }
+// coll is a collection of the stack's database, opened with its store's spec.
+func (r *caseRun) coll(ctx context.Context, name string) (*docstore.Collection, error) {
+	return collection(ctx, r.s.db, name)
+}
 
 // readShapes reads a case, a task and an observable as the service stored them.
 func (r *caseRun) readShapes(ctx context.Context) error {
 	id := r.ids[len(r.ids)-1]
-	if err := r.coll("cases").FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&r.rawCase); err != nil {
-		return fmt.Errorf("read a stored case: %w", err)
-	}
-	if err := r.coll("tasks").FindOne(ctx, bson.D{{Key: "case", Value: id}}).Decode(&r.rawTask); err != nil {
-		return fmt.Errorf("read a stored task: %w", err)
-	}
-	if err := r.coll("observables").FindOne(ctx, bson.D{{Key: "case", Value: id}}).Decode(&r.rawObs); err != nil {
-		return fmt.Errorf("read a stored observable: %w", err)
+	for _, x := range []struct {
+		coll string
+		f    search.Node
+		dst  *doc
+	}{{"cases", docstore.ID(id), &r.rawCase}, {"tasks", docstore.Eq("case", id), &r.rawTask},
+		{"observables", docstore.Eq("case", id), &r.rawObs}} {
+		c, err := r.coll(ctx, x.coll)
+		if err != nil {
+			return err
+		}
+		raw, err := c.FindRaw(ctx, docstore.Query{Filter: x.f, Limit: 1})
+		if err != nil || len(raw) == 0 {
+			return fmt.Errorf("read a stored document of %s: %d, %v", x.coll, len(raw), err)
+		}
+		if *x.dst, err = decodeDoc(raw[0]); err != nil {
+			return fmt.Errorf("read a stored document of %s: %w", x.coll, err)
+		}
 	}
 	return nil
 }
@@ -193,11 +198,11 @@ func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
 	}); err != nil {
 		return nil, err
 	}
-	what := fmt.Sprintf("raw driver, %d goroutines, per case: findOneAndUpdate counter + insertOne case + insertMany %d tasks + insertMany %d observables",
+	what := fmt.Sprintf("docstore Collection calls, %d goroutines, per case: FindOneAndUpdate counter + Insert case + InsertMany %d tasks + InsertMany %d observables",
 		z.Clients, z.TasksPerCase, z.ObservablesPerCase)
 	b.add(rateKind, secCases, fmt.Sprintf("create 0 → %s cases (+%d tasks, +%d observables each), %d clients", count(z.CasesSmall),
 		z.TasksPerCase, z.ObservablesPerCase, z.Clients), "cases/s", float64(z.CasesSmall)/createSmall.Seconds(), floorRate, what,
-		"a case = POST /api/case with its tasks + POST /api/case/{id}/artifact with its values; driver commands per case: "+r.createDB)
+		"a case = POST /api/case with its tasks + POST /api/case/{id}/artifact with its values")
 	r.addCreateLatency(0, z.CasesSmall, floorCase, floorObs)
 
 	// The alert whose similar cases are measured: alertShared of the shared values, and values no case has.
@@ -230,14 +235,14 @@ func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
 	if z.Fill == "bulk" {
 		b.add(rateKind, secCases, fmt.Sprintf("create %s → %s cases through the API, %d clients", count(z.CasesLarge-z.CreateSample),
 			count(z.CasesLarge), z.Clients), "cases/s", float64(z.CreateSample)/sampleTime.Seconds(), floorRate,
-			"the same floor (measured at "+count(z.CasesSmall)+")", fmt.Sprintf("cases %s → %s were inserted with insertMany "+
-				"(%.1f s; documents shaped as the API writes them), not through the API, which would take too long; "+
-				"driver commands per case: %s", count(z.CasesSmall), count(z.CasesLarge-z.CreateSample), fillTime.Seconds(), r.createDB))
+			"the same floor (measured at "+count(z.CasesSmall)+")", fmt.Sprintf("cases %s → %s were inserted with InsertMany "+
+				"(%.1f s; documents shaped as the API writes them), not through the API, which would take too long",
+				count(z.CasesSmall), count(z.CasesLarge-z.CreateSample), fillTime.Seconds()))
 	} else {
 		n := z.CasesLarge - z.CasesSmall
 		b.add(rateKind, secCases, fmt.Sprintf("create %s → %s cases, %d clients", count(z.CasesSmall), count(z.CasesLarge), z.Clients),
 			"cases/s", float64(n)/fillTime.Seconds(), floorRate, "the same floor (measured at "+count(z.CasesSmall)+")",
-			fmt.Sprintf("%.0f s for %d cases; driver commands per case: %s", fillTime.Seconds(), n, r.createDB))
+			fmt.Sprintf("%.0f s for %d cases", fillTime.Seconds(), n))
 	}
 	last := len(r.ids) - min(len(r.ids)-z.CasesSmall, z.CasesSmall) // the last CasesSmall cases made through the API
 	if z.Fill == "bulk" {
@@ -264,51 +269,60 @@ func (r *caseRun) addCreateLatency(from, to int, floorCase, floorObs []time.Dura
 		span = "the first " + count(to) + " cases"
 	}
 	r.b.add(timeKind, secCases, fmt.Sprintf("POST /api/case (%d tasks) p50, %s", r.b.sizes.TasksPerCase, span), "ms",
-		percentile(cl, .5), percentile(floorCase, .5), "raw findOneAndUpdate counter + insertOne case + insertMany tasks p50",
+		percentile(cl, .5), percentile(floorCase, .5), "Collection FindOneAndUpdate counter + Insert case + InsertMany tasks p50",
 		fmt.Sprintf("p99 %.1f ms (floor %.1f ms); %d clients at once", percentile(cl, .99), percentile(floorCase, .99), r.b.sizes.Clients))
 	r.b.add(timeKind, secCases, fmt.Sprintf("POST /api/case/{id}/artifact (%d values) p50, %s", r.b.sizes.ObservablesPerCase, span), "ms",
-		percentile(ol, .5), percentile(floorObs, .5), fmt.Sprintf("raw insertMany of %d observables p50", r.b.sizes.ObservablesPerCase),
+		percentile(ol, .5), percentile(floorObs, .5), fmt.Sprintf("Collection InsertMany of %d observables p50", r.b.sizes.ObservablesPerCase),
 		fmt.Sprintf("p99 %.1f ms (floor %.1f ms)", percentile(ol, .99), percentile(floorObs, .99)))
 }
 
-// createFloor does with the driver what creating n cases needs at least, with the same goroutines, on a
-// database of its own whose collections get the stores' indexes (through the store constructors).
+// createFloor does with docstore's Collection what creating n cases needs at least, with the same
+// goroutines, on a database of its own whose collections get the stores' indexes (through the store
+// constructors).
 func (r *caseRun) createFloor(ctx context.Context, n int) (float64, []time.Duration, []time.Duration, error) {
-	fdb := &mongox.DB{Database: r.s.db.Client.Database("bench_floor"), Client: r.s.db.Client, Embedded: true}
-	defer func() { _ = fdb.Drop(context.WithoutCancel(ctx)) }()
-	if _, err := mongostore.NewCaseStore(ctx, fdb); err != nil {
+	fdb, err := openDB(ctx, filepath.Join(r.b.tmp, "db"), "bench_floor", nil)
+	if err != nil {
 		return 0, nil, nil, err
 	}
-	if _, err := mongostore.NewTaskStore(ctx, fdb); err != nil {
+	defer func() { _ = fdb.Close(context.WithoutCancel(ctx)) }()
+	if _, err := store.NewCaseStore(ctx, fdb); err != nil {
 		return 0, nil, nil, err
 	}
-	if _, err := mongostore.NewObservableStore(ctx, fdb); err != nil {
+	if _, err := store.NewTaskStore(ctx, fdb); err != nil {
 		return 0, nil, nil, err
 	}
-	counters, cs, ts, os := fdb.Collection("counters"), fdb.Collection("cases"), fdb.Collection("tasks"), fdb.Collection("observables")
+	if _, err := store.NewObservableStore(ctx, fdb); err != nil {
+		return 0, nil, nil, err
+	}
+	colls := map[string]*docstore.Collection{}
+	for _, name := range []string{"counters", "cases", "tasks", "observables"} {
+		if colls[name], err = collection(ctx, fdb, name); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	counters, cs, ts, os := colls["counters"], colls["cases"], colls["tasks"], colls["observables"]
 	cl, ol := make([]time.Duration, n), make([]time.Duration, n)
 	start := time.Now()
-	err := benchkit.Parallel(r.b.sizes.Clients, n, func(i int) error {
+	err = benchkit.Parallel(r.b.sizes.Clients, n, func(i int) error {
 		now := time.Now().UnixMilli()
 		t0 := time.Now()
 		var seq struct {
-			Seq int64 `bson:"seq"`
+			Seq int64 `json:"seq"`
 		}
-		if err := counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: "caseNumber"}},
-			bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: int64(1)}}}},
-			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&seq); err != nil {
+		if err := counters.FindOneAndUpdate(ctx, docstore.ID("caseNumber"), nil, docstore.Inc("seq", 1),
+			docstore.FindAndUpdate{Upsert: true}, &seq); err != nil {
 			return err
 		}
 		c, tasks, obs := r.caseDocs(i, seq.Seq, now)
-		if _, err := cs.InsertOne(ctx, c); err != nil {
+		if err := cs.Insert(ctx, c); err != nil {
 			return err
 		}
-		if _, err := ts.InsertMany(ctx, tasks); err != nil {
+		if err := insertAll(ctx, ts, tasks); err != nil {
 			return err
 		}
 		cl[i] = time.Since(t0)
 		t1 := time.Now()
-		if _, err := os.InsertMany(ctx, obs); err != nil {
+		if err := insertAll(ctx, os, obs); err != nil {
 			return err
 		}
 		ol[i] = time.Since(t1)
@@ -317,15 +331,29 @@ func (r *caseRun) createFloor(ctx context.Context, n int) (float64, []time.Durat
 	return float64(n) / time.Since(start).Seconds(), cl, ol, err
 }
 
+// insertAll inserts docs with one InsertMany and fails on the first document refused.
+func insertAll(ctx context.Context, c *docstore.Collection, docs []any) error {
+	res, err := c.InsertMany(ctx, docs)
+	if err != nil {
+		return err
+	}
+	for i, e := range res {
+		if e != nil {
+			return fmt.Errorf("insert into %s: document %d: %w", c.Name(), i, e)
+		}
+	}
+	return nil
+}
+
 // caseDocs are case i's documents with the number num, shaped as the service writes them.
-func (r *caseRun) caseDocs(i int, num int64, now int64) (bson.D, []any, []any) {
+func (r *caseRun) caseDocs(i int, num int64, now int64) (doc, []any, []any) {
 	id := "~" + strconv.FormatInt(num, 10)
 	body := r.caseBody(i)
-	c := with(r.rawCase, "_id", id, "caseId", num, "title", body["title"], "severity", body["severity"],
-		"tags", bson.A{"bench", fmt.Sprintf("group-%d", i%10)}, "startDate", now, "createdAt", now)
+	c := r.rawCase.with("_id", id, "caseId", num, "title", body["title"], "severity", body["severity"],
+		"tags", []string{"bench", fmt.Sprintf("group-%d", i%10)}, "startDate", now, "createdAt", now)
 	tasks := make([]any, r.b.sizes.TasksPerCase)
 	for t := range tasks {
-		tasks[t] = with(r.rawTask, "_id", fmt.Sprintf("~%011x%08x", now, uint32(i)<<8|uint32(t)), "case", id,
+		tasks[t] = r.rawTask.with("_id", fmt.Sprintf("~%011x%08x", now, uint32(i)<<8|uint32(t)), "case", id,
 			"title", fmt.Sprintf("Task %d", t+1), "order", t, "createdAt", now)
 	}
 	obs := make([]any, r.b.sizes.ObservablesPerCase)
@@ -337,22 +365,30 @@ func (r *caseRun) caseDocs(i int, num int64, now int64) (bson.D, []any, []any) {
 
 // observableDoc is an observable of the case with this value, as the service writes it (its _id derived from
 // the case and the value the same way).
-func (r *caseRun) observableDoc(caseID, dataType, value string, now int64) bson.D {
+func (r *caseRun) observableDoc(caseID, dataType, value string, now int64) doc {
 	sum := sha256.Sum256([]byte(value))
 	key := "d:" + hex.EncodeToString(sum[:])
 	idSum := sha256.Sum256([]byte("case:" + caseID + "\x00" + dataType + "\x00" + key))
-	return with(r.rawObs, "_id", "~"+hex.EncodeToString(idSum[:16]), "case", caseID, "dataType", dataType, "data", value,
+	return r.rawObs.with("_id", "~"+hex.EncodeToString(idSum[:16]), "case", caseID, "dataType", dataType, "data", value,
 		"key", key, "startDate", now, "createdAt", now)
 }
 
-// fillBulk inserts cases [len(r.ids), target) with insertMany (batches of 500 cases), moves the case number
-// sequence past them, and returns the elapsed time.
+// fillBulk inserts cases [len(r.ids), target) with InsertMany (batches of 500 cases) into the stores'
+// collections, moves the case number sequence past them, and returns the elapsed time.
 func (r *caseRun) fillBulk(ctx context.Context, target int) (time.Duration, error) {
 	start := time.Now()
-	var top struct {
-		Seq int64 `bson:"seq"`
+	colls := map[string]*docstore.Collection{}
+	for _, name := range []string{"counters", "cases", "tasks", "observables"} {
+		c, err := r.coll(ctx, name)
+		if err != nil {
+			return 0, err
+		}
+		colls[name] = c
 	}
-	if err := r.coll("counters").FindOne(ctx, bson.D{{Key: "_id", Value: "caseNumber"}}).Decode(&top); err != nil {
+	var top struct {
+		Seq int64 `json:"seq"`
+	}
+	if err := colls["counters"].Get(ctx, "caseNumber", &top); err != nil {
 		return 0, err
 	}
 	num := top.Seq
@@ -371,8 +407,8 @@ func (r *caseRun) fillBulk(ctx context.Context, target int) (time.Duration, erro
 			coll string
 			docs []any
 		}{{"cases", cs}, {"tasks", ts}, {"observables", os}} {
-			if _, err := r.coll(w.coll).InsertMany(ctx, w.docs); err != nil {
-				return 0, fmt.Errorf("bulk insert into %s: %w", w.coll, err)
+			if err := insertAll(ctx, colls[w.coll], w.docs); err != nil {
+				return 0, fmt.Errorf("bulk insert: %w", err)
 			}
 		}
 		for k := range batch {
@@ -381,11 +417,10 @@ func (r *caseRun) fillBulk(ctx context.Context, target int) (time.Duration, erro
 		// The latencies of bulk cases are not API figures: leave them out of the percentiles.
 		r.caseLat, r.obsLat = append(r.caseLat, make([]time.Duration, batch)...), append(r.obsLat, make([]time.Duration, batch)...)
 	}
-	if _, err := r.coll("counters").UpdateOne(ctx, bson.D{{Key: "_id", Value: "caseNumber"}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: num}}}}); err != nil {
+	if _, err := colls["counters"].UpdateOne(ctx, docstore.ID("caseNumber"), docstore.Set("seq", num), false); err != nil {
 		return 0, err
 	}
-	r.b.logf("cases: %d stored by insertMany in %.1fs", len(r.ids), time.Since(start).Seconds())
+	r.b.logf("cases: %d stored by InsertMany in %.1fs", len(r.ids), time.Since(start).Seconds())
 	return time.Since(start), nil
 }
 
@@ -414,9 +449,9 @@ func (r *caseRun) createAlert(ctx context.Context) error {
 func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps int) (sizeResult, error) {
 	var res sizeResult
 	var err error
-	org := bson.E{Key: "organisation", Value: benchOrg}
-	// What the bench stored (counting would scan on the embedded engine): the 1000-observable requests
-	// of the previous size were removed again, the alert holds 2·alertShared observables.
+	org := docstore.Eq("organisation", benchOrg)
+	// What the bench stored: the 1000-observable requests of the previous size were removed again, the alert
+	// holds 2·alertShared observables.
 	z := r.b.sizes
 	res.cases, res.tasks = int64(len(r.ids)), int64(len(r.ids)*z.TasksPerCase)
 	res.observables = int64(len(r.ids)*z.ObservablesPerCase + 2*alertShared)
@@ -426,16 +461,14 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 		r.b.logf("  %s: p50 %.1f ms, floor p50 %.1f ms (%.1fs)", what, percentile(lat, .5), percentile(floor, .5), time.Since(part).Seconds())
 		part = time.Now()
 	}
-	page := options.Find().SetLimit(50)
 
 	// The waitingTasks query and its floor: find (same filter, sort, limit) + count.
 	waitingQuery := map[string]any{"query": []any{map[string]any{"_name": "waitingTasks"},
 		map[string]any{"_name": "sort", "_fields": []any{map[string]any{"startDate": "desc"}}},
 		map[string]any{"_name": "page", "from": 0, "to": 50}}}
-	waitingFilter := bson.D{{Key: "status", Value: "Waiting"}, org}
-	waitingSort := bson.D{{Key: "startDate", Value: -1}, {Key: "_id", Value: 1}}
-	if res.waiting, res.waitingFloor, res.waitingTotal, res.waitingDB, err = r.timeList(ctx, queryReps, "/api/v0/query", waitingQuery,
-		"tasks", waitingFilter, page.SetSort(waitingSort)); err != nil {
+	waitingFilter := docstore.And(docstore.Eq("status", "Waiting"), org)
+	if res.waiting, res.waitingFloor, res.waitingTotal, err = r.timeList(ctx, queryReps, "/api/v0/query", waitingQuery,
+		"tasks", waitingFilter, docstore.Sort("-startDate")); err != nil {
 		return res, fmt.Errorf("waitingTasks: %w", err)
 	}
 	done("waitingTasks", res.waiting, res.waitingFloor)
@@ -443,30 +476,31 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 	// A case search page: open cases of severity ≥ 3, newest first.
 	searchQuery := map[string]any{"query": map[string]any{"_and": []any{map[string]any{"status": "Open"},
 		map[string]any{"_gte": map[string]any{"severity": 3}}}}}
-	searchFilter := bson.D{{Key: "status", Value: "Open"}, {Key: "severity", Value: bson.D{{Key: "$gte", Value: 3}}}, org}
-	searchSort := bson.D{{Key: "startDate", Value: -1}, {Key: "_id", Value: 1}}
-	if res.search, res.searchFloor, res.searchTotal, res.searchDB, err = r.timeList(ctx, queryReps, "/api/case/_search?range=0-50&sort=-startDate",
-		searchQuery, "cases", searchFilter, options.Find().SetLimit(50).SetSort(searchSort)); err != nil {
+	searchFilter := docstore.And(docstore.Eq("status", "Open"), docstore.Gte("severity", 3), org)
+	if res.search, res.searchFloor, res.searchTotal, err = r.timeList(ctx, queryReps, "/api/case/_search?range=0-50&sort=-startDate",
+		searchQuery, "cases", searchFilter, docstore.Sort("-startDate")); err != nil {
 		return res, fmt.Errorf("case search: %w", err)
 	}
 	done("case search", res.search, res.searchFloor)
 
 	// Similar cases of the alert, and the floor: the find by the similarity keys.
-	var keys bson.A
+	var keys []string
 	for k := range alertShared {
 		for _, v := range []string{fmt.Sprintf("198.51.100.%d", k), fmt.Sprintf("203.0.113.%d", k)} {
 			sum := sha256.Sum256([]byte(v))
 			keys = append(keys, "d:"+hex.EncodeToString(sum[:]))
 		}
 	}
-	simFilter := bson.D{org, {Key: "key", Value: bson.D{{Key: "$in", Value: keys}}},
-		{Key: "case", Value: bson.D{{Key: "$exists", Value: true}}}, {Key: "ignoreSimilarity", Value: false}}
-	simOpts := options.Find().SetProjection(bson.D{{Key: "case", Value: 1}, {Key: "dataType", Value: 1}, {Key: "ioc", Value: 1}, {Key: "key", Value: 1}})
+	observables, err := r.coll(ctx, "observables")
+	if err != nil {
+		return res, err
+	}
+	simQuery := docstore.Query{Filter: docstore.And(org, docstore.In("key", keys...), docstore.Exists("case"),
+		docstore.Eq("ignoreSimilarity", false)), Fields: []string{"case", "dataType", "ioc", "key"}}
 	for range similarReps {
 		var a struct {
 			SimilarCases []json.RawMessage `json:"similarCases"`
 		}
-		before := r.b.db.snapshot()
 		d, err := benchkit.Timed(func() error {
 			_, err := r.s.analyst.Call(ctx, http.MethodGet, "/api/alert/"+r.alertID+"?similarity=1", nil, http.StatusOK, &a)
 			return err
@@ -474,15 +508,12 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 		if err != nil {
 			return res, err
 		}
-		res.similarDB = r.b.db.since(before, 1)
 		res.similarCount = len(a.SimilarCases)
-		var docs []bson.Raw
+		var docs [][]byte
 		fd, err := benchkit.Timed(func() error {
-			cur, err := r.coll("observables").Find(ctx, simFilter, simOpts)
-			if err != nil {
-				return err
-			}
-			return cur.All(ctx, &docs)
+			var err error
+			docs, err = observables.FindRaw(ctx, simQuery)
+			return err
 		})
 		if err != nil {
 			return res, err
@@ -498,10 +529,9 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 		return res, fmt.Errorf("similar cases: %d, want %d", res.similarCount, want)
 	}
 
-	// 1000 observables in one request, and the floor: insertMany of 1000 documents of the same shape into the
-	// same collection. Both are removed afterwards (one deleteMany on their message: a filter of one
-	// equality, where a $in of their ids would cost ids × documents on the embedded engine), so the next size
-	// starts from the same volume.
+	// 1000 observables in one request, and the floor: InsertMany of 1000 documents of the same shape into the
+	// same collection. Both are removed afterwards (one DeleteMany on their message), so the next size starts
+	// from the same volume.
 	added := 0
 	for i := range bulkReps {
 		caseID := r.ids[i*len(r.ids)/bulkReps]
@@ -513,7 +543,6 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 		var obs []struct {
 			ID string `json:"id"`
 		}
-		before := r.b.db.snapshot()
 		d, err := benchkit.Timed(func() error {
 			_, err := r.s.analyst.Call(ctx, http.MethodPost, "/api/case/"+caseID+"/artifact",
 				map[string]any{"dataType": "domain", "data": values, "message": "bulk"}, http.StatusCreated, &obs)
@@ -522,20 +551,16 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 		if err != nil {
 			return res, err
 		}
-		res.bulkDB = r.b.db.since(before, 1)
 		if len(obs) != len(values) {
 			return res, fmt.Errorf("bulk: %d observables created, want %d", len(obs), len(values))
 		}
 		docs := make([]any, len(values))
 		now := time.Now().UnixMilli()
 		for k := range docs {
-			docs[k] = with(r.observableDoc(caseID, "domain", "floor-"+values[k], now), "message", "bulk")
+			docs[k] = r.observableDoc(caseID, "domain", "floor-"+values[k], now).with("message", "bulk")
 		}
 		added += len(obs) + len(docs)
-		fd, err := benchkit.Timed(func() error {
-			_, err := r.coll("observables").InsertMany(ctx, docs)
-			return err
-		})
+		fd, err := benchkit.Timed(func() error { return insertAll(ctx, observables, docs) })
 		if err != nil {
 			return res, err
 		}
@@ -543,12 +568,12 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 	}
 	done(fmt.Sprintf("%d observables", z.BulkValues), res.bulk, res.bulkFloor)
 	if added > 0 {
-		dr, err := r.coll("observables").DeleteMany(ctx, bson.D{{Key: "message", Value: "bulk"}})
+		n, err := observables.DeleteMany(ctx, docstore.Eq("message", "bulk"))
 		if err != nil {
 			return res, err
 		}
-		if int(dr.DeletedCount) != added {
-			return res, fmt.Errorf("bulk cleanup: %d of %d removed", dr.DeletedCount, added)
+		if int(n) != added {
+			return res, fmt.Errorf("bulk cleanup: %d of %d removed", n, added)
 		}
 		r.b.logf("  cleanup: %d observables removed (%.1fs)", added, time.Since(part).Seconds())
 	}
@@ -556,12 +581,16 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 }
 
 // timeList times reps calls of a list route (POST path body, a page of 50 with X-Total) and as many of the
-// floor: find with the filter and options on coll, then countDocuments with the filter.
-func (r *caseRun) timeList(ctx context.Context, reps int, path string, body any, coll string, filter bson.D,
-	opts *options.FindOptionsBuilder) (lat, floor []time.Duration, total, db string, err error) {
+// floor: FindRaw of the same page (filter, sort then _id, limit 50) on coll, then Count with the filter.
+func (r *caseRun) timeList(ctx context.Context, reps int, path string, body any, coll string, filter search.Node,
+	sort []search.SortKey) (lat, floor []time.Duration, total string, err error) {
+	c, err := r.coll(ctx, coll)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	q := docstore.Query{Filter: filter, Sort: docstore.StableSort(sort), Limit: 50}
 	for k := range reps + 1 {
 		var got []json.RawMessage
-		before := r.b.db.snapshot()
 		d, err := benchkit.Timed(func() error {
 			res, err := r.s.analyst.Call(ctx, http.MethodPost, path, body, http.StatusOK, &got)
 			if err == nil {
@@ -570,57 +599,52 @@ func (r *caseRun) timeList(ctx context.Context, reps int, path string, body any,
 			return err
 		})
 		if err != nil {
-			return nil, nil, "", "", err
+			return nil, nil, "", err
 		}
-		db = r.b.db.since(before, 1)
 		if len(got) != 50 || total == "" {
-			return nil, nil, "", "", fmt.Errorf("%s: %d results, X-Total %q", path, len(got), total)
+			return nil, nil, "", fmt.Errorf("%s: %d results, X-Total %q", path, len(got), total)
 		}
-		var raw []bson.Raw
+		var raw [][]byte
 		var n int64
 		fd, err := benchkit.Timed(func() error {
-			cur, err := r.coll(coll).Find(ctx, filter, opts)
-			if err != nil {
+			var err error
+			if raw, err = c.FindRaw(ctx, q); err != nil {
 				return err
 			}
-			if err := cur.All(ctx, &raw); err != nil {
-				return err
-			}
-			n, err = r.coll(coll).CountDocuments(ctx, filter)
+			n, err = c.Count(ctx, filter)
 			return err
 		})
 		if err != nil {
-			return nil, nil, "", "", err
+			return nil, nil, "", err
 		}
 		if strconv.FormatInt(n, 10) != total || len(raw) != 50 {
-			return nil, nil, "", "", fmt.Errorf("%s: the floor finds %d and counts %d, the service X-Total %s", path, len(raw), n, total)
+			return nil, nil, "", fmt.Errorf("%s: the floor finds %d and counts %d, the service X-Total %s", path, len(raw), n, total)
 		}
 		if k > 0 { // the first is a warm-up
 			lat, floor = append(lat, d), append(floor, fd)
 		}
 	}
-	return lat, floor, total, db, nil
+	return lat, floor, total, nil
 }
 
 // addSize adds one size's rows.
 func (r *caseRun) addSize(s sizeResult) {
 	b, label := r.b, count(int(s.cases))+" cases"
-	pair := func(metric, floorWhat, note, db string, lat, floor []time.Duration) {
+	pair := func(metric, floorWhat, note string, lat, floor []time.Duration) {
 		b.add(timeKind, secCases, metric+" p50, "+label, "ms", percentile(lat, .5), percentile(floor, .5), floorWhat+" p50", note)
-		b.add(timeKind, secCases, metric+" p99, "+label, "ms", percentile(lat, .99), percentile(floor, .99), floorWhat+" p99",
-			"driver commands of one call: "+db)
+		b.add(timeKind, secCases, metric+" p99, "+label, "ms", percentile(lat, .99), percentile(floor, .99), floorWhat+" p99", note)
 	}
-	pair("waitingTasks query (sort startDate desc, page 0–50)", "raw find (same filter, sort, limit 50) + countDocuments",
+	pair("waitingTasks query (sort startDate desc, page 0–50)", "Collection FindRaw (same filter, sort, limit 50) + Count",
 		fmt.Sprintf("%d queries, one client; %s tasks stored, X-Total %s", len(s.waiting), count(int(s.tasks)), s.waitingTotal),
-		s.waitingDB, s.waiting, s.waitingFloor)
-	pair("case _search status+severity, -startDate, 0–50", "raw find (same filter, sort, limit 50) + countDocuments",
-		fmt.Sprintf("%d searches, one client; X-Total %s", len(s.search), s.searchTotal), s.searchDB, s.search, s.searchFloor)
-	pair("GET /api/alert/{id}?similarity=1", "raw find of the observables by the similarity keys",
+		s.waiting, s.waitingFloor)
+	pair("case _search status+severity, -startDate, 0–50", "Collection FindRaw (same filter, sort, limit 50) + Count",
+		fmt.Sprintf("%d searches, one client; X-Total %s", len(s.search), s.searchTotal), s.search, s.searchFloor)
+	pair("GET /api/alert/{id}?similarity=1", "Collection FindRaw of the observables by the similarity keys",
 		fmt.Sprintf("%d calls; %d similar cases; %s observables stored; the alert has %d values", len(s.similar), s.similarCount,
-			count(int(s.observables)), 2*alertShared), s.similarDB, s.similar, s.similarFloor)
+			count(int(s.observables)), 2*alertShared), s.similar, s.similarFloor)
 	pair(fmt.Sprintf("POST /api/case/{id}/artifact, %d values", r.b.sizes.BulkValues),
-		fmt.Sprintf("raw insertMany of %d observables (same collection)", r.b.sizes.BulkValues),
-		fmt.Sprintf("%d requests, one client", len(s.bulk)), s.bulkDB, s.bulk, s.bulkFloor)
+		fmt.Sprintf("Collection InsertMany of %d observables (same collection)", r.b.sizes.BulkValues),
+		fmt.Sprintf("%d requests, one client", len(s.bulk)), s.bulk, s.bulkFloor)
 }
 
 // addGrowth adds how each measure's p50 grew from the small to the large size, against the floor's growth.
@@ -632,11 +656,11 @@ func (r *caseRun) addGrowth(s, l sizeResult) {
 		a, b, fa, fb   []time.Duration
 		floorWhat, why string
 	}{
-		{"waitingTasks query", s.waiting, l.waiting, s.waitingFloor, l.waitingFloor, "growth of the raw find + count", ""},
-		{"case _search", s.search, l.search, s.searchFloor, l.searchFloor, "growth of the raw find + count", ""},
-		{"similar cases", s.similar, l.similar, s.similarFloor, l.similarFloor, "growth of the raw find by key", ""},
+		{"waitingTasks query", s.waiting, l.waiting, s.waitingFloor, l.waitingFloor, "growth of the FindRaw + Count", ""},
+		{"case _search", s.search, l.search, s.searchFloor, l.searchFloor, "growth of the FindRaw + Count", ""},
+		{"similar cases", s.similar, l.similar, s.similarFloor, l.similarFloor, "growth of the FindRaw by key", ""},
 		{fmt.Sprintf("%d observables in one request", r.b.sizes.BulkValues), s.bulk, l.bulk, s.bulkFloor, l.bulkFloor,
-			"growth of the raw insertMany", ""},
+			"growth of the InsertMany", ""},
 	} {
 		r.b.add(timeKind, secCases, g.name+" growth "+label+" (p50)", "×", growth(g.a, g.b), growth(g.fa, g.fb), g.floorWhat, g.why)
 	}

@@ -8,9 +8,9 @@
 // the same clients) and their ratio: figure/floor for times, floor/figure for rates, so a ratio above 1 always
 // means "slower than the floor".
 //
-// case-svc runs in this process, wired as cmd/case-svc wires it, on the embedded database in a temporary
-// folder, and is called over real HTTP on 127.0.0.1. Its connector drives a real analysis-svc process that
-// the bench builds (go build) and starts.
+// case-svc runs in this process, wired as cmd/case-svc wires it, on the embedded database (SQLite through
+// pkg/docstore) in a temporary folder, and is called over real HTTP on 127.0.0.1. Its connector drives a real
+// analysis-svc process that the bench builds (go build) and starts.
 package main
 
 import (
@@ -68,7 +68,6 @@ func runAll(ctx context.Context, b *bench) error {
 	var (
 		ap           *analysisProc
 		cases, conn  *stack
-		closeEngine  func()
 		rssChildIdle float64
 	)
 	defer func() {
@@ -76,9 +75,6 @@ func runAll(ctx context.Context, b *bench) error {
 			if s != nil {
 				s.close()
 			}
-		}
-		if closeEngine != nil {
-			closeEngine()
 		}
 		if ap != nil {
 			ap.stop()
@@ -96,16 +92,12 @@ func runAll(ctx context.Context, b *bench) error {
 		if ap, err = startAnalysis(ctx, bin, filepath.Join(b.tmp, "analysis-db"), b.log); err != nil {
 			return err
 		}
-		engine, logs, stats, closeDB, err := openEngine(ctx, filepath.Join(b.tmp, "db"), b.log)
-		if err != nil {
-			return err
-		}
-		b.db, closeEngine = stats, closeDB
+		dir, logs := filepath.Join(b.tmp, "db"), &logSink{out: b.log}
 		servers := []serverConfig{{Name: serverName, URL: ap.url, Key: ap.key}}
-		if cases, err = startStack(ctx, engine, logs, "cases", servers); err != nil {
+		if cases, err = startStack(ctx, dir, logs, "cases", servers); err != nil {
 			return err
 		}
-		conn, err = startStack(ctx, engine, logs, "cases_connector", servers)
+		conn, err = startStack(ctx, dir, logs, "cases_connector", servers)
 		return err
 	}); err != nil {
 		return err
@@ -126,7 +118,7 @@ func runAll(ctx context.Context, b *bench) error {
 	rssAfter, _ := vmRSS()
 	heapAfter := heapInUse()
 	rssChildAfter, _ := ap.rss()
-	note := "VmRSS of the bench process: case-svc (two instances) + embedded FerretDB/SQLite + bench clients"
+	note := "VmRSS of the bench process: case-svc (two instances) + their embedded SQLite databases + bench clients"
 	b.add(plainKind, secMemory, "case-svc RSS idle (after start and setup)", "MiB", rssIdle, -1, "",
 		fmt.Sprintf("%s; %.0f MiB before the services started", note, b.rssAtStart))
 	b.add(plainKind, secMemory, "case-svc RSS after the runs", "MiB", rssAfter, -1, "",

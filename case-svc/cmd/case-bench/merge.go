@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // ownServices are the services whose rows this program writes: a merge replaces them.
@@ -165,17 +164,23 @@ func count(n int) string {
 	return strconv.Itoa(n)
 }
 
-// with returns a copy of d with the given key/value pairs set (replaced in place, or appended).
-func with(d bson.D, kv ...any) bson.D {
-	out := slices.Clone(d)
+// doc is a stored document as the bench copies it: its JSON object with numbers kept as written.
+type doc map[string]any
+
+// decodeDoc reads a stored document (json.Number keeps integers integers when it is written again).
+func decodeDoc(raw []byte) (doc, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var d doc
+	err := dec.Decode(&d)
+	return d, err
+}
+
+// with returns a copy of d with the given key/value pairs set.
+func (d doc) with(kv ...any) doc {
+	out := maps.Clone(d)
 	for i := 0; i+1 < len(kv); i += 2 {
-		k := kv[i].(string)
-		j := slices.IndexFunc(out, func(e bson.E) bool { return e.Key == k })
-		if j >= 0 {
-			out[j].Value = kv[i+1]
-		} else {
-			out = append(out, bson.E{Key: k, Value: kv[i+1]})
-		}
+		out[kv[i].(string)] = kv[i+1]
 	}
 	return out
 }

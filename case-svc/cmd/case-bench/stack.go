@@ -21,11 +21,11 @@ import (
 	"github.com/openir/platform/case-svc/internal/api"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
-	"github.com/openir/platform/case-svc/internal/mongostore"
+	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/conf"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -59,9 +59,9 @@ func (l *logSink) Write(p []byte) (int, error) {
 }
 
 // stack is case-svc running in this process as cmd/case-svc wires it (run.go) with the defaults of
-// config.go, on a database of the embedded server, served over HTTP on 127.0.0.1.
+// config.go, on an embedded database of its own, served over HTTP on 127.0.0.1.
 type stack struct {
-	db          *mongox.DB
+	db          *docstore.DB
 	url         string
 	server      *http.Server
 	stopTracker func()
@@ -69,26 +69,33 @@ type stack struct {
 	analyst     *benchkit.Client // analyst of benchOrg (manageCase, manageObservable, manageAlert, manageAnalyse…)
 }
 
-// startStack wires and starts case-svc on the database `name` of the engine. servers are the connector's
-// analysis servers (none: the connector has nothing to drive).
-func startStack(ctx context.Context, engine *mongox.DB, logs *logSink, name string, servers []serverConfig) (*stack, error) {
+// startStack wires and starts case-svc on the embedded database `name` under dir (what run.go opens with an
+// empty database.uri). servers are the connector's analysis servers (none: the connector has nothing to
+// drive).
+func startStack(ctx context.Context, dir string, logs *logSink, name string, servers []serverConfig) (*stack, error) {
 	log := conf.Logger(logs, "info", "case-svc")
-	// What mongox.Open returns, on a database of its own (FerretDB's SQLite backend: a file of its own).
-	db := &mongox.DB{Database: engine.Client.Database(name), Client: engine.Client, Embedded: engine.Embedded}
+	db, err := openDB(ctx, dir, name, log)
+	if err != nil {
+		return nil, err
+	}
 	s := &stack{db: db}
 	keys, err := auth.NewKeyring(benchSecret)
 	if err != nil {
+		s.close()
 		return nil, err
 	}
 	ids, svc, err := wire(ctx, db, keys)
 	if err != nil {
+		s.close()
 		return nil, err
 	}
 	if created, err := ids.Bootstrap(ctx, superLogin, "", superKey); err != nil || !created {
+		s.close()
 		return nil, fmt.Errorf("bootstrap: created=%v err=%v", created, err)
 	}
 	analyses, err := connectorService(ctx, servers, db, svc, log)
 	if err != nil {
+		s.close()
 		return nil, err
 	}
 	// run.go with config.go's defaults (auth.session_ttl 1h, auth.throttle 5/30/5m, search.max 10000,
@@ -146,7 +153,7 @@ func (s *stack) setup(ctx context.Context) error {
 	return nil
 }
 
-// close stops the HTTP server and the connector's tracker; the engine stays open.
+// close stops the HTTP server and the connector's tracker, then closes the database.
 func (s *stack) close() {
 	if s.server != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -155,6 +162,11 @@ func (s *stack) close() {
 	}
 	if s.stopTracker != nil {
 		s.stopTracker()
+	}
+	if s.db != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = s.db.Close(cctx)
+		cancel()
 	}
 }
 
@@ -165,22 +177,22 @@ type serverConfig struct {
 
 // connectorService is run.go's connectorService with config.go's defaults (analysis.give_up 24h,
 // analysis.long_poll 1m, no server timeout).
-func connectorService(ctx context.Context, servers []serverConfig, db *mongox.DB, svc *cases.Service, log *slog.Logger) (*cases.Analyses, error) {
+func connectorService(ctx context.Context, servers []serverConfig, db *docstore.DB, svc *cases.Service, log *slog.Logger) (*cases.Analyses, error) {
 	var as []cases.AnalysisServer
 	for _, s := range servers {
 		as = append(as, connector.Adapter{Client: connector.New(connector.Server{Name: s.Name, URL: s.URL, Key: s.Key},
 			connector.Options{}, log)})
 	}
-	store, err := mongostore.NewAnalysisStore(ctx, db)
+	st, err := store.NewAnalysisStore(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	return cases.NewAnalyses(svc, as, store, store, cases.AnalysisConfig{Log: log, GiveUp: 24 * time.Hour, LongPoll: time.Minute}, time.Now), nil
+	return cases.NewAnalyses(svc, as, st, st, cases.AnalysisConfig{Log: log, GiveUp: 24 * time.Hour, LongPoll: time.Minute}, time.Now), nil
 }
 
 // wire is run.go's wire: the stores and the domain services on the database.
-func wire(ctx context.Context, db *mongox.DB, keys *auth.Keyring) (*cases.Identity, *cases.Service, error) {
-	idStore, err := mongostore.NewIdentityStore(ctx, db)
+func wire(ctx context.Context, db *docstore.DB, keys *auth.Keyring) (*cases.Identity, *cases.Service, error) {
+	idStore, err := store.NewIdentityStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,36 +200,40 @@ func wire(ctx context.Context, db *mongox.DB, keys *auth.Keyring) (*cases.Identi
 	if err != nil {
 		return nil, nil, err
 	}
-	caseStore, err := mongostore.NewCaseStore(ctx, db)
+	caseStore, err := store.NewCaseStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	taskStore, err := mongostore.NewTaskStore(ctx, db)
+	taskStore, err := store.NewTaskStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	templates, err := mongostore.NewTemplateStore(ctx, db)
+	templates, err := store.NewTemplateStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	fields, err := mongostore.NewCustomFieldStore(ctx, db)
+	fields, err := store.NewCustomFieldStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	observables, err := mongostore.NewObservableStore(ctx, db)
+	observables, err := store.NewObservableStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	alerts, err := mongostore.NewAlertStore(ctx, db)
+	alerts, err := store.NewAlertStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	jobs, err := mongostore.NewJobStore(ctx, db)
+	jobs, err := store.NewJobStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := store.NewFiles(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
 	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: mongostore.NewFiles(db), Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs}, time.Now)
+		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs}, time.Now)
 	return ids, svc, nil
 }
 

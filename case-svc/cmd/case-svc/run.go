@@ -11,10 +11,10 @@ import (
 	"github.com/openir/platform/case-svc/internal/api"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
-	"github.com/openir/platform/case-svc/internal/mongostore"
+	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -25,7 +25,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	log := conf.Logger(stdout, cfg.Log.Level, "case-svc")
-	db, err := mongox.Open(ctx, mongox.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log)
+	// An empty database.uri opens the embedded SQLite file database.path/<database.name>.db.
+	db, err := docstore.Open(ctx, docstore.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log)
 	if err != nil {
 		return err
 	}
@@ -34,7 +35,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		defer cancel()
 		_ = db.Close(cctx)
 	}()
-	log.Info("database ready", "embedded", db.Embedded, "name", cfg.Database.Name)
+	log.Info("database ready", "engine", db.Engine(), "name", cfg.Database.Name)
 	names := make([]string, len(cfg.Analysis.Servers))
 	for i, s := range cfg.Analysis.Servers {
 		names[i] = s.Name // never log keys
@@ -42,7 +43,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	log.Info("analysis servers", "names", names)
 
 	secret, err := conf.AuthSecret(conf.Security{Mode: cfg.Mode, Secret: cfg.Auth.Secret, DataPath: cfg.Database.Path,
-		Embedded: db.Embedded, AllowInsecure: cfg.HTTP.AllowInsecureCredentials, EnvPrefix: "CASE"}, log)
+		Embedded: db.Embedded(), AllowInsecure: cfg.HTTP.AllowInsecureCredentials, EnvPrefix: "CASE"}, log)
 	if err != nil {
 		return err
 	}
@@ -53,9 +54,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	ids, svc, err := wire(ctx, db, keys)
 	if err != nil {
 		return err
-	}
-	if err := db.IndexIDs(ctx); err != nil { // the collections the stores created: index their _id lookups now
-		log.Warn("index _id lookups", "err", err)
 	}
 	created, err := ids.Bootstrap(ctx, cfg.Bootstrap.Login, cfg.Bootstrap.Password, cfg.Bootstrap.Key)
 	if err != nil {
@@ -101,22 +99,22 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 // connectorService builds the clients of analysis.servers and the connector's service.
-func connectorService(ctx context.Context, cfg config, db *mongox.DB, svc *cases.Service, log *slog.Logger) (*cases.Analyses, error) {
+func connectorService(ctx context.Context, cfg config, db *docstore.DB, svc *cases.Service, log *slog.Logger) (*cases.Analyses, error) {
 	var servers []cases.AnalysisServer
 	for _, s := range cfg.Analysis.Servers {
 		servers = append(servers, connector.Adapter{Client: connector.New(connector.Server{Name: s.Name, URL: s.URL, Key: s.Key,
 			Timeout: s.Timeout, Organisations: s.Organisations}, connector.Options{}, log)})
 	}
-	store, err := mongostore.NewAnalysisStore(ctx, db)
+	st, err := store.NewAnalysisStore(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	return cases.NewAnalyses(svc, servers, store, store, cases.AnalysisConfig{Log: log, GiveUp: cfg.Analysis.GiveUp, LongPoll: cfg.Analysis.LongPoll}, time.Now), nil
+	return cases.NewAnalyses(svc, servers, st, st, cases.AnalysisConfig{Log: log, GiveUp: cfg.Analysis.GiveUp, LongPoll: cfg.Analysis.LongPoll}, time.Now), nil
 }
 
 // wire builds the stores and the domain services on the database.
-func wire(ctx context.Context, db *mongox.DB, keys *auth.Keyring) (*cases.Identity, *cases.Service, error) {
-	idStore, err := mongostore.NewIdentityStore(ctx, db)
+func wire(ctx context.Context, db *docstore.DB, keys *auth.Keyring) (*cases.Identity, *cases.Service, error) {
+	idStore, err := store.NewIdentityStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,35 +122,39 @@ func wire(ctx context.Context, db *mongox.DB, keys *auth.Keyring) (*cases.Identi
 	if err != nil {
 		return nil, nil, err
 	}
-	caseStore, err := mongostore.NewCaseStore(ctx, db)
+	caseStore, err := store.NewCaseStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	taskStore, err := mongostore.NewTaskStore(ctx, db)
+	taskStore, err := store.NewTaskStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	templates, err := mongostore.NewTemplateStore(ctx, db)
+	templates, err := store.NewTemplateStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	fields, err := mongostore.NewCustomFieldStore(ctx, db)
+	fields, err := store.NewCustomFieldStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	observables, err := mongostore.NewObservableStore(ctx, db)
+	observables, err := store.NewObservableStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	alerts, err := mongostore.NewAlertStore(ctx, db)
+	alerts, err := store.NewAlertStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	jobs, err := mongostore.NewJobStore(ctx, db)
+	jobs, err := store.NewJobStore(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := store.NewFiles(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
 	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: mongostore.NewFiles(db), Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs}, time.Now)
+		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs}, time.Now)
 	return ids, svc, nil
 }

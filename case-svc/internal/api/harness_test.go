@@ -1,7 +1,7 @@
 package api_test
 
-// The harness builds the real stack the way cmd/case-svc/run.go wires it (a fresh database on the embedded
-// server, the Mongo stores, the keyring, the identity and case services, a bootstrapped platform
+// The harness builds the real stack the way cmd/case-svc/run.go wires it (a fresh embedded database of its
+// own, the stores, the keyring, the identity and case services, a bootstrapped platform
 // administrator, the Echo router) and serves it with httptest. Tests talk to it over HTTP only, as a client
 // would.
 
@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,14 +28,12 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api"
 	"github.com/openir/platform/case-svc/internal/cases"
-	"github.com/openir/platform/case-svc/internal/mongostore"
+	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
-	"github.com/openir/platform/pkg/mongox"
-	"github.com/openir/platform/pkg/mongox/mongotest"
+	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/web"
 )
-
-func TestMain(m *testing.M) { mongotest.Main(m) }
 
 const (
 	testSecret = "test-secret-0123456789"
@@ -87,13 +86,15 @@ func withServers(cfg cases.AnalysisConfig, servers ...cases.AnalysisServer) envO
 // env is one server on its own database.
 type env struct {
 	echo *echo.Echo
-	db   *mongox.DB
-	jobs *mongostore.JobStore // the analyzer jobs the connector would write
+	db   *docstore.DB
+	jobs *store.JobStore // the analyzer jobs the connector would write
 	// analyses holds the connector's responder actions and pending records.
-	analyses *mongostore.AnalysisStore
-	srv      *httptest.Server
-	logs     *syncBuffer
-	admin    *client // the bootstrapped platform administrator, by API key
+	analyses *store.AnalysisStore
+	// userReads counts the identity store's reads of a user by login (what checking an owner costs).
+	userReads *atomic.Int64
+	srv       *httptest.Server
+	logs      *syncBuffer
+	admin     *client // the bootstrapped platform administrator, by API key
 	// startTracker runs a fresh connector tracker on this database (a restarted case-svc's).
 	startTracker func()
 }
@@ -124,49 +125,54 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		f(&o)
 	}
 	ctx := context.Background()
-	db := mongotest.New(t)
+	db := docstoretest.New(t)
 	keys, err := auth.NewKeyring(testSecret)
 	if err != nil {
 		t.Fatalf("keyring: %v", err)
 	}
-	idStore, err := mongostore.NewIdentityStore(ctx, db)
+	st, err := store.NewIdentityStore(ctx, db)
 	if err != nil {
 		t.Fatalf("identity store: %v", err)
 	}
+	idStore := countingIdentity{IdentityStore: st, userReads: &atomic.Int64{}}
 	ids, err := cases.NewIdentity(idStore, keys, time.Now)
 	if err != nil {
 		t.Fatalf("identity: %v", err)
 	}
-	caseStore, err := mongostore.NewCaseStore(ctx, db)
+	caseStore, err := store.NewCaseStore(ctx, db)
 	if err != nil {
 		t.Fatalf("case store: %v", err)
 	}
-	taskStore, err := mongostore.NewTaskStore(ctx, db)
+	taskStore, err := store.NewTaskStore(ctx, db)
 	if err != nil {
 		t.Fatalf("task store: %v", err)
 	}
-	templates, err := mongostore.NewTemplateStore(ctx, db)
+	templates, err := store.NewTemplateStore(ctx, db)
 	if err != nil {
 		t.Fatalf("template store: %v", err)
 	}
-	fields, err := mongostore.NewCustomFieldStore(ctx, db)
+	fields, err := store.NewCustomFieldStore(ctx, db)
 	if err != nil {
 		t.Fatalf("custom field store: %v", err)
 	}
-	observables, err := mongostore.NewObservableStore(ctx, db)
+	observables, err := store.NewObservableStore(ctx, db)
 	if err != nil {
 		t.Fatalf("observable store: %v", err)
 	}
-	alerts, err := mongostore.NewAlertStore(ctx, db)
+	alerts, err := store.NewAlertStore(ctx, db)
 	if err != nil {
 		t.Fatalf("alert store: %v", err)
 	}
-	jobs, err := mongostore.NewJobStore(ctx, db)
+	jobs, err := store.NewJobStore(ctx, db)
 	if err != nil {
 		t.Fatalf("job store: %v", err)
 	}
+	files, err := store.NewFiles(ctx, db)
+	if err != nil {
+		t.Fatalf("file store: %v", err)
+	}
 	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: mongostore.NewFiles(db), Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs,
+		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs,
 		Zip: o.zip}, time.Now)
 	pw := ""
 	if o.adminPassword {
@@ -176,7 +182,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil || !created {
 		t.Fatalf("bootstrap: created=%v err=%v", created, err)
 	}
-	astore, err := mongostore.NewAnalysisStore(ctx, db)
+	astore, err := store.NewAnalysisStore(ctx, db)
 	if err != nil {
 		t.Fatalf("analysis store: %v", err)
 	}
@@ -210,9 +216,21 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}, ids, svc, analyses)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	e := &env{echo: h, db: db, jobs: jobs, analyses: astore, srv: srv, logs: logs, startTracker: startTracker}
+	e := &env{echo: h, db: db, jobs: jobs, analyses: astore, userReads: idStore.userReads, srv: srv, logs: logs,
+		startTracker: startTracker}
 	e.admin = e.keyClient(adminLogin, adminKey)
 	return e
+}
+
+// countingIdentity is the identity store counting its reads of a user by login.
+type countingIdentity struct {
+	*store.IdentityStore
+	userReads *atomic.Int64
+}
+
+func (c countingIdentity) User(ctx context.Context, login string) (cases.User, error) {
+	c.userReads.Add(1)
+	return c.IdentityStore.User(ctx, login)
 }
 
 // client is one way of calling the API: a Bearer key, basic credentials, a cookie jar, or nothing.

@@ -2,14 +2,15 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
+	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -447,21 +448,21 @@ func (e *env) notStored(t *testing.T, secret string) {
 	t.Helper()
 	ctx := context.Background()
 	for _, coll := range []string{"users", "apikeys"} {
-		cur, err := e.db.Collection(coll).Find(ctx, bson.D{})
+		c, err := store.Collection(ctx, e.db, coll)
 		if err != nil {
-			t.Fatalf("find %s: %v", coll, err)
+			t.Fatalf("open %s: %v", coll, err)
 		}
-		var docs []bson.M
-		if err := cur.All(ctx, &docs); err != nil || len(docs) == 0 {
+		docs, err := c.FindRaw(ctx, docstore.Query{Filter: docstore.All()})
+		if err != nil || len(docs) == 0 {
 			t.Fatalf("read %s: %d documents, %v", coll, len(docs), err)
 		}
 		for _, d := range docs {
-			js, err := bson.MarshalExtJSON(d, false, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(js), secret) {
-				t.Errorf("%s document %v holds a secret in clear", coll, d["_id"])
+			if strings.Contains(string(d), secret) {
+				var head struct {
+					ID string `json:"_id"`
+				}
+				_ = json.Unmarshal(d, &head)
+				t.Errorf("%s document %v holds a secret in clear", coll, head.ID)
 			}
 		}
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/yeka/zip"
 
-	"github.com/openir/platform/case-svc/internal/mongostore"
+	"github.com/openir/platform/case-svc/internal/store"
 )
 
 // checkRecord fails unless r carries the bookkeeping fields of every record (spec §1): _id = id starting
@@ -521,7 +521,7 @@ func TestObservable_Reports(t *testing.T) {
 	tm := newTeam(t)
 	caseID := tm.analyst.newCase(t, nil).str(t, "id")
 	id := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": "8.8.8.8"})[0].str(t, "id")
-	st, err := mongostore.NewObservableStore(context.Background(), tm.db)
+	st, err := store.NewObservableStore(context.Background(), tm.db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,32 +10,29 @@ import (
 	"time"
 
 	"github.com/yeka/zip"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/store"
+	"github.com/openir/platform/pkg/docstore"
 )
 
-// rawDocuments reads every document of a collection of the env's database as plain JSON values.
+// rawDocuments reads every document of a collection of the env's database as plain JSON values, as stored.
 func rawDocuments(t *testing.T, e *env, coll string) []map[string]any {
 	t.Helper()
 	ctx := context.Background()
-	cur, err := e.db.Collection(coll).Find(ctx, bson.D{})
+	c, err := store.Collection(ctx, e.db, coll)
 	if err != nil {
-		t.Fatalf("find %s: %v", coll, err)
+		t.Fatalf("open %s: %v", coll, err)
 	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
+	docs, err := c.FindRaw(ctx, docstore.Query{Filter: docstore.All()})
+	if err != nil {
 		t.Fatalf("read %s: %v", coll, err)
 	}
 	out := make([]map[string]any, 0, len(docs))
 	for _, d := range docs {
-		js, err := bson.MarshalExtJSON(d, false, false)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var m map[string]any
-		if err := json.Unmarshal(js, &m); err != nil {
+		if err := json.Unmarshal(d, &m); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, m)
@@ -46,7 +43,7 @@ func rawDocuments(t *testing.T, e *env, coll string) []map[string]any {
 // databaseText returns every document of every collection as text, by collection.
 func databaseText(t *testing.T, e *env) map[string]string {
 	t.Helper()
-	names, err := e.db.ListCollectionNames(context.Background(), bson.D{})
+	names, err := e.db.Collections(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +145,12 @@ func TestSecrets_NeverStoredLoggedOrAnswered(t *testing.T) {
 	}
 
 	// A forced 500 is logged with its cause: the cause must not carry secrets either.
-	if _, err := tm.db.Collection("cases").InsertOne(context.Background(), bson.D{{Key: "_id", Value: "~999"},
-		{Key: "organisation", Value: "soc"}, {Key: "title", Value: 42}, {Key: "number", Value: "x"}}); err != nil {
+	casesColl, err := store.Collection(context.Background(), tm.db, "cases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := casesColl.Insert(context.Background(), map[string]any{"_id": "~999", "organisation": "soc", "title": 42,
+		"number": "x"}); err != nil {
 		t.Fatal(err)
 	}
 	keep(tm.analyst.call(t, http.MethodGet, "/api/case/~999", nil))

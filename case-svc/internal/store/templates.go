@@ -1,63 +1,66 @@
-package mongostore
+package store
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
 	"github.com/openir/platform/case-svc/internal/cases"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
 
 // TemplateStore keeps case templates; a unique index holds the (organisation, name) pair.
 type TemplateStore struct {
-	coll *mongo.Collection
+	coll *docstore.Collection
 }
 
 var _ cases.TemplateStore = (*TemplateStore)(nil)
 
-// NewTemplateStore returns the store and creates its unique index.
-func NewTemplateStore(ctx context.Context, db *mongox.DB) (*TemplateStore, error) {
-	s := &TemplateStore{coll: db.Collection("caseTemplates")}
-	if err := mongox.EnsureIndexes(ctx, s.coll, mongox.Index{Name: "organisation_name",
-		Keys: bson.D{{Key: cases.PathOrg, Value: 1}, {Key: "name", Value: 1}}, Unique: true}); err != nil {
+// templateSpec: the unique name per organisation (also the lookup by name), and the organisation's template
+// list in its default order (_id).
+var templateSpec = docstore.Spec{Name: "caseTemplates", Arrays: []string{"tags"}, Indexes: []docstore.Index{
+	{Name: "organisation_name", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("name")}, Unique: true},
+	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
+}}
+
+// NewTemplateStore returns the store and creates its indexes.
+func NewTemplateStore(ctx context.Context, db *docstore.DB) (*TemplateStore, error) {
+	coll, err := db.Collection(ctx, templateSpec)
+	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return &TemplateStore{coll: coll}, nil
 }
 
 type templateTaskDoc struct {
-	Title       string `bson:"title"`
-	Group       string `bson:"group"`
-	Description string `bson:"description"`
-	Owner       string `bson:"owner,omitempty"`
-	Flag        bool   `bson:"flag"`
-	Order       int    `bson:"order"`
+	Title       string `json:"title"`
+	Group       string `json:"group"`
+	Description string `json:"description"`
+	Owner       string `json:"owner,omitempty"`
+	Flag        bool   `json:"flag"`
+	Order       int    `json:"order"`
 }
 
 type templateDoc struct {
-	ID           string            `bson:"_id"`
-	Org          string            `bson:"organisation"`
-	Name         string            `bson:"name"`
-	DisplayName  string            `bson:"displayName"`
-	TitlePrefix  string            `bson:"titlePrefix"`
-	Description  string            `bson:"description"`
-	Summary      string            `bson:"summary"`
-	Severity     *int              `bson:"severity"`
-	TLP          *int              `bson:"tlp"`
-	PAP          *int              `bson:"pap"`
-	Tags         []string          `bson:"tags"`
-	Flag         bool              `bson:"flag"`
-	Tasks        []templateTaskDoc `bson:"tasks"`
-	CustomFields map[string]bson.M `bson:"customFields"`
-	CreatedAt    int64             `bson:"createdAt"`
-	CreatedBy    string            `bson:"createdBy"`
-	UpdatedAt    *int64            `bson:"updatedAt"`
-	UpdatedBy    string            `bson:"updatedBy,omitempty"`
+	ID           string            `json:"_id"`
+	Org          string            `json:"organisation"`
+	Name         string            `json:"name"`
+	DisplayName  string            `json:"displayName"`
+	TitlePrefix  string            `json:"titlePrefix"`
+	Description  string            `json:"description"`
+	Summary      string            `json:"summary"`
+	Severity     *int              `json:"severity"`
+	TLP          *int              `json:"tlp"`
+	PAP          *int              `json:"pap"`
+	Tags         []string          `json:"tags"`
+	Flag         bool              `json:"flag"`
+	Tasks        []templateTaskDoc `json:"tasks"`
+	CustomFields customDoc         `json:"customFields"`
+	CreatedAt    int64             `json:"createdAt"`
+	CreatedBy    string            `json:"createdBy"`
+	UpdatedAt    *int64            `json:"updatedAt"`
+	UpdatedBy    string            `json:"updatedBy,omitempty"`
 }
 
 func toTemplateDoc(t cases.Template) templateDoc {
@@ -73,7 +76,7 @@ func toTemplateDoc(t cases.Template) templateDoc {
 	return templateDoc{ID: t.ID, Org: t.Org, Name: t.Name, DisplayName: t.DisplayName, TitlePrefix: t.TitlePrefix,
 		Description: t.Description, Summary: t.Summary, Severity: t.Severity, TLP: t.TLP, PAP: t.PAP, Tags: tags,
 		Flag: t.Flag, Tasks: tasks, CustomFields: encodeCustom(t.CustomFields),
-		CreatedAt: mongox.Millis(t.CreatedAt), CreatedBy: t.CreatedBy}
+		CreatedAt: docstore.Millis(t.CreatedAt), CreatedBy: t.CreatedBy}
 }
 
 func (d templateDoc) template() cases.Template {
@@ -85,14 +88,14 @@ func (d templateDoc) template() cases.Template {
 	return cases.Template{ID: d.ID, Org: d.Org, Name: d.Name, DisplayName: d.DisplayName, TitlePrefix: d.TitlePrefix,
 		Description: d.Description, Summary: d.Summary, Severity: d.Severity, TLP: d.TLP, PAP: d.PAP, Tags: d.Tags,
 		Flag: d.Flag, Tasks: tasks, CustomFields: decodeCustom(d.CustomFields),
-		Meta: cases.Meta{CreatedAt: mongox.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
+		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 }
 
 // CreateTemplate inserts a template; the unique index refuses a name the organisation already uses.
 func (s *TemplateStore) CreateTemplate(ctx context.Context, t cases.Template) error {
-	_, err := s.coll.InsertOne(ctx, toTemplateDoc(t))
-	if mongox.IsDuplicate(err) {
+	err := s.coll.Insert(ctx, toTemplateDoc(t))
+	if docstore.IsDuplicate(err) {
 		return fmt.Errorf("create template %s: %w", t.Name, cases.ErrTemplateExists)
 	}
 	if err != nil {
@@ -104,7 +107,7 @@ func (s *TemplateStore) CreateTemplate(ctx context.Context, t cases.Template) er
 // Template finds a template by id.
 func (s *TemplateStore) Template(ctx context.Context, id string) (cases.Template, error) {
 	var d templateDoc
-	if err := findOne(ctx, s.coll, byID(id), &d, cases.ErrTemplateNotFound); err != nil {
+	if err := get(ctx, s.coll, id, &d, cases.ErrTemplateNotFound); err != nil {
 		return cases.Template{}, err
 	}
 	return d.template(), nil
@@ -113,7 +116,8 @@ func (s *TemplateStore) Template(ctx context.Context, id string) (cases.Template
 // TemplateByName finds a template by organisation and name.
 func (s *TemplateStore) TemplateByName(ctx context.Context, org, name string) (cases.Template, error) {
 	var d templateDoc
-	err := findOne(ctx, s.coll, bson.D{{Key: cases.PathOrg, Value: org}, {Key: "name", Value: name}}, &d, cases.ErrTemplateNotFound)
+	err := findOne(ctx, s.coll, docstore.And(docstore.Eq(cases.PathOrg, org), docstore.Eq("name", name)), &d,
+		cases.ErrTemplateNotFound)
 	if err != nil {
 		return cases.Template{}, err
 	}
@@ -122,32 +126,19 @@ func (s *TemplateStore) TemplateByName(ctx context.Context, org, name string) (c
 
 // Templates lists templates.
 func (s *TemplateStore) Templates(ctx context.Context, f search.Node, p search.Page) ([]cases.Template, int64, error) {
-	var docs []templateDoc
-	total, err := mongox.FindPage(ctx, s.coll, f, p, &docs)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]cases.Template, len(docs))
-	for i, d := range docs {
-		out[i] = d.template()
-	}
-	return out, total, nil
+	return page(ctx, s.coll, f, p, templateDoc.template)
 }
 
 // UpdateTemplate writes every mutable field of t.
 func (s *TemplateStore) UpdateTemplate(ctx context.Context, t cases.Template, by string, at time.Time) (cases.Template, error) {
 	d := toTemplateDoc(t)
-	set := append(stamp(by, at),
-		bson.E{Key: "name", Value: d.Name}, bson.E{Key: "displayName", Value: d.DisplayName},
-		bson.E{Key: "titlePrefix", Value: d.TitlePrefix}, bson.E{Key: "description", Value: d.Description},
-		bson.E{Key: "summary", Value: d.Summary}, bson.E{Key: "severity", Value: d.Severity},
-		bson.E{Key: "tlp", Value: d.TLP}, bson.E{Key: "pap", Value: d.PAP}, bson.E{Key: "tags", Value: d.Tags},
-		bson.E{Key: "flag", Value: d.Flag}, bson.E{Key: "tasks", Value: d.Tasks},
-		bson.E{Key: "customFields", Value: d.CustomFields})
+	u := stamp(by, at).Set("name", d.Name).Set("displayName", d.DisplayName).Set("titlePrefix", d.TitlePrefix).
+		Set("description", d.Description).Set("summary", d.Summary).Set("severity", d.Severity).Set("tlp", d.TLP).
+		Set("pap", d.PAP).Set("tags", d.Tags).Set("flag", d.Flag).Set("tasks", d.Tasks).Set("customFields", d.CustomFields)
 	var out templateDoc
-	err := findOneAndSet(ctx, s.coll, bson.D{{Key: "_id", Value: t.ID}, {Key: cases.PathOrg, Value: t.Org}}, set, &out,
+	err := findOneAndUpdate(ctx, s.coll, docstore.And(docstore.ID(t.ID), docstore.Eq(cases.PathOrg, t.Org)), u, &out,
 		cases.ErrTemplateNotFound)
-	if mongox.IsDuplicate(err) {
+	if docstore.IsDuplicate(err) {
 		return cases.Template{}, fmt.Errorf("update template %s: %w", t.Name, cases.ErrTemplateExists)
 	}
 	if err != nil {
@@ -158,7 +149,7 @@ func (s *TemplateStore) UpdateTemplate(ctx context.Context, t cases.Template, by
 
 // DeleteTemplate removes a template.
 func (s *TemplateStore) DeleteTemplate(ctx context.Context, id string) error {
-	if _, err := s.coll.DeleteOne(ctx, byID(id)); err != nil {
+	if _, err := s.coll.DeleteOne(ctx, docstore.ID(id)); err != nil {
 		return fmt.Errorf("delete template %s: %w", id, err)
 	}
 	return nil

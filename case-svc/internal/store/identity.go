@@ -1,4 +1,4 @@
-package mongostore
+package store
 
 import (
 	"context"
@@ -6,69 +6,79 @@ import (
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
 	"github.com/openir/platform/case-svc/internal/cases"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
 
 // IdentityStore keeps organisations, users and the API-key lookup table. Authentication reads by _id only:
 // the key lookup is its own collection keyed by the key's keyed hash.
 type IdentityStore struct {
-	orgs  *mongo.Collection
-	users *mongo.Collection
-	keys  *mongo.Collection
+	orgs  *docstore.Collection
+	users *docstore.Collection
+	keys  *docstore.Collection
 }
 
 var _ cases.IdentityStore = (*IdentityStore)(nil)
 
+var (
+	orgSpec = docstore.Spec{Name: "organisations"}
+	// userSpec: the users of an organisation (organisations holds each membership's organisation) in the
+	// default order (_id).
+	userSpec = docstore.Spec{Name: "users", Arrays: []string{cases.PathUserOrgs}, Indexes: []docstore.Index{
+		{Name: "organisations__id", Keys: []docstore.Key{docstore.Asc(cases.PathUserOrgs), docstore.Asc("_id")}},
+	}}
+	apiKeySpec = docstore.Spec{Name: "apikeys"}
+)
+
 // NewIdentityStore returns the store and creates the indexes its lists use.
-func NewIdentityStore(ctx context.Context, db *mongox.DB) (*IdentityStore, error) {
-	s := &IdentityStore{orgs: db.Collection("organisations"), users: db.Collection("users"), keys: db.Collection("apikeys")}
-	err := mongox.EnsureIndexes(ctx, s.users,
-		mongox.Index{Name: "organisations", Keys: bson.D{{Key: cases.PathUserOrgs, Value: 1}}},
-		mongox.Index{Name: "createdAt", Keys: bson.D{{Key: "createdAt", Value: 1}}},
-	)
-	if err != nil {
-		return nil, err
+func NewIdentityStore(ctx context.Context, db *docstore.DB) (*IdentityStore, error) {
+	s := &IdentityStore{}
+	for _, c := range []struct {
+		dst  **docstore.Collection
+		spec docstore.Spec
+	}{{&s.orgs, orgSpec}, {&s.users, userSpec}, {&s.keys, apiKeySpec}} {
+		coll, err := db.Collection(ctx, c.spec)
+		if err != nil {
+			return nil, err
+		}
+		*c.dst = coll
 	}
 	return s, nil
 }
 
 type orgDoc struct {
-	ID          string `bson:"_id"`
-	Description string `bson:"description"`
-	CreatedAt   int64  `bson:"createdAt"`
-	CreatedBy   string `bson:"createdBy"`
-	UpdatedAt   *int64 `bson:"updatedAt"`
-	UpdatedBy   string `bson:"updatedBy,omitempty"`
+	ID          string `json:"_id"`
+	Description string `json:"description"`
+	CreatedAt   int64  `json:"createdAt"`
+	CreatedBy   string `json:"createdBy"`
+	UpdatedAt   *int64 `json:"updatedAt"`
+	UpdatedBy   string `json:"updatedBy,omitempty"`
 }
 
 func (d orgDoc) org() cases.Organisation {
 	return cases.Organisation{Name: d.ID, Description: d.Description, Meta: cases.Meta{
-		CreatedAt: mongox.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
+		CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 
 type membershipDoc struct {
-	Org     string `bson:"organisation"`
-	Profile string `bson:"profile"`
+	Org     string `json:"organisation"`
+	Profile string `json:"profile"`
 }
 
 type userDoc struct {
-	ID          string          `bson:"_id"`
-	Name        string          `bson:"name"`
-	Locked      bool            `bson:"locked"`
-	Memberships []membershipDoc `bson:"memberships"`
-	Orgs        []string        `bson:"organisations"` // the memberships' organisations, for searches
-	Password    string          `bson:"password,omitempty"`
-	Key         string          `bson:"key,omitempty"`
-	KeyHash     string          `bson:"keyHash,omitempty"`
-	CreatedAt   int64           `bson:"createdAt"`
-	CreatedBy   string          `bson:"createdBy"`
-	UpdatedAt   *int64          `bson:"updatedAt"`
-	UpdatedBy   string          `bson:"updatedBy,omitempty"`
+	ID          string          `json:"_id"`
+	Name        string          `json:"name"`
+	Locked      bool            `json:"locked"`
+	Memberships []membershipDoc `json:"memberships"`
+	Orgs        []string        `json:"organisations"` // the memberships' organisations, for searches
+	Password    string          `json:"password,omitempty"`
+	Key         string          `json:"key,omitempty"`
+	KeyHash     string          `json:"keyHash,omitempty"`
+	CreatedAt   int64           `json:"createdAt"`
+	CreatedBy   string          `json:"createdBy"`
+	UpdatedAt   *int64          `json:"updatedAt"`
+	UpdatedBy   string          `json:"updatedBy,omitempty"`
 }
 
 func (d userDoc) user() cases.User {
@@ -77,7 +87,7 @@ func (d userDoc) user() cases.User {
 		ms[i] = cases.Membership{Org: m.Org, Profile: m.Profile}
 	}
 	return cases.User{Login: d.ID, Name: d.Name, Locked: d.Locked, Memberships: ms, PasswordHash: d.Password,
-		KeySealed: d.Key, KeyHash: d.KeyHash, Meta: cases.Meta{CreatedAt: mongox.Time(d.CreatedAt),
+		KeySealed: d.Key, KeyHash: d.KeyHash, Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt),
 			CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 
@@ -93,9 +103,9 @@ func membershipDocs(ms []cases.Membership) ([]membershipDoc, []string) {
 
 // CreateOrg inserts an organisation; its name is its _id, so a duplicate fails at once.
 func (s *IdentityStore) CreateOrg(ctx context.Context, o cases.Organisation) error {
-	_, err := s.orgs.InsertOne(ctx, orgDoc{ID: o.Name, Description: o.Description,
-		CreatedAt: mongox.Millis(o.CreatedAt), CreatedBy: o.CreatedBy})
-	if mongox.IsDuplicate(err) {
+	err := s.orgs.Insert(ctx, orgDoc{ID: o.Name, Description: o.Description,
+		CreatedAt: docstore.Millis(o.CreatedAt), CreatedBy: o.CreatedBy})
+	if docstore.IsDuplicate(err) {
 		return fmt.Errorf("create organisation %s: %w", o.Name, cases.ErrOrgExists)
 	}
 	if err != nil {
@@ -107,7 +117,7 @@ func (s *IdentityStore) CreateOrg(ctx context.Context, o cases.Organisation) err
 // Org finds an organisation by name.
 func (s *IdentityStore) Org(ctx context.Context, name string) (cases.Organisation, error) {
 	var d orgDoc
-	if err := findOne(ctx, s.orgs, byID(name), &d, cases.ErrOrgNotFound); err != nil {
+	if err := get(ctx, s.orgs, name, &d, cases.ErrOrgNotFound); err != nil {
 		return cases.Organisation{}, err
 	}
 	return d.org(), nil
@@ -115,23 +125,14 @@ func (s *IdentityStore) Org(ctx context.Context, name string) (cases.Organisatio
 
 // Orgs lists organisations.
 func (s *IdentityStore) Orgs(ctx context.Context, f search.Node, p search.Page) ([]cases.Organisation, int64, error) {
-	var docs []orgDoc
-	total, err := mongox.FindPage(ctx, s.orgs, f, p, &docs)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]cases.Organisation, len(docs))
-	for i, d := range docs {
-		out[i] = d.org()
-	}
-	return out, total, nil
+	return page(ctx, s.orgs, f, p, orgDoc.org)
 }
 
 // UpdateOrg sets the description.
 func (s *IdentityStore) UpdateOrg(ctx context.Context, name, description, by string, at time.Time) (cases.Organisation, error) {
 	var d orgDoc
-	set := append(stamp(by, at), bson.E{Key: "description", Value: description})
-	if err := findOneAndSet(ctx, s.orgs, byID(name), set, &d, cases.ErrOrgNotFound); err != nil {
+	if err := findOneAndUpdate(ctx, s.orgs, docstore.ID(name), stamp(by, at).Set("description", description), &d,
+		cases.ErrOrgNotFound); err != nil {
 		return cases.Organisation{}, err
 	}
 	return d.org(), nil
@@ -140,9 +141,9 @@ func (s *IdentityStore) UpdateOrg(ctx context.Context, name, description, by str
 // CreateUser inserts a user; the login is its _id.
 func (s *IdentityStore) CreateUser(ctx context.Context, u cases.User) error {
 	ms, orgs := membershipDocs(u.Memberships)
-	_, err := s.users.InsertOne(ctx, userDoc{ID: u.Login, Name: u.Name, Locked: u.Locked, Memberships: ms, Orgs: orgs,
-		Password: u.PasswordHash, CreatedAt: mongox.Millis(u.CreatedAt), CreatedBy: u.CreatedBy})
-	if mongox.IsDuplicate(err) {
+	err := s.users.Insert(ctx, userDoc{ID: u.Login, Name: u.Name, Locked: u.Locked, Memberships: ms, Orgs: orgs,
+		Password: u.PasswordHash, CreatedAt: docstore.Millis(u.CreatedAt), CreatedBy: u.CreatedBy})
+	if docstore.IsDuplicate(err) {
 		return fmt.Errorf("create user %s: %w", u.Login, cases.ErrUserExists)
 	}
 	if err != nil {
@@ -154,7 +155,7 @@ func (s *IdentityStore) CreateUser(ctx context.Context, u cases.User) error {
 // User finds a user by login.
 func (s *IdentityStore) User(ctx context.Context, login string) (cases.User, error) {
 	var d userDoc
-	if err := findOne(ctx, s.users, byID(login), &d, cases.ErrUserNotFound); err != nil {
+	if err := get(ctx, s.users, login, &d, cases.ErrUserNotFound); err != nil {
 		return cases.User{}, err
 	}
 	return d.user(), nil
@@ -162,21 +163,12 @@ func (s *IdentityStore) User(ctx context.Context, login string) (cases.User, err
 
 // Users lists users.
 func (s *IdentityStore) Users(ctx context.Context, f search.Node, p search.Page) ([]cases.User, int64, error) {
-	var docs []userDoc
-	total, err := mongox.FindPage(ctx, s.users, f, p, &docs)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]cases.User, len(docs))
-	for i, d := range docs {
-		out[i] = d.user()
-	}
-	return out, total, nil
+	return page(ctx, s.users, f, p, userDoc.user)
 }
 
-func (s *IdentityStore) update(ctx context.Context, login string, set bson.D) (cases.User, error) {
+func (s *IdentityStore) update(ctx context.Context, login string, u docstore.Update) (cases.User, error) {
 	var d userDoc
-	if err := findOneAndSet(ctx, s.users, byID(login), set, &d, cases.ErrUserNotFound); err != nil {
+	if err := findOneAndUpdate(ctx, s.users, docstore.ID(login), u, &d, cases.ErrUserNotFound); err != nil {
 		return cases.User{}, err
 	}
 	return d.user(), nil
@@ -185,20 +177,19 @@ func (s *IdentityStore) update(ctx context.Context, login string, set bson.D) (c
 // UpdateUser writes the name, lock state and memberships.
 func (s *IdentityStore) UpdateUser(ctx context.Context, u cases.User, by string, at time.Time) (cases.User, error) {
 	ms, orgs := membershipDocs(u.Memberships)
-	return s.update(ctx, u.Login, append(stamp(by, at), bson.E{Key: "name", Value: u.Name},
-		bson.E{Key: "locked", Value: u.Locked}, bson.E{Key: "memberships", Value: ms},
-		bson.E{Key: cases.PathUserOrgs, Value: orgs}))
+	return s.update(ctx, u.Login, stamp(by, at).Set("name", u.Name).Set("locked", u.Locked).
+		Set("memberships", ms).Set(cases.PathUserOrgs, orgs))
 }
 
 // SetPassword stores a password hash.
 func (s *IdentityStore) SetPassword(ctx context.Context, login, hash, by string, at time.Time) error {
-	_, err := s.update(ctx, login, append(stamp(by, at), bson.E{Key: "password", Value: hash}))
+	_, err := s.update(ctx, login, stamp(by, at).Set("password", hash))
 	return err
 }
 
 type keyDoc struct {
-	ID   string `bson:"_id"` // keyed hash of the key
-	User string `bson:"user"`
+	ID   string `json:"_id"` // keyed hash of the key
+	User string `json:"user"`
 }
 
 // SetKey replaces the user's key. Without transactions the order keeps every crash point safe: the new lookup
@@ -210,23 +201,23 @@ func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by stri
 		return err
 	}
 	if hash != "" {
-		if _, err := s.keys.InsertOne(ctx, keyDoc{ID: hash, User: login}); err != nil && !mongox.IsDuplicate(err) {
+		if err := s.keys.Insert(ctx, keyDoc{ID: hash, User: login}); err != nil && !docstore.IsDuplicate(err) {
 			return fmt.Errorf("store key of %s: %w", login, err)
 		}
 	}
-	update := bson.D{{Key: "$set", Value: append(stamp(by, at), bson.E{Key: "key", Value: sealed}, bson.E{Key: "keyHash", Value: hash})}}
+	u := stamp(by, at).Set("key", sealed).Set("keyHash", hash)
 	if hash == "" {
-		update = bson.D{{Key: "$set", Value: stamp(by, at)}, {Key: "$unset", Value: bson.D{{Key: "key", Value: ""}, {Key: "keyHash", Value: ""}}}}
+		u = stamp(by, at).Unset("key").Unset("keyHash")
 	}
-	res, err := s.users.UpdateOne(ctx, byID(login), update)
+	found, err := s.users.UpdateOne(ctx, docstore.ID(login), u, false)
 	if err != nil {
 		return fmt.Errorf("set key of %s: %w", login, err)
 	}
-	if res.MatchedCount == 0 {
+	if !found {
 		return cases.ErrUserNotFound
 	}
 	if old.KeyHash != "" && old.KeyHash != hash {
-		if _, err := s.keys.DeleteOne(ctx, byID(old.KeyHash)); err != nil {
+		if _, err := s.keys.DeleteOne(ctx, docstore.ID(old.KeyHash)); err != nil {
 			return fmt.Errorf("remove old key of %s: %w", login, err)
 		}
 	}
@@ -236,7 +227,7 @@ func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by stri
 // UserByKeyHash finds the user holding the key with this hash.
 func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (cases.User, error) {
 	var k keyDoc
-	if err := findOne(ctx, s.keys, byID(hash), &k, cases.ErrUserNotFound); err != nil {
+	if err := get(ctx, s.keys, hash, &k, cases.ErrUserNotFound); err != nil {
 		return cases.User{}, err
 	}
 	u, err := s.User(ctx, k.User)
@@ -251,8 +242,11 @@ func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (cases.U
 
 // AnyUser reports whether at least one user exists.
 func (s *IdentityStore) AnyUser(ctx context.Context) (bool, error) {
-	err := s.users.FindOne(ctx, bson.D{}).Err()
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	var d struct {
+		ID string `json:"_id"`
+	}
+	err := s.users.FindOne(ctx, docstore.All(), nil, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {

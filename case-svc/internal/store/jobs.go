@@ -1,75 +1,70 @@
-package mongostore
+package store
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
 	"github.com/openir/platform/case-svc/internal/cases"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
 
 // JobStore keeps analyzer jobs (case_artifact_job) in the collection jobs. A job's report is kept as JSON
 // text: analyzer reports carry keys ("." and "$") that documents may not, and nothing searches inside them.
 type JobStore struct {
-	coll *mongo.Collection
+	coll *docstore.Collection
 }
 
 var _ cases.JobStore = (*JobStore)(nil)
 
+// jobSpec: the jobs of an observable newest first, the job list of an organisation in its default order
+// (_id) and by status.
+var jobSpec = docstore.Spec{Name: "jobs", Indexes: []docstore.Index{
+	{Name: "observable_organisation_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathObservableID), docstore.Asc(cases.PathOrg), docstore.Desc("startDate")}},
+	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
+}}
+
 // NewJobStore returns the store and creates the indexes its lists use.
-func NewJobStore(ctx context.Context, db *mongox.DB) (*JobStore, error) {
-	s := &JobStore{coll: db.Collection("jobs")}
-	err := mongox.EnsureIndexes(ctx, s.coll,
-		mongox.Index{Name: "observable_startDate", Keys: bson.D{{Key: cases.PathObservableID, Value: 1}, {Key: "startDate", Value: -1}}},
-		mongox.Index{Name: "organisation_status", Keys: bson.D{{Key: cases.PathOrg, Value: 1}, {Key: "status", Value: 1}}},
-	)
+func NewJobStore(ctx context.Context, db *docstore.DB) (*JobStore, error) {
+	coll, err := db.Collection(ctx, jobSpec)
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return &JobStore{coll: coll}, nil
 }
 
 type jobDoc struct {
-	ID                 string  `bson:"_id"`
-	Org                string  `bson:"organisation"`
-	ObservableID       string  `bson:"observable"`
-	CaseID             string  `bson:"case"`
-	AnalyzerID         string  `bson:"analyzerId"`
-	AnalyzerName       string  `bson:"analyzerName"`
-	AnalyzerDefinition string  `bson:"analyzerDefinition"`
-	Status             string  `bson:"status"`
-	StartDate          *int64  `bson:"startDate"`
-	EndDate            *int64  `bson:"endDate"`
-	AnalysisID         string  `bson:"analysisId"`
-	AnalysisJobID      string  `bson:"analysisJobId"`
-	Report             *string `bson:"report"`
-	CreatedAt          int64   `bson:"createdAt"`
-	CreatedBy          string  `bson:"createdBy"`
-	UpdatedAt          *int64  `bson:"updatedAt"`
-	UpdatedBy          string  `bson:"updatedBy,omitempty"`
+	ID                 string  `json:"_id"`
+	Org                string  `json:"organisation"`
+	ObservableID       string  `json:"observable"`
+	CaseID             string  `json:"case"`
+	AnalyzerID         string  `json:"analyzerId"`
+	AnalyzerName       string  `json:"analyzerName"`
+	AnalyzerDefinition string  `json:"analyzerDefinition"`
+	Status             string  `json:"status"`
+	StartDate          *int64  `json:"startDate"`
+	EndDate            *int64  `json:"endDate"`
+	AnalysisID         string  `json:"analysisId"`
+	AnalysisJobID      string  `json:"analysisJobId"`
+	Report             *string `json:"report"`
+	CreatedAt          int64   `json:"createdAt"`
+	CreatedBy          string  `json:"createdBy"`
+	UpdatedAt          *int64  `json:"updatedAt"`
+	UpdatedBy          string  `json:"updatedBy,omitempty"`
 }
 
 func toJobDoc(j cases.Job) (jobDoc, error) {
 	d := jobDoc{ID: j.ID, Org: j.Org, ObservableID: j.ObservableID, CaseID: j.CaseID, AnalyzerID: j.AnalyzerID,
 		AnalyzerName: j.AnalyzerName, AnalyzerDefinition: j.AnalyzerDefinition, Status: j.Status,
 		StartDate: nullMillis(j.StartDate), EndDate: nullMillis(j.EndDate), AnalysisID: j.AnalysisID,
-		AnalysisJobID: j.AnalysisJobID, CreatedAt: mongox.Millis(j.CreatedAt), CreatedBy: j.CreatedBy}
+		AnalysisJobID: j.AnalysisJobID, CreatedAt: docstore.Millis(j.CreatedAt), CreatedBy: j.CreatedBy}
 	if j.Report != nil {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(j.Report); err != nil {
+		s, err := encodeJSON(j.Report)
+		if err != nil {
 			return jobDoc{}, fmt.Errorf("encode report of job %s: %w", j.ID, err)
 		}
-		s := strings.TrimSpace(buf.String())
 		d.Report = &s
 	}
 	return d, nil
@@ -80,7 +75,7 @@ func (d jobDoc) job() cases.Job {
 		AnalyzerName: d.AnalyzerName, AnalyzerDefinition: d.AnalyzerDefinition, Status: d.Status,
 		StartDate: timeOf(d.StartDate), EndDate: timeOf(d.EndDate), AnalysisID: d.AnalysisID,
 		AnalysisJobID: d.AnalysisJobID,
-		Meta: cases.Meta{CreatedAt: mongox.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
+		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 	if d.Report != nil {
 		if v, err := decodeJSON(*d.Report); err == nil {
@@ -96,7 +91,7 @@ func (s *JobStore) Create(ctx context.Context, j cases.Job) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.coll.InsertOne(ctx, d); err != nil {
+	if err := s.coll.Insert(ctx, d); err != nil {
 		return fmt.Errorf("create job: %w", err)
 	}
 	return nil
@@ -104,7 +99,7 @@ func (s *JobStore) Create(ctx context.Context, j cases.Job) error {
 
 // Delete removes a job record.
 func (s *JobStore) Delete(ctx context.Context, id string) error {
-	if _, err := s.coll.DeleteOne(ctx, byID(id)); err != nil {
+	if _, err := s.coll.DeleteOne(ctx, docstore.ID(id)); err != nil {
 		return fmt.Errorf("delete job %s: %w", id, err)
 	}
 	return nil
@@ -113,7 +108,7 @@ func (s *JobStore) Delete(ctx context.Context, id string) error {
 // Job finds a job record by id.
 func (s *JobStore) Job(ctx context.Context, id string) (cases.Job, error) {
 	var d jobDoc
-	if err := findOne(ctx, s.coll, byID(id), &d, cases.ErrJobNotFound); err != nil {
+	if err := get(ctx, s.coll, id, &d, cases.ErrJobNotFound); err != nil {
 		return cases.Job{}, err
 	}
 	return d.job(), nil
@@ -128,20 +123,12 @@ func (s *JobStore) Update(ctx context.Context, j cases.Job, fields []string, by 
 	values := map[string]any{"status": d.Status, "startDate": d.StartDate, "endDate": d.EndDate, "report": d.Report,
 		"analysisJobId": d.AnalysisJobID, "analysisId": d.AnalysisID, "analyzerId": d.AnalyzerID,
 		"analyzerName": d.AnalyzerName, "analyzerDefinition": d.AnalyzerDefinition}
-	set := stamp(by, at)
-	seen := map[string]bool{}
-	for _, f := range fields {
-		v, ok := values[f]
-		if !ok {
-			return cases.Job{}, fmt.Errorf("update job: unknown field %q", f)
-		}
-		if !seen[f] {
-			seen[f] = true
-			set = append(set, bson.E{Key: f, Value: v})
-		}
+	u, err := setFields(stamp(by, at), "job", values, fields)
+	if err != nil {
+		return cases.Job{}, err
 	}
 	var out jobDoc
-	if err := findOneAndSet(ctx, s.coll, byID(j.ID), set, &out, cases.ErrJobNotFound); err != nil {
+	if err := findOneAndUpdate(ctx, s.coll, docstore.ID(j.ID), u, &out, cases.ErrJobNotFound); err != nil {
 		return cases.Job{}, err
 	}
 	return out.job(), nil
@@ -150,25 +137,16 @@ func (s *JobStore) Update(ctx context.Context, j cases.Job, fields []string, by 
 // ListByObservable lists the jobs of an observable, newest first unless p sorts otherwise.
 func (s *JobStore) ListByObservable(ctx context.Context, observableID string, f search.Node, p search.Page) ([]cases.Job, int64, error) {
 	if len(p.Sort) == 0 {
-		p.Sort = []search.SortKey{{Path: "startDate", Desc: true}}
+		p.Sort = docstore.Sort("-startDate")
 	}
-	scope := search.Node{Op: search.OpEq, Path: cases.PathObservableID, Value: observableID}
+	scope := docstore.Eq(cases.PathObservableID, observableID)
 	if f.Op != "" { // the zero node (no filter) would match nothing
-		scope = search.Node{Op: search.OpAnd, Children: []search.Node{f, scope}}
+		scope = docstore.And(f, scope)
 	}
 	return s.Jobs(ctx, scope, p)
 }
 
 // Jobs lists jobs.
 func (s *JobStore) Jobs(ctx context.Context, f search.Node, p search.Page) ([]cases.Job, int64, error) {
-	var docs []jobDoc
-	total, err := mongox.FindPage(ctx, s.coll, f, p, &docs)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]cases.Job, len(docs))
-	for i, d := range docs {
-		out[i] = d.job()
-	}
-	return out, total, nil
+	return page(ctx, s.coll, f, p, jobDoc.job)
 }

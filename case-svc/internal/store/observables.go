@@ -1,72 +1,78 @@
-package mongostore
+package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/openir/platform/case-svc/internal/cases"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
 
 // ObservableStore keeps the observables of cases and alerts in one collection. Their _id derives from the
-// parent and the value, so uniqueness is the _id index and creation is a plain insert. A small collection,
-// fileGrants (_id = "<organisation>:<sha256>"), records which organisation holds which file, so a download
-// checks access by _id.
+// parent, the data type and the value, so the uniqueness of an observable per parent is the _id's and
+// creation is a plain insert. A small collection, fileGrants (_id = "<organisation>:<sha256>"), records which
+// organisation holds which file, so a download checks access by _id.
 type ObservableStore struct {
-	coll   *mongo.Collection
-	grants *mongo.Collection
+	coll   *docstore.Collection
+	grants *docstore.Collection
 }
 
 var _ cases.ObservableStore = (*ObservableStore)(nil)
 
+// observableSpec: the observables of a case (default order _id, and newest first) and of an alert; the
+// organisation's searches (default order _id); similar observables by key, and observables by data, across
+// the organisation's cases. A parent's index holds the organisation second (see taskSpec).
+var observableSpec = docstore.Spec{Name: "observables", Arrays: []string{"tags", "attachment.hashes"}, Indexes: []docstore.Index{
+	{Name: "case_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
+	{Name: "case_organisation_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(cases.PathOrg), docstore.Desc("startDate")}},
+	{Name: "alert_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathAlertID), docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation_key", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("key")}},
+	{Name: "organisation_data", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("data")}},
+}}
+
+var grantSpec = docstore.Spec{Name: "fileGrants"}
+
 // NewObservableStore returns the store and creates the indexes its lists and similarity lookups use.
-func NewObservableStore(ctx context.Context, db *mongox.DB) (*ObservableStore, error) {
-	s := &ObservableStore{coll: db.Collection("observables"), grants: db.Collection("fileGrants")}
-	err := mongox.EnsureIndexes(ctx, s.coll,
-		mongox.Index{Name: "organisation_key", Keys: bson.D{{Key: cases.PathOrg, Value: 1}, {Key: "key", Value: 1}}},
-		mongox.Index{Name: "case_startDate", Keys: bson.D{{Key: cases.PathCaseID, Value: 1}, {Key: "startDate", Value: -1}}},
-		mongox.Index{Name: "alert", Keys: bson.D{{Key: cases.PathAlertID, Value: 1}}},
-		mongox.Index{Name: "organisation_createdAt", Keys: bson.D{{Key: cases.PathOrg, Value: 1}, {Key: "createdAt", Value: -1}}},
-	)
+func NewObservableStore(ctx context.Context, db *docstore.DB) (*ObservableStore, error) {
+	coll, err := db.Collection(ctx, observableSpec)
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	grants, err := db.Collection(ctx, grantSpec)
+	if err != nil {
+		return nil, err
+	}
+	return &ObservableStore{coll: coll, grants: grants}, nil
 }
 
 type observableDoc struct {
-	ID               string         `bson:"_id"`
-	Org              string         `bson:"organisation"`
-	CaseID           string         `bson:"case,omitempty"`
-	AlertID          string         `bson:"alert,omitempty"`
-	DataType         string         `bson:"dataType"`
-	Data             *string        `bson:"data"`
-	Key              string         `bson:"key"`
-	Attachment       *attachmentDoc `bson:"attachment,omitempty"`
-	StartDate        int64          `bson:"startDate"`
-	TLP              int            `bson:"tlp"`
-	Tags             []string       `bson:"tags"`
-	IOC              bool           `bson:"ioc"`
-	Sighted          bool           `bson:"sighted"`
-	IgnoreSimilarity bool           `bson:"ignoreSimilarity"`
-	Message          string         `bson:"message"`
+	ID               string         `json:"_id"`
+	Org              string         `json:"organisation"`
+	CaseID           string         `json:"case,omitempty"`
+	AlertID          string         `json:"alert,omitempty"`
+	DataType         string         `json:"dataType"`
+	Data             *string        `json:"data"`
+	Key              string         `json:"key"`
+	Attachment       *attachmentDoc `json:"attachment,omitempty"`
+	StartDate        int64          `json:"startDate"`
+	TLP              int            `json:"tlp"`
+	Tags             []string       `json:"tags"`
+	IOC              bool           `json:"ioc"`
+	Sighted          bool           `json:"sighted"`
+	IgnoreSimilarity bool           `json:"ignoreSimilarity"`
+	Message          string         `json:"message"`
 	// Reports holds, per analyzer, its summary as JSON text: reports carry keys ("." and "$") that documents
 	// may not.
-	Reports   map[string]string `bson:"reports"`
-	CreatedAt int64             `bson:"createdAt"`
-	CreatedBy string            `bson:"createdBy"`
-	UpdatedAt *int64            `bson:"updatedAt"`
-	UpdatedBy string            `bson:"updatedBy,omitempty"`
+	Reports   map[string]string `json:"reports"`
+	CreatedAt int64             `json:"createdAt"`
+	CreatedBy string            `json:"createdBy"`
+	UpdatedAt *int64            `json:"updatedAt"`
+	UpdatedBy string            `json:"updatedBy,omitempty"`
 }
 
 func toObservableDoc(o cases.Observable) observableDoc {
@@ -75,9 +81,9 @@ func toObservableDoc(o cases.Observable) observableDoc {
 		tags = []string{}
 	}
 	d := observableDoc{ID: o.ID, Org: o.Org, CaseID: o.CaseID, AlertID: o.AlertID, DataType: o.DataType, Key: o.Key,
-		StartDate: mongox.Millis(o.StartDate), TLP: o.TLP, Tags: tags, IOC: o.IOC, Sighted: o.Sighted,
+		StartDate: docstore.Millis(o.StartDate), TLP: o.TLP, Tags: tags, IOC: o.IOC, Sighted: o.Sighted,
 		IgnoreSimilarity: o.IgnoreSimilarity, Message: o.Message, Reports: map[string]string{},
-		CreatedAt: mongox.Millis(o.CreatedAt), CreatedBy: o.CreatedBy}
+		CreatedAt: docstore.Millis(o.CreatedAt), CreatedBy: o.CreatedBy}
 	if o.Attachment == nil {
 		data := o.Data
 		d.Data = &data
@@ -95,9 +101,9 @@ func toObservableDoc(o cases.Observable) observableDoc {
 
 func (d observableDoc) observable() cases.Observable {
 	o := cases.Observable{ID: d.ID, Org: d.Org, CaseID: d.CaseID, AlertID: d.AlertID, DataType: d.DataType,
-		Data: stringOf(d.Data), Key: d.Key, StartDate: mongox.Time(d.StartDate), TLP: d.TLP, Tags: d.Tags, IOC: d.IOC,
+		Data: stringOf(d.Data), Key: d.Key, StartDate: docstore.Time(d.StartDate), TLP: d.TLP, Tags: d.Tags, IOC: d.IOC,
 		Sighted: d.Sighted, IgnoreSimilarity: d.IgnoreSimilarity, Message: d.Message, Reports: map[string]any{},
-		Meta: cases.Meta{CreatedAt: mongox.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
+		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 	if a := d.Attachment; a != nil {
 		o.Attachment = &cases.Attachment{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
@@ -108,15 +114,6 @@ func (d observableDoc) observable() cases.Observable {
 		}
 	}
 	return o
-}
-
-// decodeJSON reads stored JSON text, keeping numbers exact.
-func decodeJSON(s string) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	return v, err
 }
 
 // reportKey turns an analyzer name into a key usable in a document path: anything but letters, digits, "_"
@@ -135,26 +132,26 @@ func reportKey(name string) string {
 }
 
 type grantDoc struct {
-	ID          string   `bson:"_id"`
-	Name        string   `bson:"name"`
-	ContentType string   `bson:"contentType"`
-	Size        int64    `bson:"size"`
-	Hashes      []string `bson:"hashes"`
+	ID          string   `json:"_id"`
+	Name        string   `json:"name"`
+	ContentType string   `json:"contentType"`
+	Size        int64    `json:"size"`
+	Hashes      []string `json:"hashes"`
 }
 
 // CreateObservable inserts an observable, and for a file the organisation's grant to it.
 func (s *ObservableStore) CreateObservable(ctx context.Context, o cases.Observable) error {
-	_, err := s.coll.InsertOne(ctx, toObservableDoc(o))
-	if mongox.IsDuplicate(err) {
+	err := s.coll.Insert(ctx, toObservableDoc(o))
+	if docstore.IsDuplicate(err) {
 		return fmt.Errorf("create observable: %w", cases.ErrObservableExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create observable: %w", err)
 	}
 	if a := o.Attachment; a != nil {
-		_, err := s.grants.InsertOne(ctx, grantDoc{ID: o.Org + ":" + a.ID, Name: a.Name, ContentType: a.ContentType,
+		err := s.grants.Insert(ctx, grantDoc{ID: o.Org + ":" + a.ID, Name: a.Name, ContentType: a.ContentType,
 			Size: a.Size, Hashes: a.Hashes})
-		if err != nil && !mongox.IsDuplicate(err) {
+		if err != nil && !docstore.IsDuplicate(err) {
 			return fmt.Errorf("grant file %s: %w", a.ID, err)
 		}
 	}
@@ -164,7 +161,7 @@ func (s *ObservableStore) CreateObservable(ctx context.Context, o cases.Observab
 // Observable finds an observable by id.
 func (s *ObservableStore) Observable(ctx context.Context, id string) (cases.Observable, error) {
 	var d observableDoc
-	if err := findOne(ctx, s.coll, byID(id), &d, cases.ErrObservableNotFound); err != nil {
+	if err := get(ctx, s.coll, id, &d, cases.ErrObservableNotFound); err != nil {
 		return cases.Observable{}, err
 	}
 	return d.observable(), nil
@@ -172,16 +169,7 @@ func (s *ObservableStore) Observable(ctx context.Context, id string) (cases.Obse
 
 // Observables lists observables.
 func (s *ObservableStore) Observables(ctx context.Context, f search.Node, p search.Page) ([]cases.Observable, int64, error) {
-	var docs []observableDoc
-	total, err := mongox.FindPage(ctx, s.coll, f, p, &docs)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]cases.Observable, len(docs))
-	for i, d := range docs {
-		out[i] = d.observable()
-	}
-	return out, total, nil
+	return page(ctx, s.coll, f, p, observableDoc.observable)
 }
 
 // UpdateObservable writes the named fields of o.
@@ -189,20 +177,12 @@ func (s *ObservableStore) UpdateObservable(ctx context.Context, o cases.Observab
 	d := toObservableDoc(o)
 	values := map[string]any{"ioc": d.IOC, "sighted": d.Sighted, "ignoreSimilarity": d.IgnoreSimilarity,
 		"tags": d.Tags, "message": d.Message, "tlp": d.TLP}
-	set := stamp(by, at)
-	seen := map[string]bool{}
-	for _, f := range fields {
-		v, ok := values[f]
-		if !ok {
-			return cases.Observable{}, fmt.Errorf("update observable: unknown field %q", f)
-		}
-		if !seen[f] {
-			seen[f] = true
-			set = append(set, bson.E{Key: f, Value: v})
-		}
+	u, err := setFields(stamp(by, at), "observable", values, fields)
+	if err != nil {
+		return cases.Observable{}, err
 	}
 	var out observableDoc
-	if err := findOneAndSet(ctx, s.coll, byID(o.ID), set, &out, cases.ErrObservableNotFound); err != nil {
+	if err := findOneAndUpdate(ctx, s.coll, docstore.ID(o.ID), u, &out, cases.ErrObservableNotFound); err != nil {
 		return cases.Observable{}, err
 	}
 	return out.observable(), nil
@@ -210,11 +190,11 @@ func (s *ObservableStore) UpdateObservable(ctx context.Context, o cases.Observab
 
 // AddObservableTags adds the tags an observable lacks.
 func (s *ObservableStore) AddObservableTags(ctx context.Context, id string, tags []string, by string, at time.Time) error {
-	_, err := s.coll.UpdateOne(ctx, byID(id), bson.D{
-		{Key: "$addToSet", Value: bson.D{{Key: "tags", Value: bson.D{{Key: "$each", Value: tags}}}}},
-		{Key: "$set", Value: stamp(by, at)},
-	})
-	if err != nil {
+	items := make([]any, len(tags))
+	for i, t := range tags {
+		items[i] = t
+	}
+	if _, err := s.coll.UpdateOne(ctx, docstore.ID(id), stamp(by, at).AddToSet("tags", items...), false); err != nil {
 		return fmt.Errorf("tag observable %s: %w", id, err)
 	}
 	return nil
@@ -223,18 +203,15 @@ func (s *ObservableStore) AddObservableTags(ctx context.Context, id string, tags
 // MergeReport sets reports.<analyzer> (the name reduced to letters, digits, "_" and "-") to the summary,
 // kept as JSON text. json.Number values keep their exact text.
 func (s *ObservableStore) MergeReport(ctx context.Context, id, analyzer string, summary any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(summary); err != nil {
+	js, err := encodeJSON(summary)
+	if err != nil {
 		return fmt.Errorf("encode report summary: %w", err)
 	}
-	res, err := s.coll.UpdateOne(ctx, byID(id), bson.D{{Key: "$set", Value: bson.D{
-		{Key: "reports." + reportKey(analyzer), Value: strings.TrimSpace(buf.String())}}}})
+	found, err := s.coll.UpdateOne(ctx, docstore.ID(id), docstore.Set("reports."+reportKey(analyzer), js), false)
 	if err != nil {
 		return fmt.Errorf("merge report into observable %s: %w", id, err)
 	}
-	if res.MatchedCount == 0 {
+	if !found {
 		return cases.ErrObservableNotFound
 	}
 	return nil
@@ -242,17 +219,17 @@ func (s *ObservableStore) MergeReport(ctx context.Context, id, analyzer string, 
 
 // DeleteObservable removes an observable.
 func (s *ObservableStore) DeleteObservable(ctx context.Context, id string) error {
-	if _, err := s.coll.DeleteOne(ctx, byID(id)); err != nil {
+	if _, err := s.coll.DeleteOne(ctx, docstore.ID(id)); err != nil {
 		return fmt.Errorf("delete observable %s: %w", id, err)
 	}
 	return nil
 }
 
-func parentFilter(p cases.Parent) bson.D {
+func parentFilter(p cases.Parent) search.Node {
 	if p.Alert != "" {
-		return bson.D{{Key: cases.PathAlertID, Value: p.Alert}}
+		return docstore.Eq(cases.PathAlertID, p.Alert)
 	}
-	return bson.D{{Key: cases.PathCaseID, Value: p.Case}}
+	return docstore.Eq(cases.PathCaseID, p.Case)
 }
 
 // DeleteParentObservables removes the observables of a case or an alert.
@@ -268,28 +245,24 @@ func (s *ObservableStore) DeleteParentObservables(ctx context.Context, p cases.P
 
 // CountCaseObservables counts the observables of a case.
 func (s *ObservableStore) CountCaseObservables(ctx context.Context, caseID string) (int64, error) {
-	n, err := s.coll.CountDocuments(ctx, bson.D{{Key: cases.PathCaseID, Value: caseID}})
+	n, err := s.coll.Count(ctx, docstore.Eq(cases.PathCaseID, caseID))
 	if err != nil {
 		return 0, fmt.Errorf("count observables of case %s: %w", caseID, err)
 	}
 	return n, nil
 }
 
-// SimilarObservables finds the case observables of an organisation with one of the keys (indexed by
-// organisation and key on MongoDB).
+// similarFilter selects the case observables of an organisation with one of the keys (index organisation_key).
+func similarFilter(org string, keys []string) search.Node {
+	return docstore.And(docstore.Eq(cases.PathOrg, org), docstore.In("key", keys...), docstore.Exists(cases.PathCaseID),
+		docstore.Eq("ignoreSimilarity", false))
+}
+
+// SimilarObservables finds the case observables of an organisation with one of the keys.
 func (s *ObservableStore) SimilarObservables(ctx context.Context, org string, keys []string) ([]cases.Observable, error) {
-	cur, err := s.coll.Find(ctx, bson.D{
-		{Key: cases.PathOrg, Value: org},
-		{Key: "key", Value: bson.D{{Key: "$in", Value: keys}}},
-		{Key: cases.PathCaseID, Value: bson.D{{Key: "$exists", Value: true}}},
-		{Key: "ignoreSimilarity", Value: false},
-	}, options.Find().SetProjection(bson.D{{Key: cases.PathCaseID, Value: 1}, {Key: "dataType", Value: 1},
-		{Key: "ioc", Value: 1}, {Key: "key", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("find similar observables: %w", err)
-	}
 	var docs []observableDoc
-	if err := cur.All(ctx, &docs); err != nil {
+	if err := s.coll.Find(ctx, docstore.Query{Filter: similarFilter(org, keys),
+		Fields: []string{cases.PathCaseID, "dataType", "ioc", "key"}}, &docs); err != nil {
 		return nil, fmt.Errorf("find similar observables: %w", err)
 	}
 	out := make([]cases.Observable, len(docs))
@@ -305,15 +278,10 @@ func (s *ObservableStore) CaseObservableCounts(ctx context.Context, caseIDs []st
 	if len(caseIDs) == 0 {
 		return out, nil
 	}
-	cur, err := s.coll.Find(ctx, bson.D{
-		{Key: cases.PathCaseID, Value: bson.D{{Key: "$in", Value: caseIDs}}},
-		{Key: "ignoreSimilarity", Value: false},
-	}, options.Find().SetProjection(bson.D{{Key: cases.PathCaseID, Value: 1}, {Key: "ioc", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("count observables of cases: %w", err)
-	}
 	var docs []observableDoc
-	if err := cur.All(ctx, &docs); err != nil {
+	if err := s.coll.Find(ctx, docstore.Query{
+		Filter: docstore.And(docstore.In(cases.PathCaseID, caseIDs...), docstore.Eq("ignoreSimilarity", false)),
+		Fields: []string{cases.PathCaseID, "ioc"}}, &docs); err != nil {
 		return nil, fmt.Errorf("count observables of cases: %w", err)
 	}
 	for _, d := range docs {
@@ -330,7 +298,7 @@ func (s *ObservableStore) CaseObservableCounts(ctx context.Context, caseIDs []st
 // HeldFile finds the organisation's grant to a file.
 func (s *ObservableStore) HeldFile(ctx context.Context, org, fileID string) (cases.Attachment, error) {
 	var g grantDoc
-	if err := findOne(ctx, s.grants, byID(org+":"+fileID), &g, cases.ErrAttachmentNotFound); err != nil {
+	if err := get(ctx, s.grants, org+":"+fileID, &g, cases.ErrAttachmentNotFound); err != nil {
 		return cases.Attachment{}, err
 	}
 	return cases.Attachment{ID: fileID, Name: g.Name, ContentType: g.ContentType, Size: g.Size, Hashes: g.Hashes}, nil

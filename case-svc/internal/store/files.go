@@ -1,4 +1,4 @@
-package mongostore
+package store
 
 import (
 	"context"
@@ -6,18 +6,24 @@ import (
 	"io"
 
 	"github.com/openir/platform/case-svc/internal/cases"
-	"github.com/openir/platform/pkg/mongox"
+	"github.com/openir/platform/pkg/docstore"
 )
 
-// Files adapts the attachment store of pkg/mongox to the domain.
+// Files adapts the attachment store of pkg/docstore to the domain.
 type Files struct {
-	store *mongox.Attachments
+	store *docstore.Attachments
 }
 
 var _ cases.FileStore = (*Files)(nil)
 
 // NewFiles returns the file store of the database.
-func NewFiles(db *mongox.DB) *Files { return &Files{store: mongox.NewAttachments(db)} }
+func NewFiles(ctx context.Context, db *docstore.DB) (*Files, error) {
+	a, err := docstore.NewAttachments(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return &Files{store: a}, nil
+}
 
 // Put stores a file's content once.
 func (f *Files) Put(ctx context.Context, r io.Reader) (cases.File, error) {
@@ -31,7 +37,7 @@ func (f *Files) Put(ctx context.Context, r io.Reader) (cases.File, error) {
 // Open reads a file's content.
 func (f *Files) Open(ctx context.Context, id string) (io.ReadCloser, cases.File, error) {
 	r, info, err := f.store.Open(ctx, id)
-	if errors.Is(err, mongox.ErrFileNotFound) {
+	if errors.Is(err, docstore.ErrFileNotFound) {
 		return nil, cases.File{}, cases.ErrAttachmentNotFound
 	}
 	if err != nil {

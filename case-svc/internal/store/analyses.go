@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/docstore"
+)
+
+// AnalysisStore keeps the connector's state: responder actions, and the small `pending` collection of jobs
+// and actions whose result is not imported yet (the tracker's work list, read per server).
+type AnalysisStore struct {
+	actions *docstore.Collection
+	pending *docstore.Collection
+}
+
+var (
+	_ cases.ActionStore  = (*AnalysisStore)(nil)
+	_ cases.PendingStore = (*AnalysisStore)(nil)
+)
+
+var (
+	actionSpec  = docstore.Spec{Name: "actions"}
+	pendingSpec = docstore.Spec{Name: "pending", Indexes: []docstore.Index{
+		{Name: "server__id", Keys: []docstore.Key{docstore.Asc("server"), docstore.Asc("_id")}},
+	}}
+)
+
+// NewAnalysisStore returns the store.
+func NewAnalysisStore(ctx context.Context, db *docstore.DB) (*AnalysisStore, error) {
+	actions, err := db.Collection(ctx, actionSpec)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := db.Collection(ctx, pendingSpec)
+	if err != nil {
+		return nil, err
+	}
+	return &AnalysisStore{actions: actions, pending: pending}, nil
+}
+
+type pendingDoc struct {
+	ID       string `json:"_id"`
+	Kind     string `json:"kind"`
+	Server   string `json:"server"`
+	Org      string `json:"organisation"`
+	RemoteID string `json:"remoteId"`
+	Since    int64  `json:"since"`
+}
+
+// AddPending records a job or action to track.
+func (s *AnalysisStore) AddPending(ctx context.Context, p cases.Pending) error {
+	err := s.pending.Insert(ctx, pendingDoc{ID: p.ID, Kind: p.Kind, Server: p.Server, Org: p.Org, RemoteID: p.RemoteID,
+		Since: docstore.Millis(p.Since)})
+	if err != nil && !docstore.IsDuplicate(err) {
+		return fmt.Errorf("add pending %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// PendingOf lists a server's pending records.
+func (s *AnalysisStore) PendingOf(ctx context.Context, server string) ([]cases.Pending, error) {
+	var docs []pendingDoc
+	if err := s.pending.Find(ctx, docstore.Query{Filter: docstore.Eq("server", server)}, &docs); err != nil {
+		return nil, fmt.Errorf("list pending: %w", err)
+	}
+	out := make([]cases.Pending, len(docs))
+	for i, d := range docs {
+		out[i] = cases.Pending{ID: d.ID, Kind: d.Kind, Server: d.Server, Org: d.Org, RemoteID: d.RemoteID, Since: docstore.Time(d.Since)}
+	}
+	return out, nil
+}
+
+// SetRemote records the server's job id.
+func (s *AnalysisStore) SetRemote(ctx context.Context, id, remoteID string) error {
+	if _, err := s.pending.UpdateOne(ctx, docstore.ID(id), docstore.Set("remoteId", remoteID), false); err != nil {
+		return fmt.Errorf("set remote job of %s: %w", id, err)
+	}
+	return nil
+}
+
+// RemovePending forgets a record whose result is imported.
+func (s *AnalysisStore) RemovePending(ctx context.Context, id string) error {
+	if _, err := s.pending.DeleteOne(ctx, docstore.ID(id)); err != nil {
+		return fmt.Errorf("remove pending %s: %w", id, err)
+	}
+	return nil
+}
+
+type actionDoc struct {
+	ID                  string `json:"_id"`
+	Org                 string `json:"organisation"`
+	ResponderID         string `json:"responderId"`
+	ResponderName       string `json:"responderName"`
+	ResponderDefinition string `json:"responderDefinition"`
+	AnalysisID          string `json:"analysisId"`
+	AnalysisJobID       string `json:"analysisJobId"`
+	ObjectType          string `json:"objectType"`
+	ObjectID            string `json:"objectId"`
+	CaseID              string `json:"case"`
+	AlertID             string `json:"alert"`
+	TaskID              string `json:"task"`
+	Status              string `json:"status"`
+	StartDate           int64  `json:"startDate"`
+	EndDate             *int64 `json:"endDate"`
+	Operations          string `json:"operations"`
+	Report              string `json:"report"`
+	CreatedAt           int64  `json:"createdAt"`
+	CreatedBy           string `json:"createdBy"`
+	UpdatedAt           *int64 `json:"updatedAt"`
+	UpdatedBy           string `json:"updatedBy"`
+}
+
+func toActionDoc(a cases.Action) actionDoc {
+	return actionDoc{ID: a.ID, Org: a.Org, ResponderID: a.ResponderID, ResponderName: a.ResponderName,
+		ResponderDefinition: a.ResponderDefinition, AnalysisID: a.AnalysisID, AnalysisJobID: a.AnalysisJobID,
+		ObjectType: a.ObjectType, ObjectID: a.ObjectID, CaseID: a.CaseID, AlertID: a.AlertID, TaskID: a.TaskID,
+		Status: a.Status, StartDate: docstore.Millis(a.StartDate), EndDate: nullMillis(a.EndDate), Operations: a.Operations,
+		Report: a.Report, CreatedAt: docstore.Millis(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: nullMillis(a.UpdatedAt),
+		UpdatedBy: a.UpdatedBy}
+}
+
+func (d actionDoc) action() cases.Action {
+	return cases.Action{ID: d.ID, Org: d.Org, ResponderID: d.ResponderID, ResponderName: d.ResponderName,
+		ResponderDefinition: d.ResponderDefinition, AnalysisID: d.AnalysisID, AnalysisJobID: d.AnalysisJobID,
+		ObjectType: d.ObjectType, ObjectID: d.ObjectID, CaseID: d.CaseID, AlertID: d.AlertID, TaskID: d.TaskID,
+		Status: d.Status, StartDate: docstore.Time(d.StartDate), EndDate: timeOf(d.EndDate), Operations: d.Operations,
+		Report: d.Report, Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy,
+			UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
+}
+
+// CreateAction inserts an action.
+func (s *AnalysisStore) CreateAction(ctx context.Context, a cases.Action) error {
+	if err := s.actions.Insert(ctx, toActionDoc(a)); err != nil {
+		return fmt.Errorf("create action: %w", err)
+	}
+	return nil
+}
+
+// Action finds an action by id.
+func (s *AnalysisStore) Action(ctx context.Context, id string) (cases.Action, error) {
+	var d actionDoc
+	if err := get(ctx, s.actions, id, &d, cases.ErrActionNotFound); err != nil {
+		return cases.Action{}, err
+	}
+	return d.action(), nil
+}
+
+// UpdateAction replaces an action (a vanished one stays vanished, as MongoDB's replaceOne without upsert).
+func (s *AnalysisStore) UpdateAction(ctx context.Context, a cases.Action) error {
+	if err := s.actions.Replace(ctx, toActionDoc(a), false); err != nil && !errors.Is(err, docstore.ErrNotFound) {
+		return fmt.Errorf("update action %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// DeleteAction removes an action.
+func (s *AnalysisStore) DeleteAction(ctx context.Context, id string) error {
+	if _, err := s.actions.DeleteOne(ctx, docstore.ID(id)); err != nil {
+		return fmt.Errorf("delete action %s: %w", id, err)
+	}
+	return nil
+}
