@@ -485,7 +485,11 @@ func mongoFilter(n search.Node) bson.D {
 		if len(n.Children) == 1 {
 			return mongoFilter(n.Children[0])
 		}
-		return bson.D{{Key: "$and", Value: mongoFilters(n.Children)}}
+		a := mongoFilters(n.Children)
+		if d, ok := mergeAnd(a); ok {
+			return d
+		}
+		return bson.D{{Key: "$and", Value: a}}
 	case search.OpOr:
 		if len(n.Children) == 0 {
 			return mongoNothing()
@@ -530,6 +534,20 @@ func mongoFilter(n search.Node) bson.D {
 	return mongoNothing()
 }
 
+// mergeAnd returns the conditions of an $and as one document when each is on a path of its own: MongoDB and
+// FerretDB then take its equalities as the fields of an upserted document (FerretDB does not look into $and).
+func mergeAnd(a bson.A) (bson.D, bool) {
+	d := make(bson.D, 0, len(a))
+	for _, c := range a {
+		cd := c.(bson.D)
+		if len(cd) != 1 || strings.HasPrefix(cd[0].Key, "$") || slices.ContainsFunc(d, func(e bson.E) bool { return e.Key == cd[0].Key }) {
+			return nil, false
+		}
+		d = append(d, cd[0])
+	}
+	return d, true
+}
+
 func mongoFilters(nodes []search.Node) bson.A {
 	a := make(bson.A, 0, len(nodes))
 	for _, c := range nodes {
@@ -568,7 +586,8 @@ func mongoSort(keys []search.SortKey) bson.D {
 	return d
 }
 
-// mongoUpdate translates an update: $set, $unset, $inc, $addToSet with $each, $pull with $in.
+// mongoUpdate translates an update: $set, $unset, $inc, $addToSet with $each, and $pullAll (MongoDB's
+// equivalent of $pull with $in for values, which FerretDB v1 ignores).
 func mongoUpdate(u Update) bson.D {
 	var set, unset, inc, add, pull bson.D
 	for _, op := range u.ops {
@@ -582,14 +601,14 @@ func mongoUpdate(u Update) bson.D {
 		case opAddToSet:
 			add = append(add, bson.E{Key: op.path, Value: bson.D{{Key: "$each", Value: toBSONArray(op.items)}}})
 		case opPull:
-			pull = append(pull, bson.E{Key: op.path, Value: bson.D{{Key: "$in", Value: toBSONArray(op.items)}}})
+			pull = append(pull, bson.E{Key: op.path, Value: toBSONArray(op.items)})
 		}
 	}
 	var d bson.D
 	for _, p := range []struct {
 		op string
 		d  bson.D
-	}{{"$set", set}, {"$unset", unset}, {"$inc", inc}, {"$addToSet", add}, {"$pull", pull}} {
+	}{{"$set", set}, {"$unset", unset}, {"$inc", inc}, {"$addToSet", add}, {"$pullAll", pull}} {
 		if len(p.d) > 0 {
 			d = append(d, bson.E{Key: p.op, Value: p.d})
 		}
