@@ -299,7 +299,9 @@ class Service:
         return "\n".join("    " + l for l in lines) if lines else "    (nothing logged)"
 
     def died(self):
-        return Fail(f"{self.name} exited with code {self.proc.returncode}. Last lines of "
+        rc = self.proc.returncode
+        how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 else f"exited with code {rc}"
+        return Fail(f"{self.name} {how}. Last lines of "
                     f"{os.path.relpath(self.log) if self.log.startswith(os.getcwd()) else self.log}:\n{self.tail()}")
 
     def wait_ready(self):

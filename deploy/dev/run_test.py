@@ -298,7 +298,7 @@ class RunTest(unittest.TestCase):
         analysis = self.fake_pid("analysis")
         os.kill(self.fake_pid("case"), signal.SIGKILL)
         self.assertEqual(r.wait_exit(), 1, r.output)
-        self.assertIn("case-svc exited with code -9", r.output)
+        self.assertIn("case-svc was killed by SIGKILL", r.output)
         self.assertIn("case-svc listening", r.output)  # its last log lines
         eventually(lambda: dead(analysis), "analysis-svc stopped")
 
