@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -43,6 +44,18 @@ const (
 	maxEncodedLen = 256
 )
 
+// hashSlots bounds the argon2id computations running at once. Each holds its memory cost (19 MiB for the
+// default parameters) for its whole run, so without a bound N concurrent logins would hold N times that: the
+// CPU is the bottleneck anyway, and the others wait for a slot.
+var hashSlots = make(chan struct{}, min(max(runtime.GOMAXPROCS(0), 1), 4))
+
+// idKey is argon2.IDKey run in one of the hashSlots.
+func idKey(pw, salt []byte, p argonParams, n uint32) []byte {
+	hashSlots <- struct{}{}
+	defer func() { <-hashSlots }()
+	return argon2.IDKey(pw, salt, p.time, p.memory, p.threads, n)
+}
+
 // b64 returns the unpadded standard base64 of the PHC string format, rejecting non-canonical encodings.
 func b64() *base64.Encoding { return base64.RawStdEncoding.Strict() }
 
@@ -60,7 +73,7 @@ func HashPassword(pw string) (string, error) {
 }
 
 func encodeHash(pw string, salt []byte, p argonParams) string {
-	key := argon2.IDKey([]byte(pw), salt, p.time, p.memory, p.threads, keyLen)
+	key := idKey([]byte(pw), salt, p, keyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2.Version, p.memory, p.time, p.threads, b64().EncodeToString(salt), b64().EncodeToString(key))
 }
@@ -75,7 +88,7 @@ func CheckPassword(encoded, pw string) bool {
 	if err != nil {
 		return false
 	}
-	got := argon2.IDKey([]byte(pw), salt, p.time, p.memory, p.threads, uint32(len(want)))
+	got := idKey([]byte(pw), salt, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 

@@ -2,7 +2,10 @@ package conf
 
 import (
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/openir/platform/pkg/web"
 )
 
 // Common holds the settings both services have. A service embeds it with `mapstructure:",squash"`, so the
@@ -16,9 +19,19 @@ type Common struct {
 			Cert string
 			Key  string
 		}
-		AllowInsecureCredentials bool     `mapstructure:"allow_insecure_credentials"`
-		TrustedProxies           []string `mapstructure:"trusted_proxies"`
-		BodyLimit                string   `mapstructure:"body_limit"`
+		AllowInsecureCredentials bool          `mapstructure:"allow_insecure_credentials"`
+		TrustedProxies           []string      `mapstructure:"trusted_proxies"`
+		BodyLimit                string        `mapstructure:"body_limit"`
+		UnauthenticatedBodyLimit string        `mapstructure:"unauthenticated_body_limit"`
+		ReadTimeout              time.Duration `mapstructure:"read_timeout"`
+		UploadTimeout            time.Duration `mapstructure:"upload_timeout"`
+		JSON                     struct {
+			MaxDepth   int    `mapstructure:"max_depth"`
+			MaxArray   int    `mapstructure:"max_array"`
+			MaxString  string `mapstructure:"max_string"`
+			MaxDecoded string `mapstructure:"max_decoded"`
+			InFlight   string `mapstructure:"in_flight"`
+		}
 	}
 	Database struct {
 		URI  string
@@ -60,7 +73,15 @@ func CommonDefaults(addr, dbName, dbPath string) map[string]any {
 		"http.tls.key":                    "",
 		"http.allow_insecure_credentials": false,
 		"http.trusted_proxies":            []string{},
-		"http.body_limit":                 "100M",
+		"http.body_limit":                 "1M",
+		"http.unauthenticated_body_limit": "64K",
+		"http.read_timeout":               "1m",
+		"http.upload_timeout":             "15m",
+		"http.json.max_depth":             web.DefaultJSONDepth,
+		"http.json.max_array":             web.DefaultJSONArray,
+		"http.json.max_string":            "", // = http.body_limit
+		"http.json.max_decoded":           "32M",
+		"http.json.in_flight":             "64M",
 		"database.uri":                    "",
 		"database.name":                   dbName,
 		"database.path":                   dbPath,
@@ -86,5 +107,44 @@ func (c Common) Check() error {
 	if c.Search.Max <= 0 {
 		return errors.New("config: search.max must be positive")
 	}
+	if _, err := c.Limits(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// Limits are the request limits of the http.* keys.
+func (c Common) Limits() (web.Limits, error) {
+	h := c.HTTP
+	var l web.Limits
+	for _, s := range []struct {
+		key, v string
+		into   *int64
+	}{
+		{"http.body_limit", h.BodyLimit, &l.Body},
+		{"http.unauthenticated_body_limit", h.UnauthenticatedBodyLimit, &l.Unauthenticated},
+		{"http.json.max_string", h.JSON.MaxString, &l.JSON.String},
+		{"http.json.max_decoded", h.JSON.MaxDecoded, &l.JSON.Decoded},
+		{"http.json.in_flight", h.JSON.InFlight, &l.JSON.InFlight},
+	} {
+		if s.v == "" && s.key == "http.json.max_string" {
+			continue // the body limit
+		}
+		n, err := web.ParseSize(s.v)
+		if err != nil {
+			return web.Limits{}, fmt.Errorf("config: %s: %w", s.key, err)
+		}
+		*s.into = n
+	}
+	if l.Unauthenticated > l.Body {
+		return web.Limits{}, errors.New("config: http.unauthenticated_body_limit must not exceed http.body_limit")
+	}
+	if l.JSON.Decoded > l.JSON.InFlight {
+		return web.Limits{}, errors.New("config: http.json.max_decoded must not exceed http.json.in_flight")
+	}
+	if h.JSON.MaxDepth <= 0 || h.JSON.MaxArray <= 0 || h.ReadTimeout <= 0 || h.UploadTimeout <= 0 {
+		return web.Limits{}, errors.New("config: http.json.max_depth, http.json.max_array, http.read_timeout and http.upload_timeout must be positive")
+	}
+	l.JSON.Depth, l.JSON.Array, l.UploadTimeout = h.JSON.MaxDepth, h.JSON.MaxArray, h.UploadTimeout
+	return l, nil
 }

@@ -29,7 +29,10 @@ type AuthConfig struct {
 	Basic      bool          // accept HTTP basic credentials (auth.method.basic)
 	Secure     bool          // mark cookies Secure (served over TLS)
 	Now        func() time.Time
-	Throttle   *auth.Throttle // failed password logins (login endpoint and basic); nil = none
+	Throttle   *auth.Throttle // password attempts (login endpoint and basic); nil = none
+	// Transport is the HTTPS rule of the password endpoints (RequireSecure), applied to basic credentials too;
+	// its trusted proxies also say whose X-Forwarded-For names the client address the throttle counts.
+	Transport SecureConfig
 }
 
 func (a AuthConfig) now() time.Time {
@@ -53,16 +56,24 @@ var ErrAuthentication = apperr.New(apperr.Unauthenticated, "Authentication failu
 
 // Authenticate returns a middleware that accepts, in order, a Bearer API key, the session cookie (with the
 // CSRF header on state-changing requests) and, when enabled, HTTP basic credentials. The principal is then
-// available through Caller.
+// available through Caller. The body is not read before authentication succeeds, which raises the request's
+// body limit from the unauthenticated one to Limits.Body; a refused request's body is never read (the
+// connection is closed after the answer).
 func Authenticate[P any](a Authenticator[P], cfg AuthConfig) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			p, err := authenticate(c, a, cfg)
 			if err != nil {
+				if b := limiterOf(c); b != nil && (b.declared < 0 || b.declared > b.lim.Unauthenticated) {
+					closeUnread(b.w) // the server would otherwise read up to 256 KiB of it to keep the connection
+				}
 				if k := apperr.KindOf(err); k == apperr.Internal || k == apperr.Forbidden || k == apperr.RateLimited {
 					return err
 				}
 				return ErrAuthentication
+			}
+			if b := limiterOf(c); b != nil {
+				b.authenticated()
 			}
 			c.Set(callerKey, p)
 			return next(c)
@@ -104,6 +115,9 @@ func authenticate[P any](c echo.Context, a Authenticator[P], cfg AuthConfig) (P,
 		}
 	}
 	if login, pw, ok := c.Request().BasicAuth(); ok && cfg.Basic {
+		if err := CheckSecure(c, cfg.Transport); err != nil {
+			return zero, err
+		}
 		return CheckLogin(c, cfg, login, func() (P, error) { return a.ByPassword(ctx, login, pw) })
 	}
 	return zero, ErrAuthentication
@@ -112,31 +126,63 @@ func authenticate[P any](c echo.Context, a Authenticator[P], cfg AuthConfig) (P,
 // ErrThrottled answers a login attempt after too many failures.
 var ErrThrottled = apperr.New(apperr.RateLimited, "too many failed logins; try again later")
 
-// CheckLogin runs a password check under the login throttle: refused (429) after too many recent failures
-// for the login or from the client's address, counted as a failure when check fails with Unauthenticated.
+// CheckLogin runs a password check under the login throttle. The attempt is reserved before check runs, so
+// parallel attempts cannot pass the limit together: refused (429) when the login from the client's address, or
+// the address, has no attempt left; kept as a failure when check fails with Unauthenticated, given back when
+// check fails otherwise, and clearing the login's failures from that address when it succeeds.
 func CheckLogin[T any](c echo.Context, cfg AuthConfig, login string, check func() (T, error)) (T, error) {
 	var zero T
-	addr := clientAddr(c.Request())
-	if !cfg.Throttle.Allow(login, addr) {
+	ctx := c.Request().Context()
+	at, ok, err := cfg.Throttle.Reserve(ctx, login, ClientAddr(c.Request(), cfg.Transport.TrustedProxies))
+	if err != nil {
+		return zero, err
+	}
+	if !ok {
 		return zero, ErrThrottled
 	}
 	v, err := check()
 	switch {
 	case err == nil:
-		cfg.Throttle.Succeed(login)
+		at.Succeeded(ctx)
 	case apperr.Is(err, apperr.Unauthenticated):
-		cfg.Throttle.Fail(login, addr)
+		at.Failed(ctx)
+	default:
+		at.Cancel(ctx)
 	}
 	return v, err
 }
 
-// clientAddr is the peer's IP: X-Forwarded-For is not trusted here, a client could pick its own.
-func clientAddr(r *http.Request) string {
+// ClientAddr is the client's IP: the peer's, or, when the peer is a trusted proxy, the nearest address of
+// X-Forwarded-For that is not a trusted proxy (the addresses before it were written by the client, which
+// could pick any).
+func ClientAddr(r *http.Request, proxies []*net.IPNet) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	if !trusted(net.ParseIP(host), proxies) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		ip := net.ParseIP(strings.TrimSpace(hops[i]))
+		if ip == nil {
+			break
+		}
+		if !trusted(ip, proxies) {
+			return ip.String()
+		}
 	}
 	return host
+}
+
+func trusted(ip net.IP, proxies []*net.IPNet) bool {
+	for _, n := range proxies {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 func safeMethod(m string) bool {
@@ -236,11 +282,5 @@ func viaTrustedHTTPS(r *http.Request, proxies []*net.IPNet) bool {
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	ip := net.ParseIP(host)
-	for _, n := range proxies {
-		if ip != nil && n.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return trusted(net.ParseIP(host), proxies)
 }

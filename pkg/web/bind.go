@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -79,27 +78,24 @@ func Fields(c echo.Context) (map[string]any, error) {
 
 func readFields(c echo.Context) (map[string]any, error) {
 	req := c.Request()
-	f := map[string]any{}
+	var docs [][]byte               // JSON objects, decoded into the fields first
+	var plain []map[string][]string // then form values, then the query string, which wins
 	mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	switch {
 	case mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json"):
-		body, err := readBody(req)
+		body, err := readBody(c, req)
 		if err != nil {
 			return nil, err
 		}
-		if err := decodeObject(body, f); err != nil {
-			return nil, err
-		}
+		docs = append(docs, body)
 	case mt == "application/x-www-form-urlencoded":
-		body, err := readBody(req)
+		body, err := readBody(c, req)
 		if err != nil {
 			return nil, err
 		}
 		// `curl -d '{"a":1}'` sends JSON labelled as a form: take it as the JSON it is.
 		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
-			if err := decodeObject(t, f); err != nil {
-				return nil, err
-			}
+			docs = append(docs, t)
 			break
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
@@ -107,45 +103,89 @@ func readFields(c echo.Context) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		mergeValues(f, form)
+		plain = append(plain, form)
 	case mt == "":
 		// A client that forgot the content type (curl --data-binary, some scripts): take a JSON object as JSON.
-		body, err := readBody(req)
+		body, err := readBody(c, req)
 		if err != nil {
 			return nil, err
 		}
 		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
-			if err := decodeObject(t, f); err != nil {
-				return nil, err
-			}
+			docs = append(docs, t)
 		}
 	case mt == "multipart/form-data":
-		form, err := c.MultipartForm()
+		form, err := readMultipart(c, req)
 		if err != nil {
-			return nil, bodyError(err, "malformed multipart body")
+			return nil, err
 		}
-		if js := form.Value["_json"]; len(js) > 0 {
-			if err := decodeObject([]byte(js[0]), f); err != nil {
-				return nil, err
-			}
+		c.Set(formKey, form)
+		if js := form.values["_json"]; len(js) > 0 {
+			docs = append(docs, []byte(js[0]))
 		}
-		plain := map[string][]string{}
-		for k, v := range form.Value {
+		values := map[string][]string{}
+		for k, v := range form.values {
 			if k != "_json" {
-				plain[k] = v
+				values[k] = v
 			}
 		}
-		mergeValues(f, plain)
+		plain = append(plain, values)
 	}
 	q, err := parseQuery(req.URL.RawQuery)
 	if err != nil {
 		return nil, err
 	}
-	mergeValues(f, q)
+	plain = append(plain, q)
+	if err := checkJSON(c, docs, plain); err != nil {
+		return nil, err
+	}
+	f := map[string]any{}
+	for _, d := range docs {
+		if err := decodeObject(d, f); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range plain {
+		mergeValues(f, p)
+	}
 	return f, nil
 }
 
+// checkJSON scans the JSON documents of a request (the body, a `_json` part, and form or query values that
+// hold JSON, which binding decodes later) against the JSON limits before any is decoded, and reserves the
+// estimated memory of decoding them in the service's budget, until the request ends.
+func checkJSON(c echo.Context, docs [][]byte, plain []map[string][]string) error {
+	lim := limitsOf(c).JSON
+	var cost int64
+	for _, d := range docs {
+		n, err := scanJSON(d, lim)
+		if err != nil {
+			return err
+		}
+		cost += n
+	}
+	for _, p := range plain {
+		for _, vs := range p {
+			for _, v := range vs {
+				if t := strings.TrimSpace(v); t != "" && (t[0] == '{' || t[0] == '[') {
+					n, err := scanJSON([]byte(t), lim)
+					if err != nil {
+						return err
+					}
+					cost += n
+				}
+			}
+		}
+	}
+	if b := limiterOf(c); b != nil {
+		return b.reserveDecoded(c.Request().Context(), cost)
+	}
+	return nil
+}
+
 func parseQuery(s string) (map[string][]string, error) {
+	if strings.Count(s, "&") >= maxQueryPairs {
+		return nil, apperr.Errorf(apperr.BadRequest, "query string or form with more than %d parameters", maxQueryPairs)
+	}
 	v, err := urlParseQuery(s)
 	if err != nil {
 		return nil, apperr.New(apperr.BadRequest, "malformed query string or form")
@@ -153,21 +193,40 @@ func parseQuery(s string) (map[string][]string, error) {
 	return v, nil
 }
 
-func readBody(req *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(req.Body)
+// readBody reads a JSON or form body: at most the Body limit, even on an upload route (whose larger limit is
+// for the files of a multipart body).
+func readBody(c echo.Context, req *http.Request) ([]byte, error) {
+	b := limiterOf(c)
+	if b == nil {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, bodyError(err, "cannot read request body")
+		}
+		return body, nil
+	}
+	max := min(b.limit, b.lim.Body)
+	if b.declared > max {
+		closeUnread(b.w)
+		return nil, errTooLarge(max)
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, max+1))
 	if err != nil {
 		return nil, bodyError(err, "cannot read request body")
+	}
+	if int64(len(body)) > max {
+		closeUnread(b.w)
+		return nil, errTooLarge(max)
 	}
 	return body, nil
 }
 
+// bodyError is the 413 of a body over its limit, else a 400 with msg.
 func bodyError(err error, msg string) error {
-	var he *echo.HTTPError
-	if errors.As(err, &he) { // the body limit
-		return he
+	if tl := asTooLarge(err); tl != nil {
+		return tl
 	}
-	if strings.Contains(err.Error(), "too large") {
-		return apperr.New(apperr.TooLarge, "request body too large")
+	if apperr.As(err) != nil {
+		return err
 	}
 	return apperr.Wrap(apperr.BadRequest, msg, err)
 }
@@ -358,22 +417,4 @@ func jsonOrString(s string) any {
 		return s
 	}
 	return v
-}
-
-// FormFile returns the uploaded file in the multipart part named one of names (first found), or nil.
-func FormFile(c echo.Context, names ...string) (*multipart.FileHeader, error) {
-	mt, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
-	if mt != "multipart/form-data" {
-		return nil, nil
-	}
-	form, err := c.MultipartForm()
-	if err != nil {
-		return nil, bodyError(err, "malformed multipart body")
-	}
-	for _, n := range names {
-		if fh := form.File[n]; len(fh) > 0 {
-			return fh[0], nil
-		}
-	}
-	return nil, nil
 }

@@ -16,6 +16,37 @@ type ServeConfig struct {
 	TLSCert      string // with TLSKey: serve HTTPS
 	TLSKey       string
 	WriteTimeout time.Duration // the longest response (long polls); zero = 2 min
+	// ReadTimeout is the longest time to read a request, headers and body (slow clients, slow-loris); upload
+	// routes extend it for their body (Limits.UploadTimeout). Once the body is read the deadline is lifted,
+	// so long polls are not cut. Zero = 1 min.
+	ReadTimeout time.Duration
+}
+
+// Server defaults.
+const (
+	DefaultReadTimeout = time.Minute
+	readHeaderTimeout  = 10 * time.Second
+	// maxHeaderBytes bounds the request line and headers (query strings included).
+	maxHeaderBytes = 64 << 10
+)
+
+// NewServer returns the http.Server of Serve: header and body read timeouts, bounded headers.
+func NewServer(log *slog.Logger, h http.Handler, cfg ServeConfig) *http.Server {
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 2 * time.Minute
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(readHeaderTimeout, cfg.ReadTimeout),
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // Serve listens on cfg.Addr and serves h until ctx ends, then shuts down gracefully (20 s budget).
@@ -24,17 +55,7 @@ func Serve(ctx context.Context, log *slog.Logger, h http.Handler, cfg ServeConfi
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = 2 * time.Minute
-	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute, // file uploads
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := NewServer(log, h, cfg)
 	tls := cfg.TLSCert != ""
 	log.Info("listening", "addr", ln.Addr().String(), "tls", tls)
 	done := make(chan error, 1)

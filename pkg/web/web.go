@@ -25,22 +25,19 @@ import (
 
 // Options configure the shared Echo defaults.
 type Options struct {
-	Log       *slog.Logger
-	BodyLimit string        // e.g. "100M"; empty = 100M
-	Timeout   time.Duration // per-request context deadline; zero = none (long polls set their own)
+	Log     *slog.Logger
+	Limits  Limits        // request bodies and JSON documents; zero values are the defaults
+	Timeout time.Duration // per-request context deadline; zero = none (long polls set their own)
 	// Ready reports whether the service's dependencies (the database) answer; served at /readyz.
 	Ready func(ctx context.Context) error
 }
 
-// New returns an Echo instance with request ids, panic recovery, a body limit, JSON request logs,
+// New returns an Echo instance with request ids, panic recovery, body limits (see Limits), JSON request logs,
 // Prometheus metrics at /metrics, /healthz and /readyz, and the error handler of DECISIONS.md.
 func New(opts Options) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = ErrorHandler(opts.Log)
-	if opts.BodyLimit == "" {
-		opts.BodyLimit = "100M"
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newMetrics(reg)
@@ -53,7 +50,7 @@ func New(opts Options) *echo.Echo {
 			return apperr.Wrap(apperr.Internal, "panic", fmt.Errorf("%w\n%s", err, stack))
 		},
 	}))
-	e.Use(middleware.BodyLimit(opts.BodyLimit))
+	e.Use(limitBodies(opts.Limits.withDefaults()))
 	e.Use(securityHeaders)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })

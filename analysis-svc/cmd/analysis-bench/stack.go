@@ -183,7 +183,7 @@ func startStack(ctx context.Context, dbDir string, logs *logSink, name, dir stri
 			Throttle: auth.NewThrottle(5, 30, 5*time.Minute, time.Now)},
 		Secure:    web.SecureConfig{AllowInsecure: true}, // plain HTTP on 127.0.0.1: the key renewal of the setup
 		SearchMax: 10000,
-		BodyLimit: "100M",
+		MaxFile:   1 << 30,
 		Ready:     web.Options{Ready: db.Ping},
 	}, ids, workers, jobs)
 	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))

@@ -69,6 +69,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("http.trusted_proxies: %w", err)
 	}
+	limits, err := cfg.Limits()
+	if err != nil {
+		return err
+	}
+	maxFile, err := web.ParseSize(cfg.Job.MaxFile)
+	if err != nil {
+		return fmt.Errorf("job.max_file: %w", err)
+	}
 	tls := cfg.HTTP.TLS.Cert != ""
 	if cfg.HTTP.AllowInsecureCredentials && !tls {
 		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
@@ -79,7 +87,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			Throttle: auth.NewThrottle(cfg.Auth.Throttle.User, cfg.Auth.Throttle.Address, cfg.Auth.Throttle.Window, time.Now)},
 		Secure:    web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
 		SearchMax: cfg.Search.Max,
-		BodyLimit: cfg.HTTP.BodyLimit,
+		Limits:    limits,
+		MaxFile:   maxFile,
 		Ready:     web.Options{Ready: db.Ping},
 	}, ids, workers, jobs)
 
@@ -92,7 +101,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		_ = jobs.Run(jctx)
 	}()
 	serveErr := web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key,
-		WriteTimeout: cfg.Job.Waitreport.Max + time.Minute})
+		WriteTimeout: cfg.Job.Waitreport.Max + time.Minute, ReadTimeout: cfg.HTTP.ReadTimeout})
 	stopJobs()
 	<-jobsDone
 	return serveErr

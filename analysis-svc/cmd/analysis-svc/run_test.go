@@ -318,6 +318,7 @@ func TestRun_LoginThrottling(t *testing.T) {
 		"ANALYSIS_HTTP_ADDR": "127.0.0.1:0", "ANALYSIS_DATABASE_PATH": t.TempDir(),
 		"ANALYSIS_BOOTSTRAP_LOGIN": "root", "ANALYSIS_BOOTSTRAP_PASSWORD": "the-right-password",
 		"ANALYSIS_AUTH_THROTTLE_USER": "3", "ANALYSIS_AUTH_METHOD_BASIC": "true",
+		"ANALYSIS_HTTP_ALLOW_INSECURE_CREDENTIALS": "true", // passwords over plain HTTP (the test's loopback)
 	})
 	defer stop()
 	login := func(pw string) int {

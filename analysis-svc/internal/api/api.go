@@ -22,8 +22,11 @@ type Config struct {
 	Auth      web.AuthConfig
 	Secure    web.SecureConfig
 	SearchMax int
-	BodyLimit string
-	Ready     web.Options
+	// Limits bound request bodies and JSON documents (http.body_limit…); MaxFile is the largest file of an
+	// analyzer run (job.max_file), streamed to disk.
+	Limits  web.Limits
+	MaxFile int64
+	Ready   web.Options
 }
 
 type handler struct {
@@ -38,8 +41,9 @@ type handler struct {
 // New returns the service's HTTP handler with every route registered.
 func New(cfg Config, ids *analysis.Identity, workers *analysis.Workers, jobs *analysis.Jobs) *echo.Echo {
 	opts := cfg.Ready
-	opts.Log, opts.BodyLimit = cfg.Log, cfg.BodyLimit
+	opts.Log, opts.Limits = cfg.Log, cfg.Limits
 	e := web.New(opts)
+	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
 	h := &handler{ids: ids, workers: workers, jobs: jobs, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
 	h.routes(e)
 	return e
@@ -51,7 +55,7 @@ func (h *handler) routes(e *echo.Echo) {
 	secure := web.RequireSecure(h.cfg.Secure)
 
 	e.GET("/api/status", h.status)
-	e.POST("/api/login", h.login)
+	e.POST("/api/login", h.login, secure) // a password: HTTPS only, as the password endpoints
 	e.POST("/api/logout", h.logout)
 	e.GET("/api/logout", h.logout)
 
@@ -91,7 +95,11 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/api/"+n+"/:id", h.getWorker, kk)
 		a.PATCH("/api/"+n+"/:id", h.updateWorker, kk)
 		a.DELETE("/api/"+n+"/:id", h.disableWorker, kk)
-		a.POST("/api/"+n+"/:id/run", h.runWorker, kk)
+		if k == analysis.KindAnalyzer {
+			a.POST("/api/"+n+"/:id/run", h.runWorker, kk, web.Upload(h.cfg.MaxFile)) // an observable file
+		} else {
+			a.POST("/api/"+n+"/:id/run", h.runWorker, kk)
+		}
 	}
 
 	a.GET("/api/job", h.searchJobs)

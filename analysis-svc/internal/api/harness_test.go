@@ -59,6 +59,9 @@ type envOptions struct {
 	now           func() time.Time // the sessions' clock; nil = time.Now
 	jobs          analysis.JobsConfig
 	noWorkers     bool // do not run the job workers (queue tests start their own)
+	limits        web.Limits
+	maxFile       int64          // the upload limit of analyzer runs; 0 = 2M
+	throttle      *auth.Throttle // nil = none
 }
 
 type envOption func(*envOptions)
@@ -77,6 +80,14 @@ func withJobs(cfg analysis.JobsConfig) envOption { return func(o *envOptions) { 
 
 // withoutWorkers leaves jobs Waiting: nothing runs them until the test starts workers.
 func withoutWorkers() envOption { return func(o *envOptions) { o.noWorkers = true } }
+
+// withLimits sets the request limits (zero values: the service's defaults) and the largest upload.
+func withLimits(l web.Limits, maxFile int64) envOption {
+	return func(o *envOptions) { o.limits, o.maxFile = l, maxFile }
+}
+
+// withThrottle sets the login throttle.
+func withThrottle(th *auth.Throttle) envOption { return func(o *envOptions) { o.throttle = th } }
 
 // withSuperPassword gives the bootstrapped superadmin the password superPassword.
 func withSuperPassword() envOption { return func(o *envOptions) { o.superPassword = true } }
@@ -175,12 +186,16 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if !o.noWorkers {
 		startWorkers(t, jobs)
 	}
+	if o.maxFile == 0 {
+		o.maxFile = 2 << 20
+	}
 	h := api.New(api.Config{
 		Log:       log,
-		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now},
+		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now, Throttle: o.throttle},
 		Secure:    o.secure,
 		SearchMax: 1000,
-		BodyLimit: "1M",
+		Limits:    o.limits, // the defaults: 1M bodies, 64K before authentication
+		MaxFile:   o.maxFile,
 		Ready:     web.Options{Ready: db.Ping},
 	}, ids, workers, jobs)
 	srv := httptest.NewServer(h)

@@ -1054,7 +1054,8 @@ func TestAPI_SecureTransport(t *testing.T) {
 		if u := e.getUser(t, "u"); u["hasPassword"] != false || u["hasKey"] != false {
 			t.Errorf("refused calls changed the user: %v", u)
 		}
-		e.sessionClient().loginAs(t, superLogin, superPassword).want(t, http.StatusOK)
+		// Password login follows the same rule (issue 15).
+		e.sessionClient().loginAs(t, superLogin, superPassword).wantError(t, http.StatusForbidden, "AuthorizationError")
 		// Authentication comes first: no credentials is still a 401.
 		e.anon().call(t, http.MethodGet, "/api/user/u/key", nil).wantError(t, http.StatusUnauthorized, "AuthenticationError")
 	})
@@ -1071,7 +1072,10 @@ func TestAPI_SecureTransport(t *testing.T) {
 		run(t, e, nil, false)
 		run(t, e, http.Header{"X-Forwarded-Proto": {"http"}}, false)
 		run(t, e, https, true)
-		e.sessionClient().loginAs(t, "u", "u-password-1").want(t, http.StatusOK)
+		e.sessionClient().loginAs(t, "u", "u-password-1").wantError(t, http.StatusForbidden, "AuthorizationError")
+		c := e.sessionClient()
+		c.header.Set("X-Forwarded-Proto", "https")
+		c.loginAs(t, "u", "u-password-1").want(t, http.StatusOK)
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -169,7 +168,7 @@ type runRequest struct {
 	} `json:"attributes"`
 }
 
-func (r runRequest) submission(file *multipart.FileHeader) analysis.Submission {
+func (r runRequest) submission(file *web.File) analysis.Submission {
 	s := analysis.Submission{DataType: r.DataType, Data: normalizeData(r.Data), TLP: r.TLP, PAP: r.PAP,
 		Message: r.Message, Parameters: r.Parameters, Label: r.Label, Force: r.Force}
 	if a := r.Attributes; a != nil {

@@ -99,7 +99,7 @@ func startStack(ctx context.Context, dir string, logs *logSink, name string, ser
 		return nil, err
 	}
 	// run.go with config.go's defaults (auth.session_ttl 1h, auth.throttle 5/30/5m, search.max 10000,
-	// http.body_limit 100M); plain HTTP on 127.0.0.1 needs allow_insecure_credentials for the key renewals
+	// http.* limits, observable.max_file 100M); plain HTTP on 127.0.0.1 needs allow_insecure_credentials for the key renewals
 	// of the setup.
 	h := api.New(api.Config{
 		Log: log,
@@ -107,7 +107,7 @@ func startStack(ctx context.Context, dir string, logs *logSink, name string, ser
 			Throttle: auth.NewThrottle(5, 30, 5*time.Minute, time.Now)},
 		Secure:    web.SecureConfig{AllowInsecure: true},
 		SearchMax: 10000,
-		BodyLimit: "100M",
+		MaxFile:   100 << 20,
 		Ready:     db.Ping,
 	}, ids, svc, analyses)
 	actx, stop := context.WithCancel(context.WithoutCancel(ctx))

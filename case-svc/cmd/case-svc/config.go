@@ -2,10 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
 	"github.com/openir/platform/pkg/conf"
+	"github.com/openir/platform/pkg/web"
 )
 
 // server is one analysis server the connector drives; analysisId in requests is its name.
@@ -25,6 +27,9 @@ type config struct {
 		GiveUp   time.Duration `mapstructure:"give_up"`   // a record whose server stays unreachable this long fails
 		LongPoll time.Duration `mapstructure:"long_poll"` // one waitreport call
 	}
+	Observable struct {
+		MaxFile string `mapstructure:"max_file"` // largest uploaded file: observable, archive, task log attachment
+	}
 }
 
 // defaults are the common keys' defaults plus this service's.
@@ -38,9 +43,10 @@ func defaults() map[string]any {
 
 // ownDefaults are the defaults of the keys only this service has.
 var ownDefaults = map[string]any{
-	"analysis.servers":   []map[string]any{},
-	"analysis.give_up":   "24h",
-	"analysis.long_poll": "1m",
+	"analysis.servers":    []map[string]any{},
+	"analysis.give_up":    "24h",
+	"analysis.long_poll":  "1m",
+	"observable.max_file": "100M",
 }
 
 // loadConfig reads --config FILE (optional), then CASE_* env variables (CASE_ANALYSIS_SERVERS as JSON).
@@ -51,6 +57,9 @@ func loadConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	if err := c.Check(); err != nil {
 		return config{}, err
+	}
+	if _, err := web.ParseSize(c.Observable.MaxFile); err != nil {
+		return config{}, fmt.Errorf("config: observable.max_file: %w", err)
 	}
 	seen := map[string]bool{}
 	for _, s := range c.Analysis.Servers {

@@ -67,6 +67,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("http.trusted_proxies: %w", err)
 	}
+	limits, err := cfg.Limits()
+	if err != nil {
+		return err
+	}
+	maxFile, err := web.ParseSize(cfg.Observable.MaxFile)
+	if err != nil {
+		return fmt.Errorf("observable.max_file: %w", err)
+	}
 	tls := cfg.HTTP.TLS.Cert != ""
 	if cfg.HTTP.AllowInsecureCredentials && !tls {
 		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
@@ -81,7 +89,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			Throttle: auth.NewThrottle(cfg.Auth.Throttle.User, cfg.Auth.Throttle.Address, cfg.Auth.Throttle.Window, time.Now)},
 		Secure:    web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
 		SearchMax: cfg.Search.Max,
-		BodyLimit: cfg.HTTP.BodyLimit,
+		Limits:    limits,
+		MaxFile:   maxFile,
 		Ready:     db.Ping,
 	}, ids, svc, analyses)
 
@@ -92,7 +101,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		defer close(tracked)
 		analyses.Run(actx)
 	}()
-	serveErr := web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key})
+	serveErr := web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key,
+		ReadTimeout: cfg.HTTP.ReadTimeout})
 	stopTracker()
 	<-tracked
 	return serveErr

@@ -24,7 +24,10 @@ type Config struct {
 	Auth      web.AuthConfig
 	Secure    web.SecureConfig
 	SearchMax int
-	BodyLimit string
+	// Limits bound request bodies and JSON documents (http.body_limit…); MaxFile is the largest uploaded file
+	// (observable file, archive, task log attachment: observable.max_file), streamed to disk.
+	Limits  web.Limits
+	MaxFile int64
 	// Ready reports whether the database answers (/readyz).
 	Ready func(ctx context.Context) error
 }
@@ -40,7 +43,8 @@ type handler struct {
 
 // New returns the service's HTTP handler with every route registered.
 func New(cfg Config, ids *cases.Identity, svc *cases.Service, analyses *cases.Analyses) *echo.Echo {
-	e := web.New(web.Options{Log: cfg.Log, BodyLimit: cfg.BodyLimit, Ready: cfg.Ready})
+	e := web.New(web.Options{Log: cfg.Log, Limits: cfg.Limits, Ready: cfg.Ready})
+	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
 	h := &handler{ids: ids, svc: svc, analyses: analyses, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
 	h.routes(e)
 	return e
@@ -52,11 +56,12 @@ func New(cfg Config, ids *cases.Identity, svc *cases.Service, analyses *cases.An
 func (h *handler) routes(e *echo.Echo) {
 	authn := web.Authenticate[cases.User](h.ids, h.auth)
 	secure := web.RequireSecure(h.cfg.Secure)
+	upload := web.Upload(h.cfg.MaxFile)
 
 	for _, prefix := range []string{"/api", "/api/v0", "/api/v1"} {
 		// --- without credentials ---
 		e.GET(prefix+"/status", h.status)
-		e.POST(prefix+"/login", h.login)
+		e.POST(prefix+"/login", h.login, secure) // a password: HTTPS only, as the password endpoints
 		e.POST(prefix+"/logout", h.logout)
 		e.GET(prefix+"/logout", h.logout)
 
@@ -119,7 +124,7 @@ func (h *handler) routes(e *echo.Echo) {
 		a.PATCH("/case/task/:taskId", h.updateTask)
 
 		// --- task logs ---
-		a.POST("/case/task/:taskId/log", h.createLog)
+		a.POST("/case/task/:taskId/log", h.createLog, upload)
 		a.GET("/case/task/:taskId/log", h.listTaskLogs)
 		a.POST("/case/task/:taskId/log/_search", h.listTaskLogs)
 		a.POST("/case/task/log/_search", h.listLogs)
@@ -136,14 +141,14 @@ func (h *handler) routes(e *echo.Echo) {
 		a.DELETE("/customField/:fieldId", h.deleteCustomField)
 
 		// --- observables (the reference system's artifacts) of cases and alerts ---
-		a.POST("/case/:caseId/artifact", h.createCaseObservables)
+		a.POST("/case/:caseId/artifact", h.createCaseObservables, upload)
 		a.GET("/case/:caseId/artifact", h.listCaseObservables)
 		a.POST("/case/:caseId/artifact/_search", h.listCaseObservables)
 		a.POST("/case/artifact/_search", h.searchObservables)
 		a.GET("/case/artifact/:observableId", h.getObservable)
 		a.PATCH("/case/artifact/:observableId", h.updateObservable)
 		a.DELETE("/case/artifact/:observableId", h.deleteObservable)
-		a.POST("/alert/:alertId/artifact", h.createAlertObservables)
+		a.POST("/alert/:alertId/artifact", h.createAlertObservables, upload)
 		a.GET("/alert/:alertId/artifact", h.listAlertObservables)
 		a.POST("/alert/:alertId/artifact/_search", h.listAlertObservables)
 		a.POST("/alert/artifact/_search", h.searchAlertObservables)

@@ -56,7 +56,9 @@ type envOptions struct {
 	noTracker     bool             // configure the servers but do not run the tracker until env.startTracker
 	now           func() time.Time // the sessions' clock; nil = time.Now
 	logs          *syncBuffer      // where the service logs; nil = a new buffer
-	bodyLimit     string           // "" = 2M
+	limits        web.Limits       // zero: the tests' defaults (2M bodies, 64K before authentication)
+	maxFile       int64            // the upload limit; 0 = 2M
+	throttle      *auth.Throttle   // nil = none
 }
 
 type envOption func(*envOptions)
@@ -72,8 +74,13 @@ func withClock(now func() time.Time) envOption { return func(o *envOptions) { o.
 // the connector clients it builds.
 func withLogs(buf *syncBuffer) envOption { return func(o *envOptions) { o.logs = buf } }
 
-// withBodyLimit sets the request body limit (the tests' default is 2M; the service's is 100M).
-func withBodyLimit(l string) envOption { return func(o *envOptions) { o.bodyLimit = l } }
+// withLimits sets the request limits (zero values: the service's defaults) and the largest upload.
+func withLimits(l web.Limits, maxFile int64) envOption {
+	return func(o *envOptions) { o.limits, o.maxFile = l, maxFile }
+}
+
+// withThrottle sets the login throttle.
+func withThrottle(th *auth.Throttle) envOption { return func(o *envOptions) { o.throttle = th } }
 
 // withoutTracker leaves pending jobs untracked until the test calls env.startTracker (as a restart would).
 func withoutTracker() envOption { return func(o *envOptions) { o.noTracker = true } }
@@ -120,7 +127,7 @@ func (s *syncBuffer) String() string {
 // newEnv builds and serves the stack on a fresh database.
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	o := envOptions{secure: web.SecureConfig{AllowInsecure: true}, bodyLimit: "2M"}
+	o := envOptions{secure: web.SecureConfig{AllowInsecure: true}, limits: web.Limits{Body: 2 << 20}}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -206,12 +213,16 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if len(o.servers) > 0 && !o.noTracker {
 		startTracker()
 	}
+	if o.maxFile == 0 {
+		o.maxFile = 2 << 20
+	}
 	h := api.New(api.Config{
 		Log:       log,
-		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now},
+		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now, Throttle: o.throttle},
 		Secure:    o.secure,
 		SearchMax: 1000,
-		BodyLimit: o.bodyLimit,
+		Limits:    o.limits,
+		MaxFile:   o.maxFile,
 		Ready:     db.Ping,
 	}, ids, svc, analyses)
 	srv := httptest.NewServer(h)
