@@ -37,6 +37,9 @@ func (l JSONLimits) withDefaults() JSONLimits {
 	if l.Array <= 0 {
 		l.Array = DefaultJSONArray
 	}
+	if l.String <= 0 {
+		l.String = DefaultBodyLimit
+	}
 	if l.Decoded <= 0 {
 		l.Decoded = DefaultJSONDecoded
 	}
@@ -53,10 +56,12 @@ func (l JSONLimits) withDefaults() JSONLimits {
 // calibrated against the allocations the decoder really makes (TestScanJSON_EstimateCoversAllocations),
 // including the garbage of growing slices and maps.
 const (
-	costPerRawByte = 5   // the decoder's copy of the input, grown by doubling
+	costPerRawByte = 6   // the decoder's copy of the input, grown by doubling
 	costElement    = 80  // one slot of an array, with its share of the slice's growth
-	costObject     = 320 // an object (map header and first group)
-	costMember     = 128 // one member of an object, its key string aside
+	costObject     = 64  // an object (the map's header)
+	costGroup      = 288 // the first group of 8 slots, made for the first member
+	costMember     = 64  // one of the first 8 members of an object, its key string aside
+	costBigMember  = 320 // a member past the 8th, with its share of the map's growth
 	costScalar     = 32  // the boxed header of a string or number, its bytes aside
 	costLiteral    = 8   // true, false, null
 	costArray      = 48  // an array (its boxed slice header)
@@ -129,7 +134,14 @@ func scanJSON(b []byte, lim JSONLimits) (int64, error) {
 				return 0, errJSON("a string is longer than %d bytes", lim.String)
 			}
 			if k := len(stack); key && k > 0 && !stack[k-1].array {
-				cost += costMember + n
+				stack[k-1].n++
+				cost += n + costMember
+				switch {
+				case stack[k-1].n == 1:
+					cost += costGroup
+				case stack[k-1].n > 8:
+					cost += costBigMember - costMember
+				}
 			} else if err := value(costScalar + n); err != nil {
 				return 0, err
 			}
