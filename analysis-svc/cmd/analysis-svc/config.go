@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/pkg/conf"
 )
 
@@ -20,15 +21,18 @@ type config struct {
 		Paths []string
 	}
 	Job struct {
-		Workers    int
-		Cache      int
-		Runner     []string
-		Timeout    time.Duration
-		Lease      time.Duration
-		Attempts   int
-		Directory  string
-		MaxFile    string `mapstructure:"max_file"`
-		Waitreport struct {
+		Workers   int
+		Cache     int
+		Runner    []string
+		Timeout   time.Duration
+		Lease     time.Duration
+		Attempts  int
+		Directory string
+		// DirectoryGroup and DirectoryMode open job folders to one group (analysis.FolderAccess).
+		DirectoryGroup string `mapstructure:"directory_group"`
+		DirectoryMode  string `mapstructure:"directory_mode"`
+		MaxFile        string `mapstructure:"max_file"`
+		Waitreport     struct {
 			Max time.Duration
 		}
 		Process struct {
@@ -55,23 +59,25 @@ func defaults() map[string]any {
 
 // ownDefaults are the defaults of the keys only this service has.
 var ownDefaults = map[string]any{
-	"analyzer.paths":     []string{},
-	"responder.paths":    []string{},
-	"job.workers":        4,
-	"job.cache":          10,
-	"job.runner":         []string{"process"},
-	"job.waitreport.max": "10m",
-	"job.timeout":        "30m",
-	"job.lease":          "30s",
-	"job.attempts":       3,
-	"job.directory":      "",
-	"job.max_file":       "1G",
-	"job.process.path":   "",
-	"job.process.env":    []string{},
-	"job.docker.host":    "",
-	"job.docker.network": "",
-	"job.docker.user":    "",
-	"job.docker.pull":    "missing",
+	"analyzer.paths":      []string{},
+	"responder.paths":     []string{},
+	"job.workers":         4,
+	"job.cache":           10,
+	"job.runner":          []string{"process"},
+	"job.waitreport.max":  "10m",
+	"job.timeout":         "30m",
+	"job.lease":           "30s",
+	"job.attempts":        3,
+	"job.directory":       "",
+	"job.directory_group": "",
+	"job.directory_mode":  "",
+	"job.max_file":        "1G",
+	"job.process.path":    "",
+	"job.process.env":     []string{},
+	"job.docker.host":     "",
+	"job.docker.network":  "",
+	"job.docker.user":     "",
+	"job.docker.pull":     "missing",
 }
 
 // loadConfig reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).
@@ -90,6 +96,9 @@ func loadConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.Job.Workers <= 0 || c.Job.Attempts <= 0 || c.Job.Lease < time.Second {
 		return config{}, errors.New("config: job.workers and job.attempts must be positive, job.lease at least 1s")
+	}
+	if _, err := analysis.ParseFolderAccess(c.Job.DirectoryGroup, c.Job.DirectoryMode); err != nil {
+		return config{}, fmt.Errorf("config: %w", err)
 	}
 	return c, nil
 }

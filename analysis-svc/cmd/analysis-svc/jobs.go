@@ -20,14 +20,22 @@ import (
 // jobService builds the analyzer catalog (built-ins, then analyzer.paths/responder.paths), the runners of
 // job.runner and the job queue.
 func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logger) (*analysis.Workers, *analysis.Jobs, error) {
+	access, err := analysis.ParseFolderAccess(cfg.Job.DirectoryGroup, cfg.Job.DirectoryMode)
+	if err != nil {
+		return nil, nil, err
+	}
+	if access.Shared() || access.SetGroup {
+		log.Info("job folders are open to a group (job.directory_group, job.directory_mode)", "access", access.String())
+	}
 	runners := map[string]analysis.Runner{}
 	for _, r := range cfg.Job.Runner {
 		switch r {
 		case "process":
-			runners[r] = process.New(process.Options{Path: cfg.Job.Process.Path, Env: cfg.Job.Process.Env, Log: log})
+			runners[r] = process.New(process.Options{Path: cfg.Job.Process.Path, Env: cfg.Job.Process.Env,
+				Access: access, Log: log})
 		case "docker":
 			d := docker.New(docker.Options{Host: cfg.Job.Docker.Host, Network: cfg.Job.Docker.Network,
-				User: cfg.Job.Docker.User, Pull: docker.PullPolicy(cfg.Job.Docker.Pull), Log: log})
+				User: cfg.Job.Docker.User, Pull: docker.PullPolicy(cfg.Job.Docker.Pull), Access: access, Log: log})
 			if !d.Available(ctx) {
 				log.Warn("job.runner includes docker but no Docker engine answers: docker analyzers are disabled")
 				continue
@@ -35,24 +43,15 @@ func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logg
 			runners[r] = d
 		}
 	}
-	defs := append(builtin.Analyzers(), builtin.Responders()...)
-	for _, src := range []struct {
-		paths []string
-		kind  analysis.Kind
-	}{{cfg.Analyzer.Paths, analysis.KindAnalyzer}, {cfg.Responder.Paths, analysis.KindResponder}} {
-		loaded, err := catalog.Load(src.paths, src.kind, log)
-		if err != nil {
-			log.Warn("definition paths", "kind", src.kind, "err", err)
-		}
-		for _, d := range loaded {
-			if (d.Command != "" && runners["process"] != nil) || (d.DockerImage != "" && runners["docker"] != nil) {
-				defs = append(defs, d)
-			}
-		}
+	// Built-ins are fixed; the definitions of analyzer.paths and responder.paths are read now and again on
+	// POST /api/{analyzer,responder}definition/scan.
+	cat := analysis.NewCatalog(append(builtin.Analyzers(), builtin.Responders()...)...)
+	cat.SetScanner(catalog.Scanner(cfg.Analyzer.Paths, cfg.Responder.Paths, runnable(runners), log), log)
+	for _, k := range []analysis.Kind{analysis.KindAnalyzer, analysis.KindResponder} {
+		rep := cat.Rescan(k)
+		log.Info("definitions", "kind", string(k), "count", rep.Definitions, "loaded", len(rep.Added),
+			"refused", len(rep.Refused), "paths_without_definitions", len(rep.Warnings))
 	}
-	cat := analysis.NewCatalog(defs...)
-	log.Info("definitions", "analyzers", len(cat.Definitions(analysis.KindAnalyzer)),
-		"responders", len(cat.Definitions(analysis.KindResponder)))
 
 	wstore, err := store.NewWorkerStore(ctx, db)
 	if err != nil {
@@ -73,9 +72,25 @@ func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logg
 	jobs := analysis.NewJobs(jstore, wstore, cat, files, analysis.JobsConfig{
 		Workers: cfg.Job.Workers, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
 		DefaultTimeout: cfg.Job.Timeout, WaitMax: cfg.Job.Waitreport.Max, MaxFileSize: maxFile,
-		TempDir: cfg.Job.Directory, Runners: runners, Extract: builtin.Extract, Log: log,
+		TempDir: cfg.Job.Directory, Folder: access, Runners: runners, Extract: builtin.Extract, Log: log,
 	}, time.Now)
 	return analysis.NewWorkers(wstore, cat, time.Now), jobs, nil
+}
+
+// runnable refuses the definitions no enabled runner (job.runner) can run.
+func runnable(runners map[string]analysis.Runner) catalog.Runnable {
+	return func(d analysis.Definition) string {
+		switch {
+		case d.Command != "" && runners["process"] != nil, d.DockerImage != "" && runners["docker"] != nil:
+			return ""
+		case d.Command != "" && d.DockerImage != "":
+			return "neither the process nor the docker runner is enabled (job.runner)"
+		case d.Command != "":
+			return "a command definition needs the process runner (job.runner)"
+		default:
+			return "a dockerImage definition needs the docker runner (job.runner) and a Docker engine that answers"
+		}
+	}
 }
 
 // bytesize reads sizes such as 512K, 100M, 1G (powers of 1024) or a plain number of bytes.

@@ -138,7 +138,7 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 		return fail("cannot create the job folder: " + err.Error())
 	}
 	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o700); err != nil {
+	if err := s.cfg.Folder.Apply(dir, true); err != nil { // 0700 unless job.directory_group/_mode say otherwise
 		return fail("cannot protect the job folder: " + err.Error())
 	}
 	in := RunInput{Data: j.Data, DataType: j.DataType, TLP: j.TLP, PAP: j.PAP, Message: j.Message,

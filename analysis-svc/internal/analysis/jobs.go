@@ -32,6 +32,7 @@ type JobsConfig struct {
 	Poll           time.Duration // how often idle workers and waiters look at the database (other replicas)
 	MaxFileSize    int64         // largest observable file
 	TempDir        string        // where job folders are made
+	Folder         FolderAccess  // who else may read job folders (job.directory_group, job.directory_mode)
 	Runners        map[string]Runner
 	// Extract finds artifacts in a built-in analyzer's report when auto_extract_artifacts is on.
 	Extract func(full any, ignore string) []OutputArtifact
@@ -393,6 +394,10 @@ func number(v any, def float64) float64 {
 		return float64(n)
 	case int64:
 		return float64(n)
+	case json.Number: // free-form values keep their JSON text
+		if f, err := n.Float64(); err == nil {
+			return f
+		}
 	}
 	return def
 }

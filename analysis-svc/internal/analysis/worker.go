@@ -42,6 +42,7 @@ type Definition struct {
 	Command            string         // absolute path of the program (process runner)
 	DockerImage        string         // image (docker runner)
 	Builtin            RunFunc        // in-process implementation
+	Source             string         // the definition file it was read from (loaded definitions)
 }
 
 // RunInput is what a worker receives: the public protocol's input.json, with File the path of the

@@ -15,41 +15,6 @@ import (
 	"github.com/openir/platform/pkg/search"
 )
 
-// Catalog holds the definitions this server can run, built in and loaded from analyzer/responder paths.
-type Catalog struct {
-	defs map[string]Definition // by kind + ":" + id
-}
-
-// NewCatalog indexes definitions. When two share a kind and id the first wins (built-ins come first).
-func NewCatalog(defs ...Definition) *Catalog {
-	c := &Catalog{defs: map[string]Definition{}}
-	for _, d := range defs {
-		k := string(d.Kind) + ":" + d.ID
-		if _, ok := c.defs[k]; !ok {
-			c.defs[k] = d
-		}
-	}
-	return c
-}
-
-// Definition returns a definition by kind and id.
-func (c *Catalog) Definition(kind Kind, id string) (Definition, bool) {
-	d, ok := c.defs[string(kind)+":"+id]
-	return d, ok
-}
-
-// Definitions lists the definitions of a kind, sorted by id.
-func (c *Catalog) Definitions(kind Kind) []Definition {
-	var out []Definition
-	for _, d := range c.defs {
-		if d.Kind == kind {
-			out = append(out, d)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
 // Rate units and their length.
 var rateUnits = map[string]time.Duration{
 	"Second": time.Second, "Minute": time.Minute, "Hour": time.Hour,

@@ -102,6 +102,8 @@ func (h *handler) routes(e *echo.Echo) {
 		}
 	}
 
+	h.scanRoutes(a) // POST /api/{analyzer,responder}definition/scan (scan.go)
+
 	a.GET("/api/job", h.searchJobs)
 	a.POST("/api/job/_search", h.searchJobs)
 	a.GET("/api/job/:id", h.getJob)
@@ -117,6 +119,7 @@ func caller(c echo.Context) analysis.Caller { return web.Caller[analysis.Caller]
 type statusResponse struct {
 	Versions map[string]string `json:"versions"`
 	Config   statusConfig      `json:"config"`
+	Warnings []string          `json:"warnings,omitempty"` // e.g. a definition path that yields no definition
 }
 
 type statusConfig struct {
@@ -134,5 +137,6 @@ func (h *handler) status(c echo.Context) error {
 		Versions: map[string]string{"analysis-svc": Version, "Go": runtime.Version()},
 		Config: statusConfig{AuthType: authTypes,
 			Capabilities: []string{"changePassword", "setPassword", "authByKey"}},
+		Warnings: h.workers.Catalog().Warnings(),
 	})
 }

@@ -149,28 +149,37 @@ func withReport(j analysis.Job, r *analysis.Report) jobResponse {
 
 // runRequest is the body of POST /api/{analyzer,responder}/{id}/run. `force` also comes from the query string
 // (the Python client sends ?force=1). The legacy form {"data": …, "attributes": {…}} is accepted too.
+// data and parameters stay raw JSON until decoded with their numbers as written (numbers.go).
 type runRequest struct {
-	DataType   string         `json:"dataType"`
-	Data       any            `json:"data"`
-	TLP        *int           `json:"tlp"`
-	PAP        *int           `json:"pap"`
-	Message    string         `json:"message"`
-	Parameters map[string]any `json:"parameters"`
-	Label      string         `json:"label"`
-	Force      bool           `json:"force"`
+	DataType   string          `json:"dataType"`
+	Data       json.RawMessage `json:"data"`
+	TLP        *int            `json:"tlp"`
+	PAP        *int            `json:"pap"`
+	Message    string          `json:"message"`
+	Parameters json.RawMessage `json:"parameters"`
+	Label      string          `json:"label"`
+	Force      bool            `json:"force"`
 	Attributes *struct {
-		DataType   string         `json:"dataType"`
-		TLP        *int           `json:"tlp"`
-		PAP        *int           `json:"pap"`
-		Message    string         `json:"message"`
-		Parameters map[string]any `json:"parameters"`
-		Label      string         `json:"label"`
+		DataType   string          `json:"dataType"`
+		TLP        *int            `json:"tlp"`
+		PAP        *int            `json:"pap"`
+		Message    string          `json:"message"`
+		Parameters json.RawMessage `json:"parameters"`
+		Label      string          `json:"label"`
 	} `json:"attributes"`
 }
 
-func (r runRequest) submission(file *web.File) analysis.Submission {
-	s := analysis.Submission{DataType: r.DataType, Data: normalizeData(r.Data), TLP: r.TLP, PAP: r.PAP,
-		Message: r.Message, Parameters: r.Parameters, Label: r.Label, Force: r.Force}
+func (r runRequest) submission(file *web.File) (analysis.Submission, error) {
+	data, err := rawValue(r.Data)
+	if err != nil {
+		return analysis.Submission{}, apperr.Fields(apperr.FieldError{Name: "data", Message: "malformed JSON"})
+	}
+	params, err := rawObject("parameters", r.Parameters)
+	if err != nil {
+		return analysis.Submission{}, err
+	}
+	s := analysis.Submission{DataType: r.DataType, Data: data, TLP: r.TLP, PAP: r.PAP,
+		Message: r.Message, Parameters: params, Label: r.Label, Force: r.Force}
 	if a := r.Attributes; a != nil {
 		if s.DataType == "" {
 			s.DataType = a.DataType
@@ -185,7 +194,9 @@ func (r runRequest) submission(file *web.File) analysis.Submission {
 			s.Message = a.Message
 		}
 		if s.Parameters == nil {
-			s.Parameters = a.Parameters
+			if s.Parameters, err = rawObject("attributes.parameters", a.Parameters); err != nil {
+				return analysis.Submission{}, err
+			}
 		}
 		if s.Label == "" {
 			s.Label = a.Label
@@ -195,20 +206,7 @@ func (r runRequest) submission(file *web.File) analysis.Submission {
 		s.File = &analysis.Upload{Name: file.Filename, ContentType: file.Header.Get("Content-Type"),
 			Open: func() (io.ReadCloser, error) { return file.Open() }}
 	}
-	return s
-}
-
-// normalizeData turns JSON numbers (decoded as json.Number) into plain values the domain understands.
-func normalizeData(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil || v == nil {
-		return v
-	}
-	var out any
-	if json.Unmarshal(b, &out) != nil {
-		return v
-	}
-	return out
+	return s, nil
 }
 
 func (h *handler) runWorker(c echo.Context) error {
@@ -220,7 +218,10 @@ func (h *handler) runWorker(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sub := req.submission(file)
+	sub, err := req.submission(file)
+	if err != nil {
+		return err
+	}
 	if k := c.Request().Header.Get("Idempotency-Key"); k != "" {
 		if len(k) > 255 || strings.ContainsFunc(k, func(r rune) bool { return r < ' ' || r > '~' }) {
 			return apperr.New(apperr.BadRequest, "Idempotency-Key must be at most 255 printable ASCII characters")

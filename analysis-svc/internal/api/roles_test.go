@@ -336,6 +336,9 @@ func workerRows() []roleRow {
 		rows = append(rows,
 			roleRow{name: n + " definitions", method: "GET", path: "/api/" + n + "definition",
 				want: map[string]int{superadmin: 200, orgAdminA: 200, analyzeA: 403, readA: 403, orgAdminB: 200}},
+			// Re-reading the definition folders (none configured here: the test definitions are fixed ones).
+			roleRow{name: "scan " + n + " definitions", method: "POST", path: "/api/" + n + "definition/scan",
+				want: map[string]int{superadmin: 200, orgAdminA: 200, analyzeA: 403, readA: 403, orgAdminB: 200}},
 			roleRow{name: "enable " + n, method: "POST", path: "/api/organization/" + n + "/" + k.def,
 				body: func(caller string, _ *client) any { return map[string]any{"name": "enabled by " + caller} },
 				// orgadmin B enables the definition in its own organization.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
@@ -114,12 +115,12 @@ func (d jobDoc) job() analysis.Job {
 		CreatedBy: d.CreatedBy, UpdatedAt: docstore.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy, Attempts: d.Attempts}
 	if d.DataJSON != "" {
 		var v any
-		_ = json.Unmarshal([]byte(d.DataJSON), &v)
+		_ = decodeNumbers(d.DataJSON, &v)
 		j.Data = v
 	} else if d.Data != "" {
 		j.Data = d.Data
 	}
-	_ = json.Unmarshal([]byte(d.Parameters), &j.Parameters)
+	_ = decodeNumbers(d.Parameters, &j.Parameters)
 	if j.Parameters == nil {
 		j.Parameters = map[string]any{}
 	}
@@ -178,8 +179,8 @@ type artifactDoc struct {
 	CreatedBy  string     `json:"createdBy"`
 }
 
-// reportDoc keeps the analyzer's free-form output as JSON text (its keys are arbitrary); artifacts are
-// embedded so that listing them is one read by _id.
+// reportDoc keeps the analyzer's free-form output as JSON text (its keys are arbitrary; its numbers keep
+// their text, see decodeNumbers); artifacts are embedded so that listing them is one read by _id.
 type reportDoc struct {
 	ID           string        `json:"_id"` // the job id
 	Success      bool          `json:"success"`
@@ -219,9 +220,9 @@ func toReportDoc(id string, r *analysis.Report) (reportDoc, error) {
 
 func (d reportDoc) report() analysis.Report {
 	r := analysis.Report{Success: d.Success, ErrorMessage: d.ErrorMessage, Input: d.Input}
-	_ = json.Unmarshal([]byte(d.Summary), &r.Summary)
-	_ = json.Unmarshal([]byte(d.Full), &r.Full)
-	_ = json.Unmarshal([]byte(d.Operations), &r.Operations)
+	_ = decodeNumbers(d.Summary, &r.Summary)
+	_ = decodeNumbers(d.Full, &r.Full)
+	_ = decodeNumbers(d.Operations, &r.Operations)
 	for _, a := range d.Artifacts {
 		art := analysis.Artifact{ID: a.ID, DataType: a.DataType, Data: a.Data, Message: a.Message, TLP: a.TLP,
 			Tags: a.Tags, CreatedAt: docstore.Time(a.CreatedAt), CreatedBy: a.CreatedBy}
@@ -231,6 +232,17 @@ func (d reportDoc) report() analysis.Report {
 		r.Artifacts = append(r.Artifacts, art)
 	}
 	return r
+}
+
+// decodeNumbers decodes the JSON text of a free-form value with its numbers as json.Number, so that they
+// are served as the client or worker wrote them (1.0 stays 1.0, 2^63-1 stays exact).
+func decodeNumbers(text string, dst any) error {
+	if text == "" {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	return dec.Decode(dst)
 }
 
 // Report returns a finished job's report.

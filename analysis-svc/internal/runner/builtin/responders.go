@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -52,7 +53,7 @@ func target(obj map[string]any) map[string]any {
 		switch v := obj[k].(type) {
 		case string:
 			t[k] = shorten(v, 200)
-		case float64, int, int64, bool:
+		case float64, int, int64, bool, json.Number:
 			t[k] = v
 		}
 	}

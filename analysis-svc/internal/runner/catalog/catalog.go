@@ -56,10 +56,7 @@ const maxFileSize = 32 << 20
 
 // Load reads the definitions found in paths, all of kind. See the package comment.
 func Load(paths []string, kind analysis.Kind, log *slog.Logger) ([]analysis.Definition, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	l := loader{kind: kind, log: log.With("kind", string(kind)), seen: map[string]string{}}
+	l := newLoader(kind, log)
 	var errs []error
 	for _, p := range paths {
 		if err := l.path(p); err != nil {
@@ -70,10 +67,24 @@ func Load(paths []string, kind analysis.Kind, log *slog.Logger) ([]analysis.Defi
 }
 
 type loader struct {
-	kind analysis.Kind
-	log  *slog.Logger
-	defs []analysis.Definition
-	seen map[string]string // id → file it came from
+	kind    analysis.Kind
+	log     *slog.Logger
+	defs    []analysis.Definition
+	seen    map[string]string // id → file it came from
+	refused []analysis.RefusedDefinition
+	missing string // why the last path read found nothing (does not exist, URL…), for its warning
+}
+
+func newLoader(kind analysis.Kind, log *slog.Logger) *loader {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &loader{kind: kind, log: log.With("kind", string(kind)), seen: map[string]string{}}
+}
+
+// refuse records a refused file or entry (the caller logs it).
+func (l *loader) refuse(file, id, reason string) {
+	l.refused = append(l.refused, analysis.RefusedDefinition{File: file, Definition: id, Reason: reason})
 }
 
 func (l *loader) path(p string) error {
@@ -87,6 +98,7 @@ func (l *loader) path(p string) error {
 			p = u.Path
 		default:
 			l.log.Warn("definition catalog URLs are not fetched; download the catalog and configure its file", "path", p)
+			l.missing = "catalog URLs are not fetched: download the catalog and configure its file"
 			return nil
 		}
 	}
@@ -97,6 +109,7 @@ func (l *loader) path(p string) error {
 	st, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		l.log.Warn("definition path does not exist", "path", abs)
+		l.missing = "does not exist"
 		return nil
 	}
 	if err != nil {
@@ -129,6 +142,7 @@ func (l *loader) root(root string) error {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			l.log.Warn("cannot read a worker folder", "path", dir, "err", err)
+			l.refuse(dir, "", "cannot read the worker folder: "+err.Error())
 			continue
 		}
 		for _, e := range entries {
@@ -141,6 +155,7 @@ func (l *loader) root(root string) error {
 			}
 			if err := l.file(file, root); err != nil {
 				l.log.Warn("definition file skipped", "path", file, "err", err)
+				l.refuse(file, "", "cannot read the file: "+err.Error())
 			}
 		}
 	}
@@ -160,11 +175,13 @@ func (l *loader) file(file, root string) error {
 	}
 	if len(data) > maxFileSize {
 		l.log.Warn("definition file skipped: too large", "path", file, "limit", maxFileSize)
+		l.refuse(file, "", fmt.Sprintf("larger than %d bytes", maxFileSize))
 		return nil
 	}
 	var raw json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		l.log.Warn("definition file skipped: invalid JSON", "path", file, "err", err)
+		l.refuse(file, "", "invalid JSON: "+err.Error())
 		return nil
 	}
 	var entries []json.RawMessage
@@ -172,25 +189,34 @@ func (l *loader) file(file, root string) error {
 	case len(t) > 0 && t[0] == '[':
 		if err := json.Unmarshal(t, &entries); err != nil {
 			l.log.Warn("definition file skipped: invalid JSON", "path", file, "err", err)
+			l.refuse(file, "", "invalid JSON: "+err.Error())
 			return nil
 		}
 	case len(t) > 0 && t[0] == '{':
 		entries = []json.RawMessage{t}
 	default:
 		l.log.Warn("definition file skipped: neither an object nor an array", "path", file)
+		l.refuse(file, "", "neither a definition object nor an array of them")
 		return nil
 	}
 	for i, e := range entries {
 		def, err := l.definition(e, root, file)
 		if err != nil {
 			l.log.Warn("definition skipped", "path", file, "index", i, "err", err)
+			reason := err.Error()
+			if len(entries) > 1 {
+				reason = fmt.Sprintf("entry %d: %s", i, reason)
+			}
+			l.refuse(file, def.ID, reason)
 			continue
 		}
 		if first, dup := l.seen[def.ID]; dup {
 			l.log.Warn("duplicate definition id; the first one is kept", "definition", def.ID, "path", file, "first", first)
+			l.refuse(file, def.ID, "duplicate id: the definition of "+first+" is kept")
 			continue
 		}
 		l.seen[def.ID] = file
+		def.Source = file
 		l.defs = append(l.defs, def)
 	}
 	return nil

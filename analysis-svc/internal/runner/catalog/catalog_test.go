@@ -123,6 +123,7 @@ func TestLoad(t *testing.T) {
 			},
 			Config:  map[string]any{"check_tlp": true, "max_tlp": 2.0},
 			Command: filepath.Join(root, "Yara", "yara_analyzer.py"),
+			Source:  filepath.Join(root, "Yara", "Yara.json"),
 		}
 		if !reflect.DeepEqual(d, wantDef) {
 			t.Errorf("definition =\n%+v\nwant\n%+v", d, wantDef)

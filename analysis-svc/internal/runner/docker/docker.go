@@ -31,7 +31,7 @@
 // The job folder must be reachable by the engine: when the service itself runs in a container, set
 // JobDirectory (the job folders' parent as the service sees it, e.g. job.directory) and HostJobDirectory
 // (the same folder as the engine's host sees it). The folder is 0700: a container running as root reads it;
-// with User set to another uid, use that of the service or GroupReadable. Files a root container leaves in
+// with User set to another uid, use that of the service, or job.directory_group with a group of that uid. Files a root container leaves in
 // output/ are removed with the job folder, but folders it creates there may not be removable by a non-root
 // service.
 //
@@ -94,6 +94,8 @@ type Options struct {
 	TailSize int
 	// LogLines is how many of the last log lines are fetched (default 10000).
 	LogLines int
+	// Access opens the job folder to a group (job.directory_group, job.directory_mode; see jobdir.Options).
+	Access analysis.FolderAccess
 	// GroupReadable makes the job folder 0750/0640 (see jobdir.Options).
 	GroupReadable bool
 	// Log receives warnings (dropped artifacts, cleanup failures); nil = discard.
@@ -157,7 +159,7 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 	if err := ctx.Err(); err != nil {
 		return jobdir.Interrupted(err, 0, ""), nil
 	}
-	job, err := jobdir.Prepare(dir, def.Kind, in, jobdir.Options{GroupReadable: r.opts.GroupReadable})
+	job, err := jobdir.Prepare(dir, def.Kind, in, jobdir.Options{Access: r.opts.Access, GroupReadable: r.opts.GroupReadable})
 	if err != nil {
 		return analysis.RunOutput{}, err
 	}

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -238,7 +239,7 @@ func TestRunner_Run(t *testing.T) {
 		if args, _ := full["args"].([]any); len(args) != 0 {
 			t.Errorf("the container got arguments %v; the entrypoint must run alone", args)
 		}
-		if full["uid"] != float64(os.Getuid()) {
+		if full["uid"] != json.Number(strconv.Itoa(os.Getuid())) { // numbers as the worker wrote them
 			t.Errorf("uid = %v", full["uid"])
 		}
 		if !reflect.DeepEqual(full["interfaces"], []any{"lo"}) {

@@ -14,8 +14,9 @@
 //	<dir>/input/cacerts            config.cacerts when it is a non-blank string
 //	<dir>/output/                  created empty: cortexutils' build_artifact needs it to exist
 //
-// Folders are created 0700 and files 0600 (0750/0640 with Options.GroupReadable, for workers that hand file
-// paths to a daemon of another user in the service's group, e.g. clamd). config is written as the caller
+// Folders are created 0700 and files 0600. Options.Access (job.directory_group, job.directory_mode) opens them
+// to one group, e.g. 0750/0640 and the group of a daemon that workers hand file paths to (clamd); others never
+// get access. Options.GroupReadable is the same with 0750 and the service's own group. config is written as the caller
 // built it (definition config ⊕ worker configuration ⊕ proxy, analysis.runConfig); it is not merged again.
 package jobdir
 
@@ -46,8 +47,18 @@ const DefaultContentType = "application/octet-stream"
 
 // Options tunes how a job folder is written.
 type Options struct {
-	// GroupReadable makes folders 0750 and files 0640 instead of 0700/0600.
+	// Access is who besides the service may read the folder (zero value: folders 0700, files 0600).
+	Access analysis.FolderAccess
+	// GroupReadable makes folders 0750 and files 0640 instead of 0700/0600 (when Access does not set a mode).
 	GroupReadable bool
+}
+
+func (o Options) access() analysis.FolderAccess {
+	a := o.Access
+	if o.GroupReadable && a.Mode == 0 {
+		a.Mode = 0o750
+	}
+	return a
 }
 
 // Job is a prepared job folder.
@@ -62,10 +73,8 @@ type Job struct {
 // writes input/input.json (and input/cacerts). kind selects the analyzer or responder shape of input.json.
 // Errors mean the job could not be prepared (the worker must not run).
 func Prepare(dir string, kind analysis.Kind, in analysis.RunInput, opts Options) (*Job, error) {
-	dirMode, fileMode := os.FileMode(0o700), os.FileMode(0o600)
-	if opts.GroupReadable {
-		dirMode, fileMode = 0o750, 0o640
-	}
+	access := opts.access()
+	dirMode := access.DirMode()
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("job folder: %w", err)
@@ -73,8 +82,8 @@ func Prepare(dir string, kind analysis.Kind, in analysis.RunInput, opts Options)
 	if err := os.MkdirAll(abs, dirMode); err != nil {
 		return nil, fmt.Errorf("create the job folder: %w", err)
 	}
-	if opts.GroupReadable {
-		if err := os.Chmod(abs, dirMode); err != nil {
+	if access.Shared() || access.SetGroup {
+		if err := access.Apply(abs, true); err != nil {
 			return nil, fmt.Errorf("job folder: %w", err)
 		}
 	}
@@ -83,7 +92,7 @@ func Prepare(dir string, kind analysis.Kind, in analysis.RunInput, opts Options)
 		if err := os.Mkdir(d, dirMode); err != nil {
 			return nil, fmt.Errorf("create the job folder: %w", err)
 		}
-		if err := os.Chmod(d, dirMode); err != nil { // the umask may have removed bits we want
+		if err := access.Apply(d, true); err != nil { // the umask may have removed bits we want
 			return nil, fmt.Errorf("create the job folder: %w", err)
 		}
 	}
@@ -103,7 +112,7 @@ func Prepare(dir string, kind analysis.Kind, in analysis.RunInput, opts Options)
 		if kind == analysis.KindResponder {
 			return nil, errors.New("a responder job cannot have a file")
 		}
-		name, err := copyAttachment(in.File, inDir, fileMode)
+		name, err := copyAttachment(in.File, inDir, access)
 		if err != nil {
 			return nil, err
 		}
@@ -135,12 +144,12 @@ func Prepare(dir string, kind analysis.Kind, in analysis.RunInput, opts Options)
 	if err := enc.Encode(doc); err != nil {
 		return nil, fmt.Errorf("encode input.json: %w", err)
 	}
-	if err := writeFile(filepath.Join(inDir, InputFile), bytes.TrimRight(buf.Bytes(), "\n"), fileMode); err != nil {
+	if err := writeFile(filepath.Join(inDir, InputFile), bytes.TrimRight(buf.Bytes(), "\n"), access); err != nil {
 		return nil, fmt.Errorf("write input.json: %w", err)
 	}
 
 	if ca, ok := in.Config["cacerts"].(string); ok && strings.TrimSpace(ca) != "" {
-		if err := writeFile(filepath.Join(inDir, CACertsFile), []byte(ca), fileMode); err != nil {
+		if err := writeFile(filepath.Join(inDir, CACertsFile), []byte(ca), access); err != nil {
 			return nil, fmt.Errorf("write cacerts: %w", err)
 		}
 		job.CACerts = true
@@ -194,7 +203,7 @@ func proxy(conf map[string]any, scheme string) string {
 }
 
 // copyAttachment copies src to inDir/attachment<random> and returns the base name.
-func copyAttachment(src, inDir string, mode os.FileMode) (string, error) {
+func copyAttachment(src, inDir string, access analysis.FolderAccess) (string, error) {
 	r, err := os.Open(src)
 	if err != nil {
 		return "", fmt.Errorf("read the observable's file: %w", err)
@@ -211,18 +220,17 @@ func copyAttachment(src, inDir string, mode os.FileMode) (string, error) {
 		w.Close()
 		return "", fmt.Errorf("copy the observable's file: %w", err)
 	}
-	if err := w.Chmod(mode); err != nil {
-		w.Close()
+	if err := w.Close(); err != nil {
 		return "", fmt.Errorf("copy the observable's file: %w", err)
 	}
-	if err := w.Close(); err != nil {
+	if err := access.Apply(w.Name(), false); err != nil {
 		return "", fmt.Errorf("copy the observable's file: %w", err)
 	}
 	return filepath.Base(w.Name()), nil
 }
 
-func writeFile(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+func writeFile(path string, data []byte, access analysis.FolderAccess) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
@@ -230,9 +238,8 @@ func writeFile(path string, data []byte, mode os.FileMode) error {
 		f.Close()
 		return err
 	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
+	if err := f.Close(); err != nil {
 		return err
 	}
-	return f.Close()
+	return access.Apply(path, false)
 }

@@ -48,6 +48,9 @@ type ReadOptions struct {
 //
 // Non-standard JSON that Python's json module writes by default (NaN, Infinity, -Infinity) is read as null.
 //
+// Numbers are kept as the worker wrote them (json.Number: 1.0 stays 1.0, 9223372036854775807 stays exact),
+// in summary, full, operations and artifacts alike; they are stored and served as that text.
+//
 // ErrNoOutput is the only error: every other problem is a Failure output.
 func ReadOutput(dir string, opts ReadOptions) (analysis.RunOutput, error) {
 	max := opts.MaxSize
@@ -80,9 +83,10 @@ func ReadOutput(dir string, opts ReadOptions) (analysis.RunOutput, error) {
 		return analysis.RunOutput{}, ErrNoOutput
 	}
 
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		if err2 := json.Unmarshal(nonFiniteToNull(data), &doc); err2 != nil {
+	doc, err := decodeObject(data)
+	if err != nil {
+		var err2 error
+		if doc, err2 = decodeObject(nonFiniteToNull(data)); err2 != nil {
 			return Failure("invalid output.json: " + err.Error()), nil
 		}
 	}
@@ -265,9 +269,11 @@ func artifact(root *os.Root, outDir string, v any) (analysis.OutputArtifact, err
 			}
 		}
 	}
-	if f, ok := m["tlp"].(float64); ok && f == float64(int(f)) && f >= 0 && f <= 3 {
-		tlp := int(f)
-		a.TLP = &tlp
+	if n, ok := m["tlp"].(json.Number); ok {
+		if v, err := strconv.ParseFloat(n.String(), 64); err == nil && v == float64(int(v)) && v >= 0 && v <= 3 {
+			tlp := int(v)
+			a.TLP = &tlp
+		}
 	}
 	if dt == "file" {
 		name, _ := m["file"].(string)
@@ -288,8 +294,8 @@ func artifact(root *os.Root, outDir string, v any) (analysis.OutputArtifact, err
 	switch d := m["data"].(type) {
 	case string:
 		a.Data = d
-	case float64:
-		a.Data = strconv.FormatFloat(d, 'f', -1, 64)
+	case json.Number:
+		a.Data = d.String() // as written
 	case bool:
 		a.Data = strconv.FormatBool(d)
 	default:
@@ -319,6 +325,21 @@ func checkArtifactFile(root *os.Root, name string) error {
 		return fmt.Errorf("file %q is not a regular file", name)
 	}
 	return nil
+}
+
+// decodeObject decodes a JSON document with numbers as json.Number; nil when it is not an object.
+func decodeObject(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid character after top-level value")
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
 }
 
 func compact(v any) string {

@@ -6,7 +6,8 @@
 //
 //   - The job folder (the dir given to Run, created if needed) is written by package jobdir: input/input.json,
 //     input/attachment… for a file observable, input/cacerts when config.cacerts is non-blank, an empty
-//     output/. Folders 0700, files 0600 (Options.GroupReadable: 0750/0640).
+//     output/. Folders 0700, files 0600 (Options.Access, i.e. job.directory_group and job.directory_mode:
+//     e.g. 0750/0640 and a daemon's group; Options.GroupReadable: 0750/0640 in the service's group).
 //   - The program runs as `<command> <job folder>` with the working directory set to the analyzers root
 //     (filepath.Dir(filepath.Dir(command)), as the reference does), stdin /dev/null, in a process group of
 //     its own, with a clean environment: never the service's own (it holds secrets). The environment is
@@ -65,8 +66,11 @@ type Options struct {
 	MaxOutput int64
 	// TailSize is how much console output is kept for failure messages (jobdir.DefaultTailSize when <= 0).
 	TailSize int
-	// GroupReadable makes the job folder group-readable (0750/0640), for workers that hand files to a daemon
-	// running as another user of the service's group (e.g. clamd).
+	// Access opens the job folder to a group (job.directory_group, job.directory_mode), for workers that hand
+	// files to a daemon running as another user (e.g. clamd): see analysis.FolderAccess.
+	Access analysis.FolderAccess
+	// GroupReadable makes the job folder group-readable (0750/0640) in the service's group when Access sets
+	// no mode.
 	GroupReadable bool
 	// KillWait bounds the wait for killed processes and for the console pipe to close (default 5 s).
 	KillWait time.Duration
@@ -121,7 +125,7 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 	if err := ctx.Err(); err != nil {
 		return jobdir.Interrupted(err, 0, ""), nil
 	}
-	job, err := jobdir.Prepare(dir, def.Kind, in, jobdir.Options{GroupReadable: r.opts.GroupReadable})
+	job, err := jobdir.Prepare(dir, def.Kind, in, jobdir.Options{Access: r.opts.Access, GroupReadable: r.opts.GroupReadable})
 	if err != nil {
 		return analysis.RunOutput{}, err
 	}

@@ -161,9 +161,10 @@ func TestRunner_Run(t *testing.T) {
 		if got := out.Full["argv"]; !reflect.DeepEqual(got, []any{jobDir}) {
 			t.Errorf("argv = %v, want [%s]", got, jobDir)
 		}
-		wantInput := map[string]any{"data": "example.org", "dataType": "domain", "tlp": 2.0, "pap": 1.0,
-			"message": "a<b>&c é", "parameters": map[string]any{"p": "v"},
-			"config": map[string]any{"service": "get", "max_tlp": 2.0}}
+		// Numbers come back as the worker wrote them (json.Number).
+		wantInput := map[string]any{"data": "example.org", "dataType": "domain", "tlp": json.Number("2"),
+			"pap": json.Number("1"), "message": "a<b>&c é", "parameters": map[string]any{"p": "v"},
+			"config": map[string]any{"service": "get", "max_tlp": json.Number("2")}}
 		if !reflect.DeepEqual(out.Full["input"], wantInput) {
 			t.Errorf("input seen by the worker = %v, want %v", out.Full["input"], wantInput)
 		}
