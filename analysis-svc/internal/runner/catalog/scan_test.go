@@ -51,7 +51,7 @@ func TestScan(t *testing.T) {
 		filepath.Join(root, "Bad", "bad.json"):      "invalid JSON",
 		filepath.Join(root, "Bad", "noauthor.json"): "missing author",
 		filepath.Join(root, "Bad", "escape.json"):   "outside the analyzers root",
-		filepath.Join(root, "Zdup", "good.json"):     "duplicate id",
+		filepath.Join(root, "Zdup", "good.json"):    "duplicate id",
 		filepath.Join(root, "Good", "Docker.json"):  "docker runner",
 		filepath.Join(onlyBad, "B", "b.json"):       "invalid JSON",
 	}
