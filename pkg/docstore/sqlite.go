@@ -36,6 +36,7 @@ package docstore
 //   - Exists on an array path is true for an array holding null elements ($ne: null would say no).
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -43,6 +44,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -59,6 +61,8 @@ type sqliteEngine struct {
 	file   string
 	w      *sql.DB // one connection: every write
 	r      *sql.DB // query_only connections: every read outside a write
+	rs     stmtCache // statements of the read pool
+	wr     writer    // the write connection
 	lock   *os.File
 	log    *slog.Logger
 	closed sync.Once
@@ -123,6 +127,12 @@ func openSQLite(ctx context.Context, cfg Config, log *slog.Logger) (engine, erro
 	if err := e.r.PingContext(ctx); err != nil {
 		return fail(fmt.Errorf("open %s: %w", file, err))
 	}
+	e.rs.db = e.r
+	conn, err := e.w.Conn(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("open %s: %w", file, err))
+	}
+	e.wr = writer{sem: make(chan struct{}, 1), conn: conn}
 	return e, nil
 }
 
@@ -135,7 +145,12 @@ func (e *sqliteEngine) ping(ctx context.Context) error {
 
 func (e *sqliteEngine) close(ctx context.Context) error {
 	e.closed.Do(func() {
-		_, _ = e.w.ExecContext(ctx, "PRAGMA optimize")
+		if e.acquire(ctx) == nil {
+			_, _ = e.wr.conn.ExecContext(ctx, "PRAGMA optimize")
+			e.wr.closeStmts()
+			_ = e.wr.conn.Close()
+		}
+		e.rs.close()
 		err1 := e.r.Close()
 		err2 := e.w.Close()
 		unlockDatabase(e.lock)
@@ -173,16 +188,24 @@ func (e *sqliteEngine) collection(ctx context.Context, spec Spec) (coll, error) 
 		}
 		c.arrays[p] = true
 	}
-	err := e.write(ctx, func(tx *sql.Tx) error {
+	err := e.write(ctx, func(tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+c.table+" (id TEXT PRIMARY KEY, doc TEXT NOT NULL)"); err != nil {
 			return err
 		}
+		type wanted struct{ name, sql string }
+		var all []wanted
 		for _, ix := range spec.Indexes {
 			name := spec.Name + "_" + ix.Name
 			if err := checkCollName(name); err != nil {
 				return err
 			}
-			want := indexSQL(c.table, name, ix)
+			all = append(all, wanted{name, indexSQL(c.table, name, ix)})
+			if ix.Unique {
+				all = append(all, wanted{name + "_null", uniqueNullSQL(c.table, name+"_null", ix)})
+			}
+		}
+		for _, ix := range all {
+			name, want := ix.name, ix.sql
 			var have string
 			err := tx.QueryRowContext(ctx, "SELECT sql FROM sqlite_schema WHERE type='index' AND name=?", name).Scan(&have)
 			switch {
@@ -192,13 +215,13 @@ func (e *sqliteEngine) collection(ctx context.Context, spec Spec) (coll, error) 
 			case have == want:
 				continue
 			default:
-				e.log.Info("rebuilding a changed index", "collection", spec.Name, "index", ix.Name)
+				e.log.Info("rebuilding a changed index", "collection", spec.Name, "index", name)
 				if _, err := tx.ExecContext(ctx, `DROP INDEX "`+name+`"`); err != nil {
 					return err
 				}
 			}
 			if _, err := tx.ExecContext(ctx, want); err != nil {
-				return fmt.Errorf("index %s: %w", ix.Name, sqliteErr(err))
+				return fmt.Errorf("index %s: %w", name, sqliteErr(err))
 			}
 		}
 		return nil
@@ -235,6 +258,18 @@ func indexSQL(table, name string, ix Index) string {
 	return b.String()
 }
 
+// uniqueNullSQL is the partial index that makes a missing or null key count as one value of a unique index,
+// as in MongoDB (SQLite's unique indexes take NULLs as distinct): it holds only the documents with a missing
+// key, each NULL replaced by a blob (which no JSON value equals).
+func uniqueNullSQL(table, name string, ix Index) string {
+	var keys, cond []string
+	for _, k := range ix.Keys {
+		keys = append(keys, "ifnull("+sqlExpr(k.Path)+",x'00')")
+		cond = append(cond, sqlExpr(k.Path)+" IS NULL")
+	}
+	return `CREATE UNIQUE INDEX "` + name + `" ON ` + table + "(" + strings.Join(keys, ",") + ") WHERE " + strings.Join(cond, " OR ")
+}
+
 // checkCollName refuses table names that cannot be quoted literally or are SQLite's.
 func checkCollName(n string) error {
 	if n == "" || strings.HasPrefix(strings.ToLower(n), "sqlite_") {
@@ -248,17 +283,26 @@ func checkCollName(n string) error {
 	return nil
 }
 
-// write runs fn in one IMMEDIATE transaction on the write connection.
-func (e *sqliteEngine) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := e.w.BeginTx(ctx, nil)
-	if err != nil {
+// write runs fn in one IMMEDIATE transaction on the write connection, which it holds meanwhile.
+func (e *sqliteEngine) write(ctx context.Context, fn func(tx *wtx) error) error {
+	if err := e.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.release()
+	tx := &wtx{e: e}
+	if _, err := tx.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
 	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
+		// An interrupted statement may have ended the transaction already; then ROLLBACK fails harmlessly.
+		_, _ = tx.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return err
 	}
-	return tx.Commit()
+	if _, err := tx.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
+		_, _ = tx.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	return nil
 }
 
 // sqliteErr wraps ErrDuplicate around a unique-constraint violation.
@@ -281,7 +325,7 @@ type sqliteColl struct {
 }
 
 func (c *sqliteColl) insert(ctx context.Context, id string, doc []byte) error {
-	_, err := c.e.w.ExecContext(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)", id, string(doc))
+	_, err := c.e.exec(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)", id, string(doc))
 	return sqliteErr(err)
 }
 
@@ -289,12 +333,11 @@ func (c *sqliteColl) insert(ctx context.Context, id string, doc []byte) error {
 // document's error and the others are stored.
 func (c *sqliteColl) insertMany(ctx context.Context, docs []Raw) ([]error, error) {
 	res := make([]error, len(docs))
-	err := c.e.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)")
+	err := c.e.write(ctx, func(tx *wtx) error {
+		st, err := tx.stmt(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)")
 		if err != nil {
 			return err
 		}
-		defer st.Close()
 		for i, d := range docs {
 			if _, err := st.ExecContext(ctx, d.ID, string(d.JSON)); err != nil {
 				err = sqliteErr(err)
@@ -342,7 +385,7 @@ func (c *sqliteColl) find(ctx context.Context, q Query) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.e.r.QueryContext(ctx, s, args...)
+	rows, err := c.e.query(ctx, s, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -366,13 +409,22 @@ func (c *sqliteColl) count(ctx context.Context, f search.Node) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	rows, err := c.e.query(ctx, "SELECT count(*) FROM "+c.table+" WHERE "+where, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
 	var n int64
-	err = c.e.r.QueryRowContext(ctx, "SELECT count(*) FROM "+c.table+" WHERE "+where, args...).Scan(&n)
-	return n, err
+	if rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return 0, err
+		}
+	}
+	return n, rows.Err()
 }
 
 // matching reads the id and document of the rows q selects inside tx.
-func (c *sqliteColl) matching(ctx context.Context, tx *sql.Tx, q Query) ([]Raw, error) {
+func (c *sqliteColl) matching(ctx context.Context, tx *wtx, q Query) ([]Raw, error) {
 	s, args, err := c.selectSQL("id,doc", q)
 	if err != nil {
 		return nil, err
@@ -395,7 +447,7 @@ func (c *sqliteColl) matching(ctx context.Context, tx *sql.Tx, q Query) ([]Raw, 
 
 func (c *sqliteColl) update(ctx context.Context, f search.Node, u Update, many, upsert bool) (int64, error) {
 	var n int64
-	err := c.e.write(ctx, func(tx *sql.Tx) error {
+	err := c.e.write(ctx, func(tx *wtx) error {
 		q := Query{Filter: f}
 		if !many {
 			q.Limit = 1
@@ -422,7 +474,7 @@ func (c *sqliteColl) update(ctx context.Context, f search.Node, u Update, many, 
 }
 
 // applyAndWrite applies u to the stored document d and writes it back; it returns the new JSON.
-func (c *sqliteColl) applyAndWrite(ctx context.Context, tx *sql.Tx, d Raw, u Update) ([]byte, error) {
+func (c *sqliteColl) applyAndWrite(ctx context.Context, tx *wtx, d Raw, u Update) ([]byte, error) {
 	doc, err := decodeDocMap(d.JSON)
 	if err != nil {
 		return nil, fmt.Errorf("document %s: %w", d.ID, err)
@@ -441,7 +493,7 @@ func (c *sqliteColl) applyAndWrite(ctx context.Context, tx *sql.Tx, d Raw, u Upd
 }
 
 // upsert inserts the document made of f's equalities with u applied.
-func (c *sqliteColl) upsert(ctx context.Context, tx *sql.Tx, f search.Node, u Update) ([]byte, error) {
+func (c *sqliteColl) upsert(ctx context.Context, tx *wtx, f search.Node, u Update) ([]byte, error) {
 	doc, id, err := upsertSeed(f)
 	if err != nil {
 		return nil, err
@@ -461,7 +513,7 @@ func (c *sqliteColl) upsert(ctx context.Context, tx *sql.Tx, f search.Node, u Up
 
 func (c *sqliteColl) findOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u Update, opts FindAndUpdate) ([]byte, error) {
 	var out []byte
-	err := c.e.write(ctx, func(tx *sql.Tx) error {
+	err := c.e.write(ctx, func(tx *wtx) error {
 		docs, err := c.matching(ctx, tx, Query{Filter: f, Sort: sort, Limit: 1})
 		if err != nil {
 			return err
@@ -500,13 +552,13 @@ func (c *sqliteColl) findOneAndUpdate(ctx context.Context, f search.Node, sort [
 // index still refuses a value another document holds.
 func (c *sqliteColl) replace(ctx context.Context, id string, doc []byte, upsert bool) (bool, error) {
 	if upsert {
-		_, err := c.e.w.ExecContext(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?) ON CONFLICT(id) DO UPDATE SET doc=excluded.doc", id, string(doc))
+		_, err := c.e.exec(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?) ON CONFLICT(id) DO UPDATE SET doc=excluded.doc", id, string(doc))
 		if err != nil {
 			return false, sqliteErr(err)
 		}
 		return true, nil
 	}
-	res, err := c.e.w.ExecContext(ctx, "UPDATE "+c.table+" SET doc=? WHERE id=?", string(doc), id)
+	res, err := c.e.exec(ctx, "UPDATE "+c.table+" SET doc=? WHERE id=?", string(doc), id)
 	if err != nil {
 		return false, sqliteErr(err)
 	}
@@ -523,7 +575,7 @@ func (c *sqliteColl) delete(ctx context.Context, f search.Node, many bool) (int6
 	if !many {
 		s = "DELETE FROM " + c.table + " WHERE id IN (SELECT id FROM " + c.table + " WHERE " + where + " LIMIT 1)"
 	}
-	res, err := c.e.w.ExecContext(ctx, s, args...)
+	res, err := c.e.exec(ctx, s, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -531,40 +583,118 @@ func (c *sqliteColl) delete(ctx context.Context, f search.Node, many bool) (int6
 }
 
 // groupCount groups by the path's expression, or by the elements of an array path (json_each; a document
-// without elements counts in the group nil).
+// without elements counts in the group nil). json_extract reads true and false as 1 and 0: each group also
+// counts its bools, reading the JSON type only for the values 0 and 1 (so the count stays on the index), and
+// when there are bools the groups are split and ordered in Go as MongoDB orders them (bools last).
 func (c *sqliteColl) groupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error) {
+	out, bools, err := c.groups(ctx, f, path, limit)
+	if err != nil || !bools {
+		return out, err
+	}
+	if limit > 0 {
+		if out, _, err = c.groups(ctx, f, path, 0); err != nil {
+			return nil, err
+		}
+	}
+	split := out
+	slices.SortStableFunc(split, func(a, b Group) int {
+		if a.Count != b.Count {
+			return cmp.Compare(b.Count, a.Count)
+		}
+		return sqlGroupOrder(a.Value, b.Value)
+	})
+	if limit > 0 && len(split) > limit {
+		split = split[:limit]
+	}
+	return split, nil
+}
+
+// groups runs the group query; bools tells whether a group held bools (then split into its own groups).
+func (c *sqliteColl) groups(ctx context.Context, f search.Node, path string, limit int) ([]Group, bool, error) {
 	where, args, err := sqlFilter(f, c.arrays)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var s string
 	if c.arrays[path] && path != "_id" {
-		s = "SELECT j.value, count(*) FROM (SELECT doc FROM " + c.table + " WHERE " + where + ") AS d LEFT JOIN json_each(d.doc," +
-			sqlPath(path) + ") AS j GROUP BY 1 ORDER BY 2 DESC, 1"
+		s = "SELECT j.value, count(*), sum(j.type IN ('true','false')) FROM (SELECT doc FROM " + c.table + " WHERE " + where +
+			") AS d LEFT JOIN json_each(d.doc," + sqlPath(path) + ") AS j GROUP BY 1 ORDER BY 2 DESC, 1"
 	} else {
-		s = "SELECT " + sqlExpr(path) + ", count(*) FROM " + c.table + " WHERE " + where + " GROUP BY 1 ORDER BY 2 DESC, 1"
+		x := sqlExpr(path)
+		s = "SELECT " + x + ", count(*), sum(CASE WHEN " + x + " IN (0,1) THEN json_type(doc," + sqlPath(path) +
+			") IN ('true','false') ELSE 0 END) FROM " + c.table + " WHERE " + where + " GROUP BY 1 ORDER BY 2 DESC, 1"
 	}
 	if limit > 0 {
 		s += " LIMIT ?"
 		args = append(args, int64(limit))
 	}
-	rows, err := c.e.r.QueryContext(ctx, s, args...)
+	rows, err := c.e.query(ctx, s, args...)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer rows.Close()
-	var out []Group
+	var (
+		out   []Group
+		bools bool
+	)
 	for rows.Next() {
-		var g Group
-		if err := rows.Scan(&g.Value, &g.Count); err != nil {
-			return nil, err
+		var (
+			g Group
+			b sql.NullInt64
+		)
+		if err := rows.Scan(&g.Value, &g.Count, &b); err != nil {
+			return nil, false, err
 		}
-		if b, ok := g.Value.([]byte); ok {
-			g.Value = string(b)
+		if v, ok := g.Value.([]byte); ok {
+			g.Value = string(v)
+		}
+		if b.Int64 > 0 {
+			bools = true
+			if rest := g.Count - b.Int64; rest > 0 {
+				out = append(out, Group{Value: g.Value, Count: rest})
+			}
+			g = Group{Value: g.Value == int64(1), Count: b.Int64}
 		}
 		out = append(out, g)
 	}
-	return out, rows.Err()
+	return out, bools, rows.Err()
+}
+
+// sqlGroupOrder orders group values as MongoDB sorts them: null, numbers, strings, bools (false first).
+func sqlGroupOrder(a, b any) int {
+	rank := func(v any) int {
+		switch v.(type) {
+		case nil:
+			return 0
+		case int64, float64:
+			return 1
+		case string:
+			return 2
+		case bool:
+			return 4
+		}
+		return 3
+	}
+	ra, rb := rank(a), rank(b)
+	if ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	switch x := a.(type) {
+	case int64, float64:
+		return cmp.Compare(sqlNum(x), sqlNum(b))
+	case string:
+		return strings.Compare(x, b.(string))
+	case bool:
+		y := b.(bool)
+		switch {
+		case x == y:
+			return 0
+		case !x:
+			return -1
+		}
+		return 1
+	}
+	return 0
 }
 
 // explain returns SQLite's plan of the find q runs, one line per step.
@@ -608,7 +738,14 @@ func (e *sqliteEngine) backup(ctx context.Context, path string) error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("backup: %w", err)
 	}
-	if _, err := e.w.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+	// A connection of its own: VACUUM INTO writes (so not on a query_only reader), and it reads a snapshot
+	// like any reader, so writes go on meanwhile.
+	db, err := sql.Open("sqlite", e.file+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
 		return fmt.Errorf("backup to %s: %w", path, err)
 	}
 	return nil

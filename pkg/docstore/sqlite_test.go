@@ -214,7 +214,7 @@ func TestSQLiteCRUD(t *testing.T) {
 	if err := c.Insert(ctx, item{ID: "b", Owner: "x"}); !docstore.IsDuplicate(err) {
 		t.Fatalf("duplicate unique key: %v", err)
 	}
-	res, err := c.InsertMany(ctx, []any{item{ID: "b"}, item{ID: "a"}, item{ID: "c", Owner: "x"}, item{ID: "d"}, item{ID: "b"}})
+	res, err := c.InsertMany(ctx, []any{item{ID: "b", Owner: "y"}, item{ID: "a"}, item{ID: "c", Owner: "x"}, item{ID: "d", Owner: "z"}, item{ID: "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,16 +236,16 @@ func TestSQLiteCRUD(t *testing.T) {
 	}
 
 	// Replace.
-	if err := c.Replace(ctx, item{ID: "b", N: 9}, false); err != nil {
+	if err := c.Replace(ctx, item{ID: "b", N: 9, Owner: "y"}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Replace(ctx, item{ID: "q", N: 9}, false); !errors.Is(err, docstore.ErrNotFound) {
+	if err := c.Replace(ctx, item{ID: "q", N: 9, Owner: "q"}, false); !errors.Is(err, docstore.ErrNotFound) {
 		t.Fatalf("replace missing: %v", err)
 	}
-	if err := c.Replace(ctx, item{ID: "q", N: 10}, true); err != nil {
+	if err := c.Replace(ctx, item{ID: "q", N: 10, Owner: "q"}, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Replace(ctx, item{ID: "q", N: 11}, true); err != nil {
+	if err := c.Replace(ctx, item{ID: "q", N: 11, Owner: "q"}, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Replace(ctx, item{ID: "q", Owner: "x"}, true); !docstore.IsDuplicate(err) {
@@ -595,6 +595,115 @@ func TestSQLiteConcurrentClaims(t *testing.T) {
 	for id, n := range claimed {
 		if n != 1 {
 			t.Errorf("%s claimed %d times", id, n)
+		}
+	}
+}
+
+
+// benchJobs returns a collection of n job-like documents with the index of the job search.
+func benchJobs(b *testing.B, n int) *docstore.Collection {
+	b.Helper()
+	ctx := context.Background()
+	db, err := docstore.Open(ctx, docstore.Config{Name: "bench", Path: b.TempDir()}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close(ctx) })
+	c, err := db.Collection(ctx, docstore.Spec{Name: "jobs", Indexes: []docstore.Index{
+		{Name: "search", Keys: []docstore.Key{docstore.Asc("status"), docstore.Asc("dataType"), docstore.Desc("createdAt")}},
+		{Name: "created", Keys: []docstore.Key{docstore.Desc("createdAt")}},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]any, 0, 1000)
+	for i := range n {
+		batch = append(batch, benchJob(i))
+		if len(batch) == cap(batch) || i == n-1 {
+			if _, err := c.InsertMany(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	return c
+}
+
+type benchJobDoc struct {
+	ID        string            `json:"_id"`
+	Status    string            `json:"status"`
+	DataType  string            `json:"dataType"`
+	Data      string            `json:"data"`
+	Analyzer  string            `json:"analyzerId"`
+	CreatedAt int64             `json:"createdAt"`
+	CreatedBy string            `json:"createdBy"`
+	TLP       int64             `json:"tlp"`
+	Params    map[string]string `json:"parameters"`
+	Report    string            `json:"report"`
+}
+
+func benchJob(i int) benchJobDoc {
+	return benchJobDoc{ID: fmt.Sprintf("job-%08d", i), Status: []string{"Waiting", "InProgress", "Success", "Failure"}[i%4],
+		DataType: []string{"ip", "domain", "hash", "url", "mail"}[i%5], Data: fmt.Sprintf("10.0.%d.%d", i/256%256, i%256),
+		Analyzer: fmt.Sprintf("analyzer-%d", i%20), CreatedAt: 1_700_000_000_000 + int64(i)*1000, CreatedBy: "user@example.org",
+		TLP: 2, Params: map[string]string{"a": "b"}, Report: strings.Repeat("r", 300)}
+}
+
+func BenchmarkSQLite_Get(b *testing.B) {
+	c := benchJobs(b, 100_000)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		var j benchJobDoc
+		if err := c.Get(ctx, fmt.Sprintf("job-%08d", i*7919%100_000), &j); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSQLite_Insert(b *testing.B) {
+	c := benchJobs(b, 0)
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		if err := c.Insert(ctx, benchJob(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSQLite_UpdateByID(b *testing.B) {
+	c := benchJobs(b, 100_000)
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		if _, err := c.UpdateOne(ctx, docstore.ID(fmt.Sprintf("job-%08d", i*7919%100_000)), docstore.Set("status", "Success").Inc("tlp", 1), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSQLite_FindPage is the job search of issue 11: status and dataType, newest first, a page of 50
+// and the total, on 100k documents.
+func BenchmarkSQLite_FindPage(b *testing.B) {
+	c := benchJobs(b, 100_000)
+	ctx := context.Background()
+	f := docstore.And(docstore.Eq("status", "Success"), docstore.Eq("dataType", "hash"))
+	for i := 0; b.Loop(); i++ {
+		var page []benchJobDoc
+		n, err := c.FindPage(ctx, f, search.Page{Sort: docstore.Sort("-createdAt"), Offset: i % 3 * 50, Limit: 50}, &page)
+		if err != nil || n != 5000 || len(page) != 50 {
+			b.Fatal(n, len(page), err)
+		}
+	}
+}
+
+// BenchmarkSQLite_Claim is a queue claim: the oldest waiting job of a type, set in progress.
+func BenchmarkSQLite_Claim(b *testing.B) {
+	c := benchJobs(b, 100_000)
+	ctx := context.Background()
+	f := docstore.And(docstore.Eq("status", "Waiting"), docstore.Eq("dataType", "ip"))
+	for b.Loop() {
+		if err := c.FindOneAndUpdate(ctx, f, docstore.Sort("createdAt"), docstore.Set("status", "InProgress"), docstore.FindAndUpdate{}, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
