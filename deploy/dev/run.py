@@ -403,6 +403,7 @@ def banner(creds, validator):
 analysis-svc  {ANALYSIS}   (log: {SHOWN}/analysis-svc.log)
   superadmin      login {sa['login']}  password {sa['password']}  key {sa['key']}
   org "demo"      orgadmin {org['login']}  key {org['key']}
+  workers         {SHOWN}/analyzers/<Name>/<flavor>.json and {SHOWN}/responders/…, then POST /api/analyzerdefinition/scan (docs/analyzers.md)
 case-svc      {CASE}   (log: {SHOWN}/case-svc.log)
   superadmin      login {ca['login']}  password {ca['password']}  key {ca['key']}
   org "demo"      analyst {an['login']}  key {an['key']}
@@ -436,7 +437,12 @@ def run():
             "ANALYSIS_BOOTSTRAP_LOGIN": creds["analysis-superadmin"]["login"],
             "ANALYSIS_BOOTSTRAP_PASSWORD": creds["analysis-superadmin"]["password"],
             "ANALYSIS_BOOTSTRAP_KEY": creds["analysis-superadmin"]["key"],
+            # Public-format workers (docs/analyzers.md): <RUN>/analyzers/<Name>/<flavor>.json, same for responders.
+            "ANALYSIS_ANALYZER_PATHS": os.path.join(RUN, "analyzers"),
+            "ANALYSIS_RESPONDER_PATHS": os.path.join(RUN, "responders"),
         })
+        for d in ("analyzers", "responders"):
+            os.makedirs(os.path.join(RUN, d), exist_ok=True)
         services.append(analysis)
         analysis.start()
         analysis.wait_ready()
