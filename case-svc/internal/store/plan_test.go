@@ -43,8 +43,8 @@ func TestPlans(t *testing.T) {
 		name, coll string
 		filter     search.Node
 		sort       []search.SortKey
-		allowScan  bool // the whole collection in index order (an unscoped list)
-		unsorted   bool // a lookup the store runs without a sort (not a page)
+		allowScan  bool   // the whole collection in index order (an unscoped list)
+		unsorted   bool   // a lookup the store runs without a sort (not a page)
 		index      string // the index the plan must use, where a less selective one would also serve
 	}{
 		// cases: /api/case/_search, the query API's listCase, similar cases (cases by id)
@@ -94,7 +94,7 @@ func TestPlans(t *testing.T) {
 			unsorted: true, index: "observables_organisation_key"},
 		{name: "observables by data across cases", coll: "observables",
 			filter: scoped(docstore.And(docstore.Eq("data", "10.0.0.7"), docstore.Exists(cases.PathCaseID)), org),
-			index: "observables_organisation_data"},
+			index:  "observables_organisation_data"},
 		{name: "observable counts of cases", coll: "observables",
 			filter: docstore.And(docstore.In(cases.PathCaseID, "~1", "~2"), docstore.Eq("ignoreSimilarity", false)), unsorted: true,
 			index: "observables_case_organisation_"},
