@@ -43,6 +43,9 @@ func ParseFolderAccess(group, mode string) (FolderAccess, error) {
 	}
 	if m := strings.TrimSpace(mode); m != "" {
 		v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(m, "0o"), "0O"), 8, 32)
+		if d, derr := strconv.Atoi(m); derr == nil && (d == 0o700 || d == 0o710 || d == 0o750) && m[0] != '0' {
+			v, err = uint64(d), nil // an unquoted YAML 0750 arrives as the number 488
+		}
 		if err != nil {
 			return FolderAccess{}, fmt.Errorf("job.directory_mode: %q is not an octal mode such as 0750", m)
 		}

@@ -140,7 +140,7 @@ func TestExternal_NumbersAsWritten(t *testing.T) {
 		`"value":1.0`, `"one":1.0`, `"max":9223372036854775807`, `"min":-9223372036854775808`,
 		`"big":123456789012345678901234567890`, `[0.1,2.50,-0.0,1e-7,1E+400,{"deep":3.14159265358979323846}]`,
 		`{"name":"score","tpe":"float","type":"AddCustomFields","value":1.0}`, // keys sorted; values as written
-		`"data":"12345678901234567890"`, `"tlp":1,`, // artifact data is a string; tlp a level
+		`"data":"12345678901234567890"`, `"tlp":1,`,                           // artifact data is a string; tlp a level
 		// The parameters as Python read and wrote them back, and as the job stores them (a JSON string).
 		`"params":{"f":1.0,"max":9223372036854775807,"nested":{"l":[0.5,2.5]}}`,
 		`"parameters":"{\"f\":1.0,\"max\":9223372036854775807,\"nested\":{\"l\":[0.5,2.50]}}"`,

@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -36,7 +37,8 @@ func testDefinitions() []analysis.Definition {
 			<-ctx.Done() // the first run hangs until its worker is stopped
 			return analysis.RunOutput{ErrorMessage: "interrupted"}, nil
 		}
-		if ms, ok := in.Parameters["sleep"].(float64); ok {
+		if n, ok := in.Parameters["sleep"].(json.Number); ok { // numbers arrive as written
+			ms, _ := n.Float64()
 			select {
 			case <-ctx.Done():
 				return analysis.RunOutput{ErrorMessage: "interrupted"}, nil
