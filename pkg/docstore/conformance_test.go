@@ -150,6 +150,8 @@ var confFilters = []struct {
 	{"id", docstore.ID("c"), strs("c"), ""},
 	{"unknown id", docstore.ID("zz"), nil, ""},
 	{"in ids", docstore.In("_id", "a", "g", "zz"), strs("a", "g"), ""},
+	{"the zero node (no operator) matches nothing", search.Node{}, nil, ""},
+	{"an unknown operator matches nothing", search.Node{Op: "regex", Path: "s", Value: ".*"}, nil, ""},
 
 	// numbers: int and double are equal, a numeric string is a string; null and missing
 	{"eq int matches int and double", docstore.Eq("n", 5), strs("b", "c"), ""},
@@ -234,6 +236,7 @@ var confFilters = []struct {
 	{"like percent", like("t", "50%"), strs("f"), ""},
 	{"like underscore", like("t", "_"), strs("f"), ""},
 	{"like empty matches every string", like("t", ""), strs("a", "b", "c", "d", "e", "f"), ""},
+	{"like NUL", like("t", "\x00"), nil, ""},
 	{"like only matches strings", like("n", "5"), strs("f"), ""},
 	// _wildcard: whole value, case-insensitive, * and ? (also across newlines)
 	{"wildcard star suffix", wild("t", "hello*"), strs("a"), ""},
