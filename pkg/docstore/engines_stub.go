@@ -1,3 +1,0 @@
-package docstore
-
-// The engines are in sqlite.go and mongo.go.
