@@ -23,17 +23,23 @@ package docstore
 // Differences from MongoDB that remain (the conformance suite pins what both engines do):
 //   - A filter on a path matches an array's elements only for the paths the collection declares in
 //     Spec.Arrays; on other paths an array value is compared as a whole (as its JSON text). A numeric path
-//     segment ("a.0") is an object key, never an array index.
-//   - json_extract returns true and false as 1 and 0: equality with a bool is exact (the JSON type is checked),
-//     but a range on a number also matches bools (0/1), sorting puts bools among the numbers, and GroupCount
-//     returns a bool as int64 1 or 0.
+//     segment ("a.0") is an object key in filters, sorts and indexes, never an array index.
+//   - json_extract reads true and false as 1 and 0. Equality, In and ranges check the JSON type where a 0 or 1
+//     could be involved (only then, to keep counts on the index), and GroupCount splits bools from 0/1; but
+//     sorting puts bools among the numbers (MongoDB: after everything else).
 //   - Objects and arrays read by json_extract are their JSON text: a range or a text operator (Like, Prefix…)
-//     on a path holding an object can match that text; sorting puts them among the strings. An array path
-//     sorts by its JSON text (MongoDB sorts by the smallest or largest element).
-//   - Equality with an object compares JSON text, so the order of its keys matters (as in MongoDB).
-//   - A unique index accepts several documents without the field (MongoDB allows one missing/null).
+//     on a path holding an object can match that text, and sorting puts them among the strings. An array path
+//     sorts by its JSON text (MongoDB sorts by the smallest or largest element). Equality with an object
+//     compares JSON text, so the order of its keys matters (as in MongoDB).
+//   - Exists on an array path is true for an array holding null elements (MongoDB's $ne: null says no).
 //   - Query.Fields is ignored: whole documents are returned.
-//   - Exists on an array path is true for an array holding null elements ($ne: null would say no).
+//   - A unique index is two SQLite indexes: the declared one (on the query expressions, NULLs distinct) and a
+//     partial one, <coll>_<name>_null, over the documents with a missing key, so that as in MongoDB a second
+//     document without the key is a duplicate.
+//
+// Performance notes: an index on an array path (Spec.Arrays) does not serve element filters (json_each is
+// not indexable); modernc.org/sqlite v1.31 prepares a statement again on every execution, so the statement
+// cache (sqlite_stmt.go) mostly serves to bind statements to the write connection.
 
 import (
 	"cmp"
@@ -59,8 +65,8 @@ const sqliteReaders = 4
 
 type sqliteEngine struct {
 	file   string
-	w      *sql.DB // one connection: every write
-	r      *sql.DB // query_only connections: every read outside a write
+	w      *sql.DB   // one connection: every write
+	r      *sql.DB   // query_only connections: every read outside a write
 	rs     stmtCache // statements of the read pool
 	wr     writer    // the write connection
 	lock   *os.File
