@@ -1,5 +1,5 @@
 // Package search parses the query language of the list and search endpoints into a neutral filter tree that
-// storage adapters (for example pkg/mongox) translate into their own query form.
+// storage engines (pkg/docstore) translate into their own query form.
 //
 // The query language is the JSON DSL of the reference system (elastic4play): {"_and": [...]}, {"_gt": {"f": 1}},
 // {"_in": {"_field": "f", "_values": [...]}} and so on; see [Parse] for the full list. Every field a query names
