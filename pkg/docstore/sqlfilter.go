@@ -283,6 +283,9 @@ func (w *sqlWhere) cmp(op search.Op, t sqlTarget, v any) {
 	}
 }
 
+// maxInArgs is the longest IN list written with one bound variable per value.
+const maxInArgs = 500
+
 // in writes value ∈ vs: one IN list for the numbers and strings (index-friendly), the others as equalities.
 func (w *sqlWhere) in(t sqlTarget, vs []any) {
 	var plain, other []any
@@ -302,7 +305,18 @@ func (w *sqlWhere) in(t sqlTarget, vs []any) {
 	}
 	terms := 0
 	w.b.WriteByte('(')
-	if len(plain) > 0 {
+	if len(plain) > maxInArgs {
+		// SQLite takes at most 32,766 bound variables: a long list goes as one JSON array.
+		js, err := json.Marshal(plain)
+		if err != nil {
+			w.b.WriteByte('0')
+		} else {
+			w.b.WriteString(t.expr + " IN (SELECT value FROM json_each(")
+			w.arg(string(js))
+			w.b.WriteString("))")
+		}
+		terms++
+	} else if len(plain) > 0 {
 		w.b.WriteString(t.expr + " IN (")
 		for i, v := range plain {
 			if i > 0 {
@@ -328,9 +342,10 @@ func (w *sqlWhere) in(t sqlTarget, vs []any) {
 
 // regex writes a match of the Go regular expression pattern (only strings match).
 func (w *sqlWhere) regex(t sqlTarget, pattern string) {
+	// The value goes as a blob: text passed to a Go function stops at its first NUL byte.
 	w.b.WriteString(sqliteRegexpFunc + "(")
 	w.arg(pattern)
-	w.b.WriteString("," + t.expr + ")")
+	w.b.WriteString(", CASE WHEN " + t.typ + " = 'text' THEN CAST(" + t.expr + " AS BLOB) END)")
 }
 
 // sqlOrder returns the ORDER BY clause of keys ("" without keys). Ascending puts NULL (missing) first, then

@@ -27,6 +27,8 @@ func sqliteRegexp(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value,
 	switch v := args[1].(type) {
 	case string:
 		s = v
+	case []byte: // text sent as a blob so that NUL bytes survive
+		s = string(v)
 	default:
 		return int64(0), nil
 	}
