@@ -24,7 +24,7 @@ import (
 
 // slowRequest is the longest any hostile request may take: the tests' requests are small, so anything
 // slower is a hang or a super-linear blow-up.
-const slowRequest = 10 * time.Second
+const slowRequest = 2 * time.Minute // a hang detector, not a speed check: speed is measured by make bench
 
 // hostile sends a request and checks what every hostile request must satisfy: no 5xx, an answer within
 // slowRequest, the error shape on 4xx, and a status among allowed (when given).

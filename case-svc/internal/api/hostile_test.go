@@ -24,7 +24,7 @@ import (
 )
 
 // slowRequest is the longest a hostile request may take: anything slower is a hang or a blow-up.
-const slowRequest = 15 * time.Second
+const slowRequest = 2 * time.Minute // a hang detector, not a speed check: speed is measured by make bench
 
 // hostile sends a request and checks what every hostile request must satisfy: no 5xx, an answer within
 // slowRequest, the error shape on 4xx, and a status among allowed (when given).
