@@ -4,8 +4,6 @@ package api
 
 import (
 	"log/slog"
-	"net/http"
-	"runtime"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,6 +25,9 @@ type Config struct {
 	Limits  web.Limits
 	MaxFile int64
 	Ready   web.Options
+	// DownloadPassword protects the zips of /api/datastorezip (datastore.password; empty = "malware"),
+	// reported in /api/status as protectDownloadsWith.
+	DownloadPassword string
 }
 
 type handler struct {
@@ -55,6 +56,7 @@ func (h *handler) routes(e *echo.Echo) {
 	secure := web.RequireSecure(h.cfg.Secure)
 
 	e.GET("/api/status", h.status)
+	e.GET("/api/health", h.health)
 	e.POST("/api/login", h.login, secure) // a password: HTTPS only, as the password endpoints
 	e.POST("/api/logout", h.logout)
 	e.GET("/api/logout", h.logout)
@@ -115,28 +117,3 @@ func (h *handler) routes(e *echo.Echo) {
 }
 
 func caller(c echo.Context) analysis.Caller { return web.Caller[analysis.Caller](c) }
-
-type statusResponse struct {
-	Versions map[string]string `json:"versions"`
-	Config   statusConfig      `json:"config"`
-	Warnings []string          `json:"warnings,omitempty"` // e.g. a definition path that yields no definition
-}
-
-type statusConfig struct {
-	AuthType     []string `json:"authType"`
-	Capabilities []string `json:"capabilities"`
-	SsoAutoLogin bool     `json:"ssoAutoLogin"`
-}
-
-func (h *handler) status(c echo.Context) error {
-	authTypes := []string{"key", "session"}
-	if h.auth.Basic {
-		authTypes = append(authTypes, "basic")
-	}
-	return c.JSON(http.StatusOK, statusResponse{
-		Versions: map[string]string{"analysis-svc": Version, "Go": runtime.Version()},
-		Config: statusConfig{AuthType: authTypes,
-			Capabilities: []string{"changePassword", "setPassword", "authByKey"}},
-		Warnings: h.workers.Catalog().Warnings(),
-	})
-}

@@ -399,6 +399,7 @@ func jobRows() []roleRow {
 	// Public routes: no credential needed, a bad one is ignored.
 	rows = append(rows,
 		roleRow{name: "status", method: "GET", path: "/api/status", public: true, shared: true, want: everyone(200)},
+		roleRow{name: "health", method: "GET", path: "/api/health", public: true, shared: true, want: everyone(200), raw: true},
 		roleRow{name: "login", method: "POST", path: "/api/login", public: true, shared: true, want: everyone(200),
 			body: func(string, *client) any { return map[string]string{"user": expiredLogin, "password": expiredPassword} }},
 		roleRow{name: "logout", method: "POST", path: "/api/logout", public: true, shared: true, want: everyone(204)},

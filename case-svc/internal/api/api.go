@@ -6,8 +6,6 @@ package api
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"runtime"
 
 	"github.com/labstack/echo/v4"
 
@@ -30,6 +28,9 @@ type Config struct {
 	MaxFile int64
 	// Ready reports whether the database answers (/readyz).
 	Ready func(ctx context.Context) error
+	// DownloadPassword protects the zips of /api/datastorezip (datastore.password; empty = "malware"),
+	// reported in /api/status as protectDownloadsWith.
+	DownloadPassword string
 }
 
 type handler struct {
@@ -61,6 +62,7 @@ func (h *handler) routes(e *echo.Echo) {
 	for _, prefix := range []string{"/api", "/api/v0", "/api/v1"} {
 		// --- without credentials ---
 		e.GET(prefix+"/status", h.status)
+		e.GET(prefix+"/health", h.health)
 		e.POST(prefix+"/login", h.login, secure) // a password: HTTPS only, as the password endpoints
 		e.POST(prefix+"/logout", h.logout)
 		e.GET(prefix+"/logout", h.logout)
@@ -240,29 +242,4 @@ func (h *handler) organisation(next echo.HandlerFunc) echo.HandlerFunc {
 func caller(c echo.Context) cases.Caller {
 	cl, _ := c.Get(callerKey).(cases.Caller)
 	return cl
-}
-
-type statusResponse struct {
-	Versions   map[string]string `json:"versions"`
-	Config     statusConfig      `json:"config"`
-	Connectors map[string]any    `json:"connectors"`
-}
-
-type statusConfig struct {
-	AuthType     []string `json:"authType"`
-	Capabilities []string `json:"capabilities"`
-	SsoAutoLogin bool     `json:"ssoAutoLogin"`
-}
-
-func (h *handler) status(c echo.Context) error {
-	authTypes := []string{"key", "session"}
-	if h.auth.Basic {
-		authTypes = append(authTypes, "basic")
-	}
-	return c.JSON(http.StatusOK, statusResponse{
-		Versions: map[string]string{"case-svc": Version, "Go": runtime.Version()},
-		Config: statusConfig{AuthType: authTypes,
-			Capabilities: []string{"changePassword", "setPassword", "authByKey"}},
-		Connectors: map[string]any{},
-	})
 }

@@ -354,6 +354,7 @@ func azRows() []azRow {
 	rows := []azRow{
 		// --- public ---
 		{name: "status", method: "GET", path: "/status", public: true, want: azEveryone(200)},
+		{name: "health", method: "GET", path: "/health", public: true, want: azEveryone(200), raw: true},
 		{name: "login", method: "POST", path: "/login", public: true, want: azEveryone(200),
 			body: `{"user": "sess", "password": "` + azPassword + `"}`},
 		{name: "logout", method: "POST", path: "/logout", public: true, want: azEveryone(204)},

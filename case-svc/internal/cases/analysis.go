@@ -161,6 +161,8 @@ type Analyses struct {
 	mu   sync.Mutex
 	busy map[string]bool // record ids being tracked in this process
 	kick map[string]chan struct{}
+
+	status statusCache // the last check of the servers, for /api/status (status.go)
 }
 
 // NewAnalyses returns the connector service over the configured servers (in configuration order).

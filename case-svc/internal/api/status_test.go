@@ -1,0 +1,92 @@
+package api_test
+
+import (
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+)
+
+// TestStatus_ConnectorsAndHealth plays what TheHive 4's status page and thehive4py's health() read: the
+// config keys, connectors.cortex with one entry per analysis server (a real analysis-svc answering OK, the
+// same server with a key it refuses as AUTH_ERROR, a closed port as ERROR), the sum WARNING, and the health
+// word as text. The check is cached: a second status right after costs no new call to the servers.
+func TestStatus_ConnectorsAndHealth(t *testing.T) {
+	as := startAnalysis(t, "127.0.0.1:0")
+	bad := *as
+	bad.Key = "not-a-key-of-this-server-0123456789abcdef"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close()
+	e := newEnv(t, withServers(fastTracker, server("main", as, ""), server("badkey", &bad, ""), server("down", as, down)),
+		withoutTracker())
+
+	start := time.Now()
+	st := e.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK).object(t)
+	if d := time.Since(start); d > cases.ProbeTimeout+time.Second {
+		t.Errorf("status took %v", d)
+	}
+	cfg := st["config"].(map[string]any)
+	for k, want := range map[string]any{"protectDownloadsWith": "malware", "ssoAutoLogin": false,
+		"pollingDuration": float64(1000), "freeTagDefaultColour": "#000000"} {
+		if cfg[k] != want {
+			t.Errorf("config.%s = %v, want %v", k, cfg[k], want)
+		}
+	}
+	if _, ok := cfg["authType"].([]any); !ok {
+		t.Errorf("config.authType = %v", cfg["authType"])
+	}
+	cortex, ok := st["connectors"].(map[string]any)["cortex"].(map[string]any)
+	if !ok {
+		t.Fatalf("connectors = %v", st["connectors"])
+	}
+	if cortex["enabled"] != true || cortex["status"] != "WARNING" {
+		t.Errorf("cortex = %v", cortex)
+	}
+	servers := cortex["servers"].([]any)
+	want := []struct{ name, status string }{{"main", "OK"}, {"badkey", "AUTH_ERROR"}, {"down", "ERROR"}}
+	if len(servers) != len(want) {
+		t.Fatalf("servers = %v", servers)
+	}
+	for i, w := range want {
+		s := servers[i].(map[string]any)
+		if s["name"] != w.name || s["status"] != w.status {
+			t.Errorf("server %d = %v, want %s %s", i, s, w.name, w.status)
+		}
+		v, _ := s["version"].(string)
+		if (w.status == "ERROR") != (v == "") {
+			t.Errorf("server %s version %q", w.name, v)
+		}
+	}
+
+	// cached: a second status within cases.StatusTTL answers at once with the same servers
+	start = time.Now()
+	again := e.anon().call(t, http.MethodGet, "/api/v0/status", nil).want(t, http.StatusOK).object(t)
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("cached status took %v", d)
+	}
+	if got := again["connectors"].(map[string]any)["cortex"].(map[string]any)["status"]; got != "WARNING" {
+		t.Errorf("cached status = %v", got)
+	}
+
+	if h := e.anon().call(t, http.MethodGet, "/api/health", nil).want(t, http.StatusOK).text(t); h != "Warning" {
+		t.Errorf("health = %q, want Warning (a server is not OK)", h)
+	}
+}
+
+// TestStatus_NoServers: without analysis servers there is no cortex connector and health is Ok.
+func TestStatus_NoServers(t *testing.T) {
+	e := newEnv(t)
+	st := e.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK).object(t)
+	if c := st["connectors"].(map[string]any); len(c) != 0 {
+		t.Errorf("connectors = %v", c)
+	}
+	if h := e.anon().call(t, http.MethodGet, "/api/health", nil).want(t, http.StatusOK).text(t); h != "Ok" {
+		t.Errorf("health = %q", h)
+	}
+}
