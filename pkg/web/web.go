@@ -30,6 +30,8 @@ type Options struct {
 	Timeout time.Duration // per-request context deadline; zero = none (long polls set their own)
 	// Ready reports whether the service's dependencies (the database) answer; served at /readyz.
 	Ready func(ctx context.Context) error
+	// Collectors are the service's own metrics, served at /metrics with the HTTP ones.
+	Collectors []prometheus.Collector
 }
 
 // New returns an Echo instance with request ids, panic recovery, body limits (see Limits), JSON request logs,
@@ -41,6 +43,7 @@ func New(opts Options) *echo.Echo {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newMetrics(reg)
+	reg.MustRegister(opts.Collectors...)
 
 	e.Use(requestID)
 	e.Use(m.middleware, requestLog(opts.Log))

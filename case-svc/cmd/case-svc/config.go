@@ -30,6 +30,18 @@ type config struct {
 	Observable struct {
 		MaxFile string `mapstructure:"max_file"` // largest uploaded file: observable, archive, task log attachment
 	}
+	Audit struct {
+		Retention time.Duration // events older than this are deleted; 0 keeps them
+	}
+	Stream struct {
+		Poll    time.Duration // how often other replicas' events are read
+		Refresh time.Duration // how long a stream poll waits
+	}
+	Webhook struct {
+		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
+		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
+		Timeout      time.Duration // one attempt
+	}
 }
 
 // defaults are the common keys' defaults plus this service's.
@@ -43,10 +55,16 @@ func defaults() map[string]any {
 
 // ownDefaults are the defaults of the keys only this service has.
 var ownDefaults = map[string]any{
-	"analysis.servers":    []map[string]any{},
-	"analysis.give_up":    "24h",
-	"analysis.long_poll":  "1m",
-	"observable.max_file": "100M",
+	"analysis.servers":      []map[string]any{},
+	"analysis.give_up":      "24h",
+	"analysis.long_poll":    "1m",
+	"observable.max_file":   "100M",
+	"audit.retention":       "0s",
+	"stream.poll":           "1s",
+	"stream.refresh":        "1m",
+	"webhook.allow_private": false,
+	"webhook.max_attempts":  10,
+	"webhook.timeout":       "10s",
 }
 
 // loadConfig reads --config FILE (optional), then CASE_* env variables (CASE_ANALYSIS_SERVERS as JSON).

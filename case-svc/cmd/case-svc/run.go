@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/api"
+	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/store"
@@ -51,7 +52,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("auth.secret: %w", err)
 	}
-	ids, svc, err := wire(ctx, db, keys)
+	events, err := eventService(ctx, cfg, db, keys, log)
+	if err != nil {
+		return err
+	}
+	ids, svc, err := wire(ctx, db, keys, events)
 	if err != nil {
 		return err
 	}
@@ -79,7 +84,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if cfg.HTTP.AllowInsecureCredentials && !tls {
 		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
 	}
-	analyses, err := connectorService(ctx, cfg, db, svc, log)
+	analyses, err := connectorService(ctx, cfg, db, svc, events, log)
 	if err != nil {
 		return err
 	}
@@ -92,6 +97,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Limits:    limits,
 		MaxFile:   maxFile,
 		Ready:     db.Ping,
+		Events:    events,
 	}, ids, svc, analyses)
 
 	// The connector's tracker follows pending jobs and actions until the service stops.
@@ -101,15 +107,24 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		defer close(tracked)
 		analyses.Run(actx)
 	}()
+	// The stream tailer, the webhook sender and the audit retention run until the service stops.
+	ectx, stopEvents := context.WithCancel(context.WithoutCancel(ctx))
+	eventsDone := make(chan struct{})
+	go func() {
+		defer close(eventsDone)
+		events.Run(ectx)
+	}()
 	serveErr := web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key,
 		ReadTimeout: cfg.HTTP.ReadTimeout})
 	stopTracker()
 	<-tracked
+	stopEvents()
+	<-eventsDone
 	return serveErr
 }
 
 // connectorService builds the clients of analysis.servers and the connector's service.
-func connectorService(ctx context.Context, cfg config, db *docstore.DB, svc *cases.Service, log *slog.Logger) (*cases.Analyses, error) {
+func connectorService(ctx context.Context, cfg config, db *docstore.DB, svc *cases.Service, events *audit.Service, log *slog.Logger) (*cases.Analyses, error) {
 	var servers []cases.AnalysisServer
 	for _, s := range cfg.Analysis.Servers {
 		servers = append(servers, connector.Adapter{Client: connector.New(connector.Server{Name: s.Name, URL: s.URL, Key: s.Key,
@@ -119,16 +134,31 @@ func connectorService(ctx context.Context, cfg config, db *docstore.DB, svc *cas
 	if err != nil {
 		return nil, err
 	}
-	return cases.NewAnalyses(svc, servers, st, st, cases.AnalysisConfig{Log: log, GiveUp: cfg.Analysis.GiveUp, LongPoll: cfg.Analysis.LongPoll}, time.Now), nil
+	return cases.NewAnalyses(svc, servers, st, events.WrapActions(st), cases.AnalysisConfig{Log: log, GiveUp: cfg.Analysis.GiveUp, LongPoll: cfg.Analysis.LongPoll}, time.Now), nil
 }
 
-// wire builds the stores and the domain services on the database.
-func wire(ctx context.Context, db *docstore.DB, keys *auth.Keyring) (*cases.Identity, *cases.Service, error) {
+// eventService builds the audit trail, the streams and the webhooks (case-svc/README.md, Events).
+func eventService(ctx context.Context, cfg config, db *docstore.DB, keys *auth.Keyring, log *slog.Logger) (*audit.Service, error) {
+	trail, err := store.NewAuditStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := store.NewWebhookStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return audit.New(trail, hooks, keys, audit.Config{Retention: cfg.Audit.Retention, Poll: cfg.Stream.Poll,
+		Refresh: cfg.Stream.Refresh, Log: log, Webhooks: audit.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate,
+			MaxAttempts: cfg.Webhook.MaxAttempts, Timeout: cfg.Webhook.Timeout}}, time.Now), nil
+}
+
+// wire builds the stores and the domain services on the database; events audits their writes.
+func wire(ctx context.Context, db *docstore.DB, keys *auth.Keyring, events *audit.Service) (*cases.Identity, *cases.Service, error) {
 	idStore, err := store.NewIdentityStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	ids, err := cases.NewIdentity(idStore, keys, time.Now)
+	ids, err := cases.NewIdentity(events.WrapIdentity(idStore), keys, time.Now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +194,7 @@ func wire(ctx context.Context, db *docstore.DB, keys *auth.Keyring) (*cases.Iden
 	if err != nil {
 		return nil, nil, err
 	}
-	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs}, time.Now)
+	svc := cases.NewService(events.Wrap(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
+		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs}), time.Now)
 	return ids, svc, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/pkg/web"
 )
@@ -28,6 +29,8 @@ type Config struct {
 	MaxFile int64
 	// Ready reports whether the database answers (/readyz).
 	Ready func(ctx context.Context) error
+	// Events is the audit trail, streams and webhooks (nil: none of their routes).
+	Events *audit.Service
 	// DownloadPassword protects the zips of /api/datastorezip (datastore.password; empty = "malware"),
 	// reported in /api/status as protectDownloadsWith.
 	DownloadPassword string
@@ -40,13 +43,21 @@ type handler struct {
 	cfg      Config
 	max      int
 	auth     web.AuthConfig
+	events   *audit.Service
 }
 
 // New returns the service's HTTP handler with every route registered.
 func New(cfg Config, ids *cases.Identity, svc *cases.Service, analyses *cases.Analyses) *echo.Echo {
-	e := web.New(web.Options{Log: cfg.Log, Limits: cfg.Limits, Ready: cfg.Ready})
+	opts := web.Options{Log: cfg.Log, Limits: cfg.Limits, Ready: cfg.Ready}
+	if cfg.Events != nil {
+		opts.Collectors = cfg.Events.Metrics.Collectors()
+	}
+	e := web.New(opts)
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
-	h := &handler{ids: ids, svc: svc, analyses: analyses, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
+	h := &handler{ids: ids, svc: svc, analyses: analyses, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
+	if cfg.Events != nil {
+		cfg.Events.SetRenderer(h.auditObject)
+	}
 	h.routes(e)
 	return e
 }
@@ -92,6 +103,8 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/profile", h.listProfiles)
 		a.POST("/profile/_search", h.listProfiles)
 		a.GET("/profile/:profileId", h.getProfile)
+
+		h.eventRoutes(a) // audit, flow, stream, webhooks (events.go)
 
 		if prefix == "/api/v1" {
 			continue // the case routes below are the v0 API: /api and /api/v0
@@ -234,6 +247,7 @@ func (h *handler) organisation(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(callerKey, caller)
+		withActor(c, caller) // who makes the request's changes, for their audit records
 		return next(c)
 	}
 }

@@ -146,6 +146,7 @@ func newAzFixture(t *testing.T) *azFixture {
 func (f *azFixture) makeObjects(t *testing.T) {
 	t.Helper()
 	oa := f.callers[azOrgAdmin]
+	f.eventObjects(t, true) // events_test.go: a webhook first, so that the records below have deliveries
 	cs := oa.newCase(t, map[string]any{"tasks": []map[string]any{{"title": "fixture task"}}})
 	f.objects["{case}"] = cs.str(t, "id")
 	f.objects["{task}"] = oa.call(t, http.MethodGet, "/api/case/"+cs.str(t, "id")+"/task", nil).want(t, 200).list(t)[0].str(t, "id")
@@ -184,6 +185,7 @@ func (f *azFixture) makeObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.objects["{action}"] = act.ID
+	f.eventObjects(t, false)
 }
 
 // fresh makes a record of soc for one call, as soc's org-admin (users: as the platform administrator).
@@ -212,6 +214,8 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 	case "{newAlertObservable}":
 		return oa.observables(t, "/api/alert/"+f.objects["{alert}"]+"/artifact", map[string]any{"dataType": "domain",
 			"data": fmt.Sprintf("fresh%d.example", n)})[0].str(t, "id")
+	case "{newWebhook}":
+		return f.freshWebhook(t)
 	case "{newUser}":
 		login := fmt.Sprint("fresh", n)
 		f.e.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "organisation": "soc", "profile": "read-only"}).
@@ -226,7 +230,7 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 // fixture's own record shows that a refusal does not depend on the record.
 var azShared = map[string]string{"{newCase}": "{case}", "{newTask}": "{task}", "{newTemplate}": "{template}",
 	"{newField}": "{field}", "{newObservable}": "{observable}", "{newAlert}": "{alert}",
-	"{newAlertObservable}": "{alertObservable}", "{newUser}": azTarget}
+	"{newAlertObservable}": "{alertObservable}", "{newUser}": azTarget, "{newWebhook}": "{webhook}"}
 
 var azPlaceholder = regexp.MustCompile(`\{[A-Za-z]+\}`)
 
@@ -544,6 +548,7 @@ func azRows() []azRow {
 			azRow{name: n + " get action", method: "GET", path: p + "/action/{action}", want: azMembers(200)},
 		)
 	}
+	rows = append(rows, azEventRows()...) // events_test.go
 	return rows
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/api"
+	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
@@ -53,12 +54,14 @@ type envOptions struct {
 	zip           cases.ZipLimits
 	servers       []cases.AnalysisServer // analysis servers of the connector (none by default)
 	analysis      cases.AnalysisConfig
-	noTracker     bool             // configure the servers but do not run the tracker until env.startTracker
-	now           func() time.Time // the sessions' clock; nil = time.Now
-	logs          *syncBuffer      // where the service logs; nil = a new buffer
-	limits        web.Limits       // zero: the tests' defaults (2M bodies, 64K before authentication)
-	maxFile       int64            // the upload limit; 0 = 2M
-	throttle      *auth.Throttle   // nil = none
+	noTracker     bool                // configure the servers but do not run the tracker until env.startTracker
+	now           func() time.Time    // the sessions' clock; nil = time.Now
+	logs          *syncBuffer         // where the service logs; nil = a new buffer
+	limits        web.Limits          // zero: the tests' defaults (2M bodies, 64K before authentication)
+	maxFile       int64               // the upload limit; 0 = 2M
+	throttle      *auth.Throttle      // nil = none
+	events        func(*audit.Config) // adjusts the events' settings (events_test.go)
+	db            *docstore.DB        // nil = a fresh database
 }
 
 type envOption func(*envOptions)
@@ -104,6 +107,8 @@ type env struct {
 	admin     *client // the bootstrapped platform administrator, by API key
 	// startTracker runs a fresh connector tracker on this database (a restarted case-svc's).
 	startTracker func()
+	events       *audit.Service // the audit trail, streams and webhooks, running (events_test.go)
+	stopEvents   func()         // stops their background work (a restart)
 }
 
 // syncBuffer collects the service's logs; handlers write from several goroutines.
@@ -132,7 +137,10 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		f(&o)
 	}
 	ctx := context.Background()
-	db := docstoretest.New(t)
+	db := o.db
+	if db == nil {
+		db = docstoretest.New(t)
+	}
 	keys, err := auth.NewKeyring(testSecret)
 	if err != nil {
 		t.Fatalf("keyring: %v", err)
@@ -141,8 +149,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("identity store: %v", err)
 	}
+	events := newEvents(t, db, keys, o.events)
 	idStore := countingIdentity{IdentityStore: st, userReads: &atomic.Int64{}}
-	ids, err := cases.NewIdentity(idStore, keys, time.Now)
+	ids, err := cases.NewIdentity(events.svc.WrapIdentity(idStore), keys, time.Now)
 	if err != nil {
 		t.Fatalf("identity: %v", err)
 	}
@@ -178,15 +187,15 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("file store: %v", err)
 	}
-	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
+	svc := cases.NewService(events.svc.Wrap(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
 		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs,
-		Zip: o.zip}, time.Now)
+		Zip: o.zip}), time.Now)
 	pw := ""
 	if o.adminPassword {
 		pw = adminPassword
 	}
 	created, err := ids.Bootstrap(ctx, adminLogin, pw, adminKey)
-	if err != nil || !created {
+	if err != nil || (!created && o.db == nil) { // a database of a previous env (a restart) has its administrator
 		t.Fatalf("bootstrap: created=%v err=%v", created, err)
 	}
 	astore, err := store.NewAnalysisStore(ctx, db)
@@ -201,7 +210,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if o.analysis.Log == nil {
 		o.analysis.Log = log
 	}
-	analyses := cases.NewAnalyses(svc, o.servers, astore, astore, o.analysis, time.Now)
+	analyses := cases.NewAnalyses(svc, o.servers, astore, events.svc.WrapActions(astore), o.analysis, time.Now)
 	// The tracker is the same service's, as in run.go (requests hold the records they submit); started late,
 	// it finds the pending records in the database as a restarted service would.
 	startTracker := func() {
@@ -224,11 +233,12 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Limits:    o.limits,
 		MaxFile:   o.maxFile,
 		Ready:     db.Ping,
+		Events:    events.svc,
 	}, ids, svc, analyses)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	e := &env{echo: h, db: db, jobs: jobs, analyses: astore, userReads: idStore.userReads, srv: srv, logs: logs,
-		startTracker: startTracker}
+		startTracker: startTracker, events: events.svc, stopEvents: events.stop}
 	e.admin = e.keyClient(adminLogin, adminKey)
 	return e
 }

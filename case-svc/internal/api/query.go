@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -41,6 +42,7 @@ const (
 var kindFields = map[kind]search.Fields{
 	kindCase: cases.CaseFields, kindAlert: cases.AlertFields, kindObservable: cases.ObservableFields,
 	kindTask: cases.TaskFields, kindLog: cases.LogFields, kindJob: cases.JobFields, kindSimilar: cases.CaseFields,
+	kindAudit: audit.Fields,
 }
 
 // pipeline is the state of a query between steps.
@@ -88,6 +90,15 @@ func (h *handler) query(v1 bool) echo.HandlerFunc {
 		}
 		if len(raw) > 64 {
 			return apperr.New(apperr.BadRequest, "the query has more than 64 steps")
+		}
+		if isAuditQuery(raw) && h.events != nil {
+			steps := make([]map[string]any, len(raw))
+			for i, r := range raw {
+				if steps[i], ok = r.(map[string]any); !ok {
+					return apperr.Errorf(apperr.BadRequest, "query step %d is not an object", i+1)
+				}
+			}
+			return h.auditQuery(c, steps, v1) // events.go
 		}
 		ctx := c.Request().Context()
 		cl := caller(c)
@@ -195,7 +206,7 @@ func waiting() search.Node {
 
 var stepNames = []string{"listCase", "listAlert", "listObservable", "listTask", "listLog", "listJob", "waitingTasks",
 	"getCase", "getAlert", "getObservable", "getTask", "getLog", "getJob", "tasks", "observables", "alerts", "logs",
-	"jobs", "case", "similarCases", "filter", "sort", "page", "count"}
+	"jobs", "case", "similarCases", "filter", "sort", "page", "count", "listAudit", "listAuditFromObject", "audits"}
 
 func isStep(name string) bool { return slices.Contains(stepNames, name) }
 

@@ -1,0 +1,463 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/web"
+)
+
+// The events of issue 13: the audit trail (GET /api/audit, POST /api/audit/_search, GET /api/flow, v1
+// GET /api/v1/audit, the query steps listAudit, audits and listAuditFromObject), the live stream
+// (/api/stream) and the webhooks of an organisation (/api/webhook).
+
+const kindAudit kind = "audit"
+
+// eventRoutes registers the event routes under one prefix.
+func (h *handler) eventRoutes(a prefixed) {
+	if h.events == nil {
+		return
+	}
+	switch a.prefix {
+	case "/api/v1":
+		a.GET("/audit", h.listAudit)
+		return
+	case "/api/v0":
+		a.GET("/audit", h.listAudit)
+		a.POST("/audit/_search", h.listAudit)
+		a.GET("/flow", h.flow)
+		return
+	}
+	a.GET("/audit", h.listAudit)
+	a.POST("/audit/_search", h.listAudit)
+	a.GET("/flow", h.flow)
+
+	a.POST("/stream", h.createStream)
+	a.GET("/stream/status", h.streamStatus)
+	a.GET("/stream/:streamId", h.pollStream)
+
+	a.GET("/webhook", h.listWebhooks)
+	a.POST("/webhook", h.createWebhook)
+	a.GET("/webhook/:webhookId", h.getWebhook)
+	a.PATCH("/webhook/:webhookId", h.updateWebhook)
+	a.DELETE("/webhook/:webhookId", h.deleteWebhook)
+	a.GET("/webhook/:webhookId/delivery", h.listDeliveries)
+	a.POST("/webhook/:webhookId/delivery/:deliveryId/resend", h.resendDelivery)
+}
+
+// withActor puts the caller and the request id in the request's context, for the audit records of its
+// changes.
+func withActor(c echo.Context, cl cases.Caller) {
+	r := c.Request()
+	c.SetRequest(r.WithContext(audit.WithActor(r.Context(), audit.Actor{User: cl.Login, Org: cl.Org, RequestID: web.RequestID(c)})))
+}
+
+// auditObject renders a record of an event as the API shows it (v0).
+func (h *handler) auditObject(v any) map[string]any {
+	var r any
+	switch x := v.(type) {
+	case cases.Case:
+		r = h.caseJSON(cases.Caller{}, x, nil)
+	case cases.Alert:
+		r = alertJSON(x, nil)
+	case cases.Observable:
+		r = observableJSON(x)
+	case cases.Task:
+		r = taskJSON(x)
+	case cases.Log:
+		r = logJSON(x)
+	case cases.Job:
+		r = jobJSON(x)
+	case cases.Action:
+		r = actionJSON(x)
+	case cases.Template:
+		r = templateJSON(x)
+	case cases.CustomField:
+		r = customFieldJSON(x)
+	case cases.User:
+		r = userJSON(x, "")
+	case cases.Organisation:
+		r = orgJSON(x)
+	default:
+		return nil
+	}
+	m, err := toMap(r)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+type auditResponse struct {
+	ID           string                    `json:"_id"`
+	IDv0         string                    `json:"id"`
+	Type         string                    `json:"_type"`
+	Operation    string                    `json:"operation"`
+	Details      map[string]any            `json:"details"`
+	ObjectType   string                    `json:"objectType"`
+	ObjectID     string                    `json:"objectId"`
+	RootID       string                    `json:"rootId"`
+	RequestID    string                    `json:"requestId"`
+	Object       map[string]any            `json:"object"`
+	Organisation string                    `json:"organisation"`
+	StartDate    int64                     `json:"startDate"`
+	CreatedAt    int64                     `json:"createdAt"`
+	CreatedBy    string                    `json:"createdBy"`
+	Base         *bool                     `json:"base,omitempty"`
+	Summary      map[string]map[string]int `json:"summary,omitempty"`
+}
+
+func auditJSON(e audit.Event) auditResponse {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	return auditResponse{ID: e.ID, IDv0: e.ID, Type: "audit", Operation: e.Operation, Details: e.Details,
+		ObjectType: e.ObjectType, ObjectID: e.ObjectID, RootID: e.RootID, RequestID: e.RequestID, Object: e.Object,
+		Organisation: e.Org, StartDate: e.Date.UnixMilli(), CreatedAt: e.Date.UnixMilli(), CreatedBy: e.User}
+}
+
+func groupedJSON(evs []audit.Event) []auditResponse {
+	gs := audit.Grouped(evs)
+	out := make([]auditResponse, len(gs))
+	for i, g := range gs {
+		out[i] = auditJSON(g.Event)
+		base := g.Base
+		out[i].Base, out[i].Summary = &base, g.Summary
+	}
+	return out
+}
+
+func (h *handler) listAudit(c echo.Context) error {
+	f, p, err := web.Search(c, audit.Fields, h.max)
+	if err != nil {
+		return err
+	}
+	list, total, err := h.events.Events(c.Request().Context(), caller(c).Org, f, p)
+	if err != nil {
+		return err
+	}
+	return web.List(c, total, mapSlice(list, auditJSON))
+}
+
+// flow answers the latest events of a case or alert (rootId), or of the organisation, grouped by request.
+func (h *handler) flow(c echo.Context) error {
+	n := 10
+	if s := c.QueryParam("count"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return apperr.New(apperr.BadRequest, "count must be a positive integer")
+		}
+		n = min(v, h.max)
+	}
+	f := search.Node{Op: search.OpAll}
+	if root := c.QueryParam("rootId"); root != "" {
+		f = search.Node{Op: search.OpEq, Path: "rootId", Value: root}
+	}
+	list, _, err := h.events.Events(c.Request().Context(), caller(c).Org, f,
+		search.Page{Limit: n, Sort: []search.SortKey{{Path: "date", Desc: true}}})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, groupedJSON(list))
+}
+
+// auditQuery runs a query whose records are audit events: listAudit, listAuditFromObject {objectId}, or any
+// query of records followed by audits (the events of a case or alert and what belongs to it; of the record
+// itself for the other kinds), then filter, sort, page or count.
+func (h *handler) auditQuery(c echo.Context, steps []map[string]any, v1 bool) error {
+	ctx := c.Request().Context()
+	cl := caller(c)
+	p := &pipeline{kind: kindAudit, filter: search.Node{Op: search.OpAll}}
+	var out output
+	rest := steps
+	switch name, _ := steps[0]["_name"].(string); name {
+	case "listAudit":
+		if err := params(name, steps[0]); err != nil {
+			return err
+		}
+		rest = steps[1:]
+	case "listAuditFromObject":
+		if err := params(name, steps[0], "objectId"); err != nil {
+			return err
+		}
+		id, _ := steps[0]["objectId"].(string)
+		if id == "" {
+			return badStep(name, "objectId must be a non-empty string")
+		}
+		p.filter = search.Node{Op: search.OpEq, Path: "objectId", Value: id}
+		rest = steps[1:]
+	default:
+		i := slices.IndexFunc(steps, func(s map[string]any) bool { return s["_name"] == "audits" })
+		if i <= 0 {
+			return badStep(name, "audits must follow a query of records")
+		}
+		if err := params("audits", steps[i]); err != nil {
+			return err
+		}
+		src, err := h.startSteps(ctx, cl, steps[:i])
+		if err != nil {
+			return err
+		}
+		items, err := h.collect(ctx, cl, src, "audits")
+		if err != nil {
+			return err
+		}
+		roots, objects := []any{}, []any{}
+		for _, it := range items {
+			switch src.kind {
+			case kindCase, kindAlert:
+				roots = append(roots, recordID(it))
+			default:
+				objects = append(objects, recordID(it))
+			}
+		}
+		p.filter = search.Node{Op: search.OpOr, Children: []search.Node{
+			{Op: search.OpIn, Path: "rootId", Values: roots}, {Op: search.OpIn, Path: "objectId", Values: objects}}}
+		rest = steps[i+1:]
+	}
+	for _, step := range rest {
+		name, _ := step["_name"].(string)
+		if out.page || out.count {
+			return badStep(name, "nothing may follow page or count")
+		}
+		switch name {
+		case "filter", "sort", "page", "count":
+			if name == "page" {
+				delete(step, "extraData")
+			}
+			if err := h.next(ctx, cl, p, &out, name, step); err != nil {
+				return err
+			}
+		default:
+			return badStep(name, "does not apply to audits")
+		}
+	}
+	if len(p.sort) == 0 {
+		p.sort = []search.SortKey{{Path: "date", Desc: true}}
+	}
+	from, limit := 0, h.max
+	if out.page {
+		from, limit = out.from, out.to-out.from
+	}
+	if out.count {
+		limit = 1
+	}
+	list, total, err := h.events.Events(ctx, cl.Org, p.filter, search.Page{Offset: from, Limit: max(limit, 1), Sort: p.sort})
+	if err != nil {
+		return err
+	}
+	if out.count {
+		return c.JSON(http.StatusOK, total)
+	}
+	if limit == 0 {
+		list = nil
+	}
+	if out.page && !v1 {
+		c.Response().Header().Set("X-Total", strconv.FormatInt(total, 10))
+	}
+	return c.JSON(http.StatusOK, mapSlice(list, auditJSON))
+}
+
+// startSteps runs the steps of a query of records (before audits).
+func (h *handler) startSteps(ctx context.Context, cl cases.Caller, steps []map[string]any) (*pipeline, error) {
+	var p *pipeline
+	var out output
+	for _, step := range steps {
+		name, _ := step["_name"].(string)
+		if p == nil {
+			var err error
+			if p, err = h.start(ctx, cl, name, step); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if name == "page" || name == "count" {
+			return nil, badStep(name, "cannot come before audits")
+		}
+		if err := h.next(ctx, cl, p, &out, name, step); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// isAuditQuery reports whether a query's records are audit events.
+func isAuditQuery(raw []any) bool {
+	for i, r := range raw {
+		step, _ := r.(map[string]any)
+		name, _ := step["_name"].(string)
+		if (i == 0 && (name == "listAudit" || name == "listAuditFromObject")) || name == "audits" {
+			return true
+		}
+	}
+	return false
+}
+
+// --- stream ---
+
+func (h *handler) createStream(c echo.Context) error {
+	cl := caller(c)
+	return c.String(http.StatusOK, h.events.Hub().Create(cl.Login, cl.Org))
+}
+
+func (h *handler) pollStream(c echo.Context) error {
+	evs, err := h.events.Hub().Poll(c.Request().Context(), c.Param("streamId"), caller(c).Login)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, groupedJSON(evs))
+}
+
+func (h *handler) streamStatus(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{"remaining": 3600, "warning": false})
+}
+
+// --- webhooks ---
+
+type webhookRequest struct {
+	Name     *string         `json:"name"`
+	URL      *string         `json:"url"`
+	Auth     *string         `json:"auth"`
+	Username *string         `json:"username"`
+	Password *string         `json:"password"`
+	Token    *string         `json:"token"`
+	Secret   *string         `json:"secret"`
+	Filter   json.RawMessage `json:"filter"`
+	Enabled  *bool           `json:"enabled"`
+}
+
+func (r webhookRequest) input() audit.EndpointInput {
+	return audit.EndpointInput{Name: r.Name, URL: r.URL, Auth: r.Auth, Username: r.Username, Password: r.Password,
+		Token: r.Token, Secret: r.Secret, Filter: r.Filter, Enabled: r.Enabled}
+}
+
+// webhookResponse never holds the password, token or secret: only whether they are set.
+type webhookResponse struct {
+	ID          string          `json:"_id"`
+	IDv0        string          `json:"id"`
+	Type        string          `json:"_type"`
+	Name        string          `json:"name"`
+	URL         string          `json:"url"`
+	Auth        string          `json:"auth"`
+	Username    string          `json:"username,omitempty"`
+	HasPassword bool            `json:"hasPassword"`
+	HasToken    bool            `json:"hasToken"`
+	HasSecret   bool            `json:"hasSecret"`
+	Filter      json.RawMessage `json:"filter"`
+	Enabled     bool            `json:"enabled"`
+	CreatedBy   string          `json:"createdBy"`
+	CreatedAt   int64           `json:"createdAt"`
+	UpdatedAt   *int64          `json:"updatedAt"`
+}
+
+func webhookJSON(e audit.Endpoint) webhookResponse {
+	f := json.RawMessage("null")
+	if e.Filter != "" {
+		f = json.RawMessage(e.Filter)
+	}
+	return webhookResponse{ID: e.ID, IDv0: e.ID, Type: "webhook", Name: e.Name, URL: e.URL, Auth: e.Auth,
+		Username: e.Username, HasPassword: e.Password != "", HasToken: e.Token != "", HasSecret: e.Secret != "",
+		Filter: f, Enabled: e.Enabled, CreatedBy: e.CreatedBy, CreatedAt: millis(e.CreatedAt), UpdatedAt: nullMillis(e.UpdatedAt)}
+}
+
+type deliveryResponse struct {
+	ID          string `json:"_id"`
+	IDv0        string `json:"id"`
+	EventID     string `json:"eventId"`
+	Webhook     string `json:"webhook"`
+	Status      string `json:"status"`
+	Attempts    int    `json:"attempts"`
+	NextAttempt *int64 `json:"nextAttempt"`
+	LastStatus  int    `json:"lastStatus,omitempty"`
+	LastError   string `json:"lastError,omitempty"`
+	CreatedAt   int64  `json:"createdAt"`
+	DeliveredAt *int64 `json:"deliveredAt"`
+}
+
+func deliveryJSON(d audit.Delivery) deliveryResponse {
+	r := deliveryResponse{ID: d.ID, IDv0: d.ID, EventID: d.EventID, Webhook: d.Endpoint, Status: d.Status, Attempts: d.Attempts,
+		LastStatus: d.LastStatus, LastError: d.LastError, CreatedAt: millis(d.CreatedAt), DeliveredAt: nullMillis(d.DeliveredAt)}
+	if d.Status == audit.Pending {
+		r.NextAttempt = nullMillis(d.NextAttempt)
+	}
+	return r
+}
+
+func (h *handler) listWebhooks(c echo.Context) error {
+	list, err := h.events.Endpoints(c.Request().Context(), caller(c))
+	if err != nil {
+		return err
+	}
+	return web.List(c, int64(len(list)), mapSlice(list, webhookJSON))
+}
+
+func (h *handler) createWebhook(c echo.Context) error {
+	var req webhookRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	e, err := h.events.CreateEndpoint(c.Request().Context(), caller(c), req.input())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, webhookJSON(e))
+}
+
+func (h *handler) getWebhook(c echo.Context) error {
+	e, err := h.events.Endpoint(c.Request().Context(), caller(c), c.Param("webhookId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, webhookJSON(e))
+}
+
+func (h *handler) updateWebhook(c echo.Context) error {
+	var req webhookRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	e, err := h.events.UpdateEndpoint(c.Request().Context(), caller(c), c.Param("webhookId"), req.input())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, webhookJSON(e))
+}
+
+func (h *handler) deleteWebhook(c echo.Context) error {
+	if err := h.events.DeleteEndpoint(c.Request().Context(), caller(c), c.Param("webhookId")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (h *handler) listDeliveries(c echo.Context) error {
+	_, p, err := web.Search(c, search.Fields{}, h.max)
+	if err != nil {
+		return err
+	}
+	list, total, err := h.events.Deliveries(c.Request().Context(), caller(c), c.Param("webhookId"), p)
+	if err != nil {
+		return err
+	}
+	return web.List(c, total, mapSlice(list, deliveryJSON))
+}
+
+func (h *handler) resendDelivery(c echo.Context) error {
+	d, err := h.events.Resend(c.Request().Context(), caller(c), c.Param("webhookId"), c.Param("deliveryId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, deliveryJSON(d))
+}
+
+var _ = time.Second

@@ -1,0 +1,447 @@
+package audit
+
+import (
+	"context"
+	"time"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/search"
+)
+
+// Object types of events, as the reference system's v0 API names them.
+const (
+	TypeCase        = "case"
+	TypeTask        = "case_task"
+	TypeLog         = "case_task_log"
+	TypeObservable  = "case_artifact"
+	TypeAlert       = "alert"
+	TypeTemplate    = "caseTemplate"
+	TypeCustomField = "customField"
+	TypeUser        = "user"
+	TypeOrg         = "organisation"
+	TypeJob         = "case_artifact_job"
+	TypeAction      = "action"
+)
+
+// Wrap returns the stores with their writes audited: each successful write of a record records one event.
+// Children deleted with their case or alert (its tasks, logs and observables) are covered by the parent's
+// Delete event, as in the reference system.
+func (s *Service) Wrap(st cases.Stores) cases.Stores {
+	st.Cases = caseStore{st.Cases, s}
+	st.Tasks = taskStore{st.Tasks, s}
+	st.Templates = templateStore{st.Templates, s}
+	st.Fields = fieldStore{st.Fields, s}
+	st.Observables = observableStore{st.Observables, s}
+	st.Alerts = alertStore{st.Alerts, s}
+	st.Jobs = jobStore{st.Jobs, s}
+	return st
+}
+
+// WrapIdentity returns the identity store with its writes of users and organisations audited.
+func (s *Service) WrapIdentity(st cases.IdentityStore) cases.IdentityStore {
+	return identityStore{st, s}
+}
+
+// WrapActions returns the responder action store with its writes audited.
+func (s *Service) WrapActions(st cases.ActionStore) cases.ActionStore { return actionStore{st, s} }
+
+func observableRoot(o cases.Observable) string {
+	if o.CaseID != "" {
+		return o.CaseID
+	}
+	return o.AlertID
+}
+
+type caseStore struct {
+	cases.CaseStore
+	s *Service
+}
+
+func (w caseStore) CreateCase(ctx context.Context, c cases.Case) error {
+	if err := w.CaseStore.CreateCase(ctx, c); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeCase, id: c.ID, org: c.Org, by: c.CreatedBy, obj: c})
+}
+
+func (w caseStore) UpdateCase(ctx context.Context, c cases.Case, fields []string, by string, at time.Time) (cases.Case, error) {
+	out, err := w.CaseStore.UpdateCase(ctx, c, fields, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeCase, id: out.ID, org: out.Org, by: by, obj: out, fields: fields})
+}
+
+func (w caseStore) DeleteCase(ctx context.Context, id string) error {
+	before, err := w.CaseStore.Case(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.CaseStore.DeleteCase(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeCase, id: id, org: before.Org, obj: before})
+}
+
+type taskStore struct {
+	cases.TaskStore
+	s *Service
+}
+
+func (w taskStore) CreateTasks(ctx context.Context, ts []cases.Task) error {
+	if err := w.TaskStore.CreateTasks(ctx, ts); err != nil {
+		return err
+	}
+	cs := make([]change, len(ts))
+	for i, t := range ts {
+		cs[i] = change{op: Creation, objectType: TypeTask, id: t.ID, root: t.CaseID, org: t.Org, by: t.CreatedBy, obj: t}
+	}
+	return w.s.recordAll(ctx, cs)
+}
+
+func (w taskStore) UpdateTask(ctx context.Context, t cases.Task, fields []string, by string, at time.Time) (cases.Task, error) {
+	out, err := w.TaskStore.UpdateTask(ctx, t, fields, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeTask, id: out.ID, root: out.CaseID, org: out.Org, by: by, obj: out, fields: fields})
+}
+
+func (w taskStore) CloseCaseTasks(ctx context.Context, caseID, by string, at time.Time) error {
+	open, _, err := w.TaskStore.Tasks(ctx, search.Node{Op: search.OpAnd, Children: []search.Node{
+		{Op: search.OpEq, Path: cases.PathCaseID, Value: caseID},
+		{Op: search.OpIn, Path: "status", Values: []any{cases.TaskWaiting, cases.TaskInProgress}}}}, search.Page{})
+	if err != nil {
+		return err
+	}
+	if err := w.TaskStore.CloseCaseTasks(ctx, caseID, by, at); err != nil {
+		return err
+	}
+	for _, t := range open {
+		after, err := w.TaskStore.Task(ctx, t.ID)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		if err := w.s.record(ctx, change{op: Update, objectType: TypeTask, id: t.ID, root: t.CaseID, org: t.Org, by: by, obj: after, before: t}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w taskStore) CreateLog(ctx context.Context, l cases.Log) error {
+	if err := w.TaskStore.CreateLog(ctx, l); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeLog, id: l.ID, root: l.CaseID, org: l.Org, by: l.CreatedBy, obj: l})
+}
+
+type templateStore struct {
+	cases.TemplateStore
+	s *Service
+}
+
+func (w templateStore) CreateTemplate(ctx context.Context, t cases.Template) error {
+	if err := w.TemplateStore.CreateTemplate(ctx, t); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeTemplate, id: t.ID, org: t.Org, by: t.CreatedBy, obj: t})
+}
+
+func (w templateStore) UpdateTemplate(ctx context.Context, t cases.Template, by string, at time.Time) (cases.Template, error) {
+	before, err := w.TemplateStore.Template(ctx, t.ID)
+	if err != nil {
+		return cases.Template{}, err
+	}
+	out, err := w.TemplateStore.UpdateTemplate(ctx, t, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeTemplate, id: out.ID, org: out.Org, by: by, obj: out, before: before})
+}
+
+func (w templateStore) DeleteTemplate(ctx context.Context, id string) error {
+	before, err := w.TemplateStore.Template(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.TemplateStore.DeleteTemplate(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeTemplate, id: id, org: before.Org, obj: before})
+}
+
+type fieldStore struct {
+	cases.CustomFieldStore
+	s *Service
+}
+
+func (w fieldStore) CreateCustomField(ctx context.Context, f cases.CustomField) error {
+	if err := w.CustomFieldStore.CreateCustomField(ctx, f); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeCustomField, id: f.ID, by: f.CreatedBy, obj: f})
+}
+
+func (w fieldStore) UpdateCustomField(ctx context.Context, f cases.CustomField, by string, at time.Time) (cases.CustomField, error) {
+	before, err := w.CustomFieldStore.CustomField(ctx, f.ID)
+	if err != nil {
+		return cases.CustomField{}, err
+	}
+	out, err := w.CustomFieldStore.UpdateCustomField(ctx, f, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeCustomField, id: out.ID, by: by, obj: out, before: before})
+}
+
+func (w fieldStore) DeleteCustomField(ctx context.Context, id string) error {
+	before, err := w.CustomFieldStore.CustomField(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.CustomFieldStore.DeleteCustomField(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeCustomField, id: id, obj: before})
+}
+
+type observableStore struct {
+	cases.ObservableStore
+	s *Service
+}
+
+func (w observableStore) CreateObservable(ctx context.Context, o cases.Observable) error {
+	if err := w.ObservableStore.CreateObservable(ctx, o); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeObservable, id: o.ID, root: observableRoot(o), org: o.Org, by: o.CreatedBy, obj: o})
+}
+
+func (w observableStore) UpdateObservable(ctx context.Context, o cases.Observable, fields []string, by string, at time.Time) (cases.Observable, error) {
+	out, err := w.ObservableStore.UpdateObservable(ctx, o, fields, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeObservable, id: out.ID, root: observableRoot(out), org: out.Org, by: by, obj: out, fields: fields})
+}
+
+func (w observableStore) AddObservableTags(ctx context.Context, id string, tags []string, by string, at time.Time) error {
+	if err := w.ObservableStore.AddObservableTags(ctx, id, tags, by, at); err != nil {
+		return err
+	}
+	return w.after(ctx, id, by, "tags")
+}
+
+func (w observableStore) MergeReport(ctx context.Context, id, analyzer string, summary any) error {
+	if err := w.ObservableStore.MergeReport(ctx, id, analyzer, summary); err != nil {
+		return err
+	}
+	return w.after(ctx, id, "", "reports")
+}
+
+// after records an update of the named field from the observable as it is now.
+func (w observableStore) after(ctx context.Context, id, by, field string) error {
+	o, err := w.ObservableStore.Observable(ctx, id)
+	if err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Update, objectType: TypeObservable, id: id, root: observableRoot(o), org: o.Org, by: by, obj: o, fields: []string{field}})
+}
+
+func (w observableStore) DeleteObservable(ctx context.Context, id string) error {
+	before, err := w.ObservableStore.Observable(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.ObservableStore.DeleteObservable(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeObservable, id: id, root: observableRoot(before), org: before.Org, obj: before})
+}
+
+type alertStore struct {
+	cases.AlertStore
+	s *Service
+}
+
+func (w alertStore) CreateAlert(ctx context.Context, a cases.Alert) error {
+	if err := w.AlertStore.CreateAlert(ctx, a); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeAlert, id: a.ID, org: a.Org, by: a.CreatedBy, obj: a})
+}
+
+func (w alertStore) UpdateAlert(ctx context.Context, a cases.Alert, fields []string, by string, at time.Time) (cases.Alert, error) {
+	out, err := w.AlertStore.UpdateAlert(ctx, a, fields, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeAlert, id: out.ID, org: out.Org, by: by, obj: out, fields: fields})
+}
+
+func (w alertStore) SetAlertState(ctx context.Context, id, expectCase string, expectRead *bool, to cases.AlertState, by string, at time.Time) (cases.Alert, bool, error) {
+	before, err := w.AlertStore.Alert(ctx, id)
+	if err != nil {
+		return cases.Alert{}, false, err
+	}
+	out, ok, err := w.AlertStore.SetAlertState(ctx, id, expectCase, expectRead, to, by, at)
+	if err != nil || !ok {
+		return out, ok, err
+	}
+	return out, ok, w.s.record(ctx, change{op: Update, objectType: TypeAlert, id: out.ID, org: out.Org, by: by, obj: out, before: before})
+}
+
+func (w alertStore) DeleteAlert(ctx context.Context, id string) error {
+	before, err := w.AlertStore.Alert(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.AlertStore.DeleteAlert(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeAlert, id: id, org: before.Org, obj: before})
+}
+
+type jobStore struct {
+	cases.JobStore
+	s *Service
+}
+
+func (w jobStore) Create(ctx context.Context, j cases.Job) error {
+	if err := w.JobStore.Create(ctx, j); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeJob, id: j.ID, root: j.CaseID, org: j.Org, by: j.CreatedBy, obj: j})
+}
+
+func (w jobStore) Update(ctx context.Context, j cases.Job, fields []string, by string, at time.Time) (cases.Job, error) {
+	out, err := w.JobStore.Update(ctx, j, fields, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeJob, id: out.ID, root: out.CaseID, org: out.Org, by: by, obj: out, fields: fields})
+}
+
+func (w jobStore) Delete(ctx context.Context, id string) error {
+	before, err := w.JobStore.Job(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.JobStore.Delete(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeJob, id: id, root: before.CaseID, org: before.Org, obj: before})
+}
+
+type actionStore struct {
+	cases.ActionStore
+	s *Service
+}
+
+func actionRoot(a cases.Action) string {
+	if a.CaseID != "" {
+		return a.CaseID
+	}
+	if a.AlertID != "" {
+		return a.AlertID
+	}
+	return a.ObjectID
+}
+
+func (w actionStore) CreateAction(ctx context.Context, a cases.Action) error {
+	if err := w.ActionStore.CreateAction(ctx, a); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeAction, id: a.ID, root: actionRoot(a), org: a.Org, by: a.CreatedBy, obj: a})
+}
+
+func (w actionStore) UpdateAction(ctx context.Context, a cases.Action) error {
+	before, err := w.ActionStore.Action(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	if err := w.ActionStore.UpdateAction(ctx, a); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Update, objectType: TypeAction, id: a.ID, root: actionRoot(a), org: a.Org, obj: a, before: before})
+}
+
+func (w actionStore) DeleteAction(ctx context.Context, id string) error {
+	before, err := w.ActionStore.Action(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.ActionStore.DeleteAction(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeAction, id: id, root: actionRoot(before), org: before.Org, obj: before})
+}
+
+type identityStore struct {
+	cases.IdentityStore
+	s *Service
+}
+
+// public drops a user's secrets (password hash, sealed key, key hash): they never reach an event.
+func public(u cases.User) cases.User {
+	u.PasswordHash, u.KeySealed, u.KeyHash = "", "", ""
+	return u
+}
+
+func (w identityStore) CreateOrg(ctx context.Context, o cases.Organisation) error {
+	if err := w.IdentityStore.CreateOrg(ctx, o); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeOrg, id: o.Name, by: o.CreatedBy, obj: o})
+}
+
+func (w identityStore) UpdateOrg(ctx context.Context, name, description, by string, at time.Time) (cases.Organisation, error) {
+	out, err := w.IdentityStore.UpdateOrg(ctx, name, description, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeOrg, id: out.Name, by: by, obj: out, fields: []string{"description"}})
+}
+
+func (w identityStore) CreateUser(ctx context.Context, u cases.User) error {
+	if err := w.IdentityStore.CreateUser(ctx, u); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeUser, id: u.Login, by: u.CreatedBy, obj: public(u)})
+}
+
+func (w identityStore) UpdateUser(ctx context.Context, u cases.User, by string, at time.Time) (cases.User, error) {
+	before, err := w.IdentityStore.User(ctx, u.Login)
+	if err != nil {
+		return cases.User{}, err
+	}
+	out, err := w.IdentityStore.UpdateUser(ctx, u, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeUser, id: out.Login, by: by, obj: public(out), before: public(before)})
+}
+
+// SetPassword and SetKey record that the credential changed, never its value.
+func (w identityStore) SetPassword(ctx context.Context, login, hash, by string, at time.Time) error {
+	if err := w.IdentityStore.SetPassword(ctx, login, hash, by, at); err != nil {
+		return err
+	}
+	return w.credential(ctx, login, by, "password")
+}
+
+func (w identityStore) SetKey(ctx context.Context, login, sealed, hash, by string, at time.Time) error {
+	if err := w.IdentityStore.SetKey(ctx, login, sealed, hash, by, at); err != nil {
+		return err
+	}
+	return w.credential(ctx, login, by, "key")
+}
+
+func (w identityStore) credential(ctx context.Context, login, by, what string) error {
+	u, err := w.IdentityStore.User(ctx, login)
+	if err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Update, objectType: TypeUser, id: login, by: by, obj: public(u), fields: []string{what}})
+}
