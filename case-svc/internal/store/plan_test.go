@@ -115,6 +115,13 @@ func TestPlans(t *testing.T) {
 		{name: "custom fields", coll: "customFields", filter: all, allowScan: true},
 		{name: "custom field by name", coll: "customFields", filter: docstore.Eq("name", "field7")},
 		{name: "pending of a server", coll: "pending", filter: docstore.Eq("server", "s1"), unsorted: true},
+		// audit: /api/audit (default -date), /api/flow?rootId=, the stream's tail of every replica
+		{name: "audit of an organisation", coll: "audit", filter: scoped(all, org), sort: docstore.Sort("-date")},
+		{name: "flow of a case", coll: "audit", filter: scoped(docstore.Eq("rootId", "~7"), org), sort: docstore.Sort("-date"),
+			index: "audit_rootId_date"},
+		{name: "events since", coll: "audit", filter: docstore.Gte("date", int64(1)), sort: docstore.Sort("date", "_id")},
+		{name: "deliveries of an endpoint", coll: "webhook_delivery",
+			filter: docstore.And(org, docstore.Eq("endpoint", "e1")), sort: docstore.Sort("-createdAt")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,6 +219,10 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 			Org: org, Name: fmt.Sprintf("tpl%d", i), Meta: cases.Meta{CreatedAt: at}}))
 		docs["customFields"] = append(docs["customFields"], customFieldDoc{ID: fmt.Sprintf("cf%d", i),
 			Name: fmt.Sprintf("field%d", i), Type: "string", Options: options0(nil), CreatedAt: at.UnixMilli()})
+		docs["audit"] = append(docs["audit"], auditDoc{ID: fmt.Sprintf("ev%d", i), Operation: "Update", ObjectType: "case",
+			ObjectID: fmt.Sprintf("~%d", i/5), RootID: fmt.Sprintf("~%d", i/5), Org: org, Date: at.UnixMilli()})
+		docs["webhook_delivery"] = append(docs["webhook_delivery"], map[string]any{"_id": fmt.Sprintf("d%d", i),
+			"organisation": org, "endpoint": fmt.Sprintf("e%d", i%7), "status": "Delivered", "seq": i, "createdAt": at.UnixMilli()})
 		docs["pending"] = append(docs["pending"], pendingDoc{ID: fmt.Sprintf("p%d", i), Kind: "job",
 			Server: fmt.Sprintf("s%d", i%3), Org: org, Since: at.UnixMilli()})
 	}

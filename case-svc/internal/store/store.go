@@ -151,7 +151,8 @@ func decodeValue(raw json.RawMessage) any {
 // plan tests, so they open each collection with its indexes and array fields.
 func Specs() []docstore.Spec {
 	return []docstore.Spec{orgSpec, userSpec, apiKeySpec, counterSpec, caseSpec, taskSpec, logSpec, templateSpec,
-		customFieldSpec, observableSpec, grantSpec, alertSpec, jobSpec, actionSpec, pendingSpec}
+		customFieldSpec, observableSpec, grantSpec, alertSpec, jobSpec, actionSpec, pendingSpec, auditSpec, endpointSpec,
+		deliverySpec}
 }
 
 // Collection opens the collection name of db with its declared spec (a bare one for a name no store declares).
