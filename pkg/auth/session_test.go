@@ -16,7 +16,7 @@ func testNow() time.Time { return time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC) }
 
 func TestSessionRoundTrip(t *testing.T) {
 	k := mustKeyring(t, testSecret)
-	token, s, err := k.IssueSession("alice", time.Hour, testNow())
+	token, s, err := k.IssueSession("alice", 0, time.Hour, testNow())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	if b, err := base64.RawURLEncoding.DecodeString(s.CSRF); err != nil || len(b) != 16 {
 		t.Errorf("CSRF %q is not base64url of 16 bytes: %v", s.CSRF, err)
 	}
-	_, s2, err := k.IssueSession("alice", time.Hour, testNow())
+	_, s2, err := k.IssueSession("alice", 0, time.Hour, testNow())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestIssueSessionErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, _, err := k.IssueSession(tc.subject, tc.ttl, testNow()); err == nil {
+			if _, _, err := k.IssueSession(tc.subject, 0, tc.ttl, testNow()); err == nil {
 				t.Error("IssueSession succeeded")
 			}
 		})
@@ -69,11 +69,11 @@ func TestIssueSessionErrors(t *testing.T) {
 
 func TestParseSessionRejects(t *testing.T) {
 	k := mustKeyring(t, testSecret)
-	token, _, err := k.IssueSession("alice", time.Hour, testNow())
+	token, _, err := k.IssueSession("alice", 0, time.Hour, testNow())
 	if err != nil {
 		t.Fatal(err)
 	}
-	foreign, _, err := mustKeyring(t, otherSecret).IssueSession("alice", time.Hour, testNow())
+	foreign, _, err := mustKeyring(t, otherSecret).IssueSession("alice", 0, time.Hour, testNow())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestParseSessionRejects(t *testing.T) {
 
 func TestRenewSession(t *testing.T) {
 	k := mustKeyring(t, testSecret)
-	_, s, err := k.IssueSession("alice", time.Hour, testNow())
+	_, s, err := k.IssueSession("alice", 0, time.Hour, testNow())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestRenewSession(t *testing.T) {
 
 func FuzzParseSession(f *testing.F) {
 	k := mustKeyring(f, testSecret)
-	token, _, err := k.IssueSession("alice", time.Hour, testNow())
+	token, _, err := k.IssueSession("alice", 0, time.Hour, testNow())
 	if err != nil {
 		f.Fatal(err)
 	}

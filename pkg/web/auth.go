@@ -18,8 +18,10 @@ import (
 type Authenticator[P any] interface {
 	ByKey(ctx context.Context, key string) (P, error)
 	ByPassword(ctx context.Context, login, password string) (P, error)
-	// BySubject loads the principal of a valid session.
-	BySubject(ctx context.Context, subject string) (P, error)
+	// BySession loads the principal of a valid session and the subject's current session version (see
+	// auth.Session.Version); Authenticate refuses the session when its version differs, so raising the
+	// stored version ends every session of the user at once.
+	BySession(ctx context.Context, subject string) (P, int64, error)
 }
 
 // AuthConfig configures credentials and sessions.
@@ -99,9 +101,12 @@ func authenticate[P any](c echo.Context, a Authenticator[P], cfg AuthConfig) (P,
 				!auth.Equal(c.Request().Header.Get(auth.CSRFHeader), s.CSRF) {
 				return zero, apperr.New(apperr.Forbidden, "missing or wrong CSRF token (send the XSRF-TOKEN cookie's value in X-XSRF-TOKEN)")
 			}
-			p, err := a.BySubject(ctx, s.Subject)
+			p, version, err := a.BySession(ctx, s.Subject)
 			if err != nil {
 				return zero, err
+			}
+			if version != s.Version {
+				return zero, ErrAuthentication // ended: logout, password change, lock, key revocation, …
 			}
 			if s.Expires.Sub(cfg.now()) < cfg.ttl()/2 {
 				if tok, ns, err := cfg.Keyring.RenewSession(s, cfg.ttl(), cfg.now()); err == nil {
@@ -196,9 +201,9 @@ func Caller[P any](c echo.Context) P {
 }
 
 // StartSession sets the session cookie (HttpOnly, SameSite=Lax) and the CSRF cookie that a browser client
-// echoes in the X-XSRF-TOKEN header.
-func StartSession(c echo.Context, cfg AuthConfig, subject string) error {
-	tok, s, err := cfg.Keyring.IssueSession(subject, cfg.ttl(), cfg.now())
+// echoes in the X-XSRF-TOKEN header. version is the subject's current session version (BySession's).
+func StartSession(c echo.Context, cfg AuthConfig, subject string, version int64) error {
+	tok, s, err := cfg.Keyring.IssueSession(subject, version, cfg.ttl(), cfg.now())
 	if err != nil {
 		return err
 	}
@@ -215,7 +220,26 @@ func setSessionCookies(c echo.Context, cfg AuthConfig, tok string, s auth.Sessio
 		Secure: cfg.Secure, SameSite: http.SameSiteLaxMode})
 }
 
-// EndSession clears the session cookies.
+// Logout ends the request's session server-side when its cookie holds a valid, current session (end raises
+// the subject's session version, so that copies of the cookie stop working too, as do the user's other
+// sessions), then clears the cookies. Without such a session it only clears them.
+func Logout[P any](c echo.Context, a Authenticator[P], cfg AuthConfig, end func(ctx context.Context, subject string) error) error {
+	if ck, err := c.Cookie(auth.SessionCookie); err == nil && ck.Value != "" && cfg.Keyring != nil {
+		if s, err := cfg.Keyring.ParseSession(ck.Value, cfg.now()); err == nil {
+			ctx := c.Request().Context()
+			if _, version, err := a.BySession(ctx, s.Subject); err == nil && version == s.Version {
+				if err := end(ctx, s.Subject); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	EndSession(c, cfg)
+	return nil
+}
+
+// EndSession clears the session cookies. It does not end the session itself: the service raises the user's
+// session version for that.
 func EndSession(c echo.Context, cfg AuthConfig) {
 	for _, n := range []string{auth.SessionCookie, auth.CSRFCookie} {
 		c.SetCookie(&http.Cookie{Name: n, Value: "", Path: "/", MaxAge: -1, HttpOnly: n == auth.SessionCookie,

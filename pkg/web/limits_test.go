@@ -198,7 +198,9 @@ func (f *fakeAuth) ByPassword(_ context.Context, login, password string) (string
 	return "", ErrAuthentication
 }
 
-func (*fakeAuth) BySubject(context.Context, string) (string, error) { return "", ErrAuthentication }
+func (*fakeAuth) BySession(context.Context, string) (string, int64, error) {
+	return "", 0, ErrAuthentication
+}
 
 // limitServer serves New with small limits and a few routes, and counts the body bytes the handlers read.
 type limitServer struct {

@@ -63,10 +63,13 @@ type User struct {
 	PasswordHash string
 	KeySealed    string // the API key, encrypted with the keyring (revealable, so not hashed)
 	KeyHash      string // keyed hash of the API key, to find the user by key
-	CreatedAt    time.Time
-	CreatedBy    string
-	UpdatedAt    time.Time
-	UpdatedBy    string
+	// SessionVersion is carried by every session token; raising it (IdentityStore.EndSessions) ends all the
+	// user's sessions at once.
+	SessionVersion int64
+	CreatedAt      time.Time
+	CreatedBy      string
+	UpdatedAt      time.Time
+	UpdatedBy      string
 }
 
 // HasKey reports whether the user has an API key.
@@ -151,6 +154,9 @@ type IdentityStore interface {
 	SetPassword(ctx context.Context, login, hash, by string, at time.Time) error
 	// SetKey replaces the user's key (sealed and hash empty = revoke) and its lookup entry.
 	SetKey(ctx context.Context, login, sealed, hash, by string, at time.Time) error
+	// EndSessions raises the session version of the user (login), or of every user of the organization
+	// (login empty), atomically: their sessions end at once.
+	EndSessions(ctx context.Context, org, login string) error
 	// UserByKeyHash fails with ErrUserNotFound.
 	UserByKeyHash(ctx context.Context, hash string) (User, error)
 	AnyUser(ctx context.Context) (bool, error)

@@ -108,13 +108,19 @@ func (s *Identity) ByPassword(ctx context.Context, login, password string) (Call
 	return callerOf(u), nil
 }
 
-// BySubject authenticates the user of a valid session.
-func (s *Identity) BySubject(ctx context.Context, login string) (Caller, error) {
+// BySession authenticates the user of a valid session and returns its current session version.
+func (s *Identity) BySession(ctx context.Context, login string) (Caller, int64, error) {
 	u, err := s.store.User(ctx, login)
 	if err != nil {
-		return Caller{}, authErr(err)
+		return Caller{}, 0, authErr(err)
 	}
-	return s.active(ctx, u)
+	c, err := s.active(ctx, u)
+	return c, u.SessionVersion, err
+}
+
+// Logout ends every session of the user (all its browsers, not only the one logging out).
+func (s *Identity) Logout(ctx context.Context, login string) error {
+	return s.store.EndSessions(ctx, "", login)
 }
 
 // Login checks a password and returns the user. Unknown login, wrong password, no password, locked user and
@@ -248,7 +254,12 @@ func (s *Identity) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpda
 	if id == AdminOrg && u.Status != nil && *u.Status != StatusActive {
 		return Organization{}, apperr.New(apperr.BadRequest, "the admin organization cannot be locked")
 	}
-	return s.store.UpdateOrg(ctx, id, u, c.Login, s.clock())
+	o, err := s.store.UpdateOrg(ctx, id, u, c.Login, s.clock())
+	if err == nil && u.Status != nil && *u.Status == StatusLocked {
+		// Ended, not only refused while locked: unlocking does not bring the sessions back.
+		err = s.store.EndSessions(ctx, id, "")
+	}
+	return o, err
 }
 
 // LockOrg is DELETE on an organization: it is locked, its data kept (superadmin).
@@ -480,7 +491,11 @@ func (s *Identity) UpdateUser(ctx context.Context, c Caller, login string, upd U
 	if upd.Roles != nil && slices.Contains(upd.Roles, RoleSuperAdmin) && !c.Superadmin() {
 		return User{}, apperr.New(apperr.Forbidden, "only a superadmin may grant superadmin")
 	}
-	return s.store.UpdateUser(ctx, login, upd, c.Login, s.clock())
+	out, err := s.store.UpdateUser(ctx, login, upd, c.Login, s.clock())
+	if err == nil && upd.Status != nil && *upd.Status == StatusLocked {
+		err = s.store.EndSessions(ctx, "", login)
+	}
+	return out, err
 }
 
 // SetPassword sets a user's password (superadmin, or orgadmin of its organization).
@@ -495,7 +510,15 @@ func (s *Identity) SetPassword(ctx context.Context, c Caller, login, password st
 	if err != nil {
 		return err
 	}
-	return s.store.SetPassword(ctx, login, h, c.Login, s.clock())
+	return s.setPassword(ctx, login, h, c.Login)
+}
+
+// setPassword stores the hash and ends the user's sessions.
+func (s *Identity) setPassword(ctx context.Context, login, hash, by string) error {
+	if err := s.store.SetPassword(ctx, login, hash, by, s.clock()); err != nil {
+		return err
+	}
+	return s.store.EndSessions(ctx, "", login)
 }
 
 // ChangePassword changes the caller's own password after checking the current one.
@@ -517,7 +540,7 @@ func (s *Identity) ChangePassword(ctx context.Context, c Caller, login, current,
 	if err != nil {
 		return err
 	}
-	return s.store.SetPassword(ctx, login, h, c.Login, s.clock())
+	return s.setPassword(ctx, login, h, c.Login)
 }
 
 // keyHolder returns the user whose key the caller may read or renew: itself, or a user it administers.
@@ -570,10 +593,14 @@ func (s *Identity) Key(ctx context.Context, c Caller, login string) (string, err
 	return key, nil
 }
 
-// RevokeKey removes the user's API key (superadmin, or orgadmin of its organization).
+// RevokeKey removes the user's API key and ends the user's sessions (superadmin, or orgadmin of its
+// organization).
 func (s *Identity) RevokeKey(ctx context.Context, c Caller, login string) error {
 	if _, err := s.manageable(ctx, c, login); err != nil {
 		return err
 	}
-	return s.store.SetKey(ctx, login, "", "", c.Login, s.clock())
+	if err := s.store.SetKey(ctx, login, "", "", c.Login, s.clock()); err != nil {
+		return err
+	}
+	return s.store.EndSessions(ctx, "", login)
 }

@@ -88,14 +88,18 @@ func (h *handler) login(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := web.StartSession(c, h.auth, u.Login); err != nil {
+	if err := web.StartSession(c, h.auth, u.Login, u.SessionVersion); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, userJSON(u))
 }
 
+// logout ends the user's sessions server-side (a copy of the cookie no longer works either) and clears the
+// cookies.
 func (h *handler) logout(c echo.Context) error {
-	web.EndSession(c, h.auth)
+	if err := web.Logout[analysis.Caller](c, h.ids, h.auth, h.ids.Logout); err != nil {
+		return err
+	}
 	return c.NoContent(http.StatusNoContent)
 }
 

@@ -131,7 +131,9 @@ func TestAPI_Login(t *testing.T) {
 		c.call(t, http.MethodGet, "/api/user/current", nil).wantError(t, http.StatusUnauthorized, "AuthenticationError")
 		e.sessionClient().loginAs(t, "alice", "alice-password").wantError(t, http.StatusUnauthorized, "AuthenticationError")
 		e.super.call(t, http.MethodPatch, "/api/user/alice", map[string]string{"status": "Active"}).want(t, http.StatusOK)
-		c.call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK)
+		// The lock ended the session: unlocking does not bring it back (issue 15).
+		c.call(t, http.MethodGet, "/api/user/current", nil).wantError(t, http.StatusUnauthorized, "AuthenticationError")
+		e.sessionClient().loginAs(t, "alice", "alice-password").want(t, http.StatusOK)
 	})
 }
 
@@ -147,7 +149,9 @@ func TestAPI_LockedOrgLogin(t *testing.T) {
 	c.call(t, http.MethodGet, "/api/user/current", nil).wantError(t, http.StatusUnauthorized, "AuthenticationError")
 	e.sessionClient().loginAs(t, "zed", "zed-password").wantError(t, http.StatusUnauthorized, "AuthenticationError")
 	e.super.call(t, http.MethodPatch, "/api/organization/org-z", map[string]string{"status": "Active"}).want(t, http.StatusOK)
-	c.call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK)
+	// The lock ended the session: unlocking does not bring it back (issue 15).
+	c.call(t, http.MethodGet, "/api/user/current", nil).wantError(t, http.StatusUnauthorized, "AuthenticationError")
+	e.sessionClient().loginAs(t, "zed", "zed-password").want(t, http.StatusOK)
 }
 
 // clock is a settable clock for sessions.

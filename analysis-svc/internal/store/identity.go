@@ -54,6 +54,7 @@ type userDoc struct {
 	Password     string   `json:"password,omitempty"`
 	Key          string   `json:"key,omitempty"`
 	KeyHash      string   `json:"keyHash,omitempty"`
+	Sessions     int64    `json:"sessionVersion,omitempty"`
 	CreatedAt    int64    `json:"createdAt"`
 	CreatedBy    string   `json:"createdBy"`
 	UpdatedAt    int64    `json:"updatedAt"`
@@ -66,7 +67,7 @@ func (d userDoc) user() analysis.User {
 		roles[i] = analysis.Role(r)
 	}
 	return analysis.User{Login: d.ID, Name: d.Name, Roles: roles, Status: d.Status, Organization: d.Organization,
-		PasswordHash: d.Password, KeySealed: d.Key, KeyHash: d.KeyHash,
+		PasswordHash: d.Password, KeySealed: d.Key, KeyHash: d.KeyHash, SessionVersion: d.Sessions,
 		CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: docstore.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy}
 }
 
@@ -215,6 +216,26 @@ func (s *IdentityStore) UpdateUser(ctx context.Context, login string, u analysis
 func (s *IdentityStore) SetPassword(ctx context.Context, login, hash, by string, at time.Time) error {
 	_, err := s.update(ctx, login, stamp(by, at).Set("password", hash))
 	return err
+}
+
+// EndSessions raises the session version of one user, or of all the organization's users, in one atomic
+// increment per user, so no concurrent write puts an older version back (the other updates never write it).
+func (s *IdentityStore) EndSessions(ctx context.Context, org, login string) error {
+	inc := docstore.Update{}.Inc("sessionVersion", 1)
+	if login != "" {
+		found, err := s.users.UpdateOne(ctx, docstore.ID(login), inc, false)
+		if err != nil {
+			return fmt.Errorf("end sessions of %s: %w", login, err)
+		}
+		if !found {
+			return analysis.ErrUserNotFound
+		}
+		return nil
+	}
+	if _, err := s.users.UpdateMany(ctx, search.Node{Op: search.OpEq, Path: "organization", Value: org}, inc); err != nil {
+		return fmt.Errorf("end sessions of organization %s: %w", org, err)
+	}
+	return nil
 }
 
 type keyDoc struct {

@@ -111,7 +111,7 @@ func (h *handler) login(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := web.StartSession(c, h.auth, u.Login); err != nil {
+	if err := web.StartSession(c, h.auth, u.Login, u.SessionVersion); err != nil {
 		return err
 	}
 	// The organisation asked for at login is kept in a cookie, which X-Organisation overrides per request;
@@ -124,8 +124,12 @@ func (h *handler) login(c echo.Context) error {
 	return c.JSON(http.StatusOK, userJSON(u, cl.Org))
 }
 
+// logout ends the user's sessions server-side (a copy of the cookie no longer works either) and clears the
+// cookies.
 func (h *handler) logout(c echo.Context) error {
-	web.EndSession(c, h.auth)
+	if err := web.Logout[cases.User](c, h.ids, h.auth, h.ids.Logout); err != nil {
+		return err
+	}
 	c.SetCookie(&http.Cookie{Name: orgHeader, Value: "", Path: "/", MaxAge: -1, Secure: h.auth.Secure,
 		SameSite: http.SameSiteLaxMode})
 	return c.NoContent(http.StatusNoContent)

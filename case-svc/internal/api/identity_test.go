@@ -322,12 +322,19 @@ func TestOrganisations(t *testing.T) {
 // A user in two organisations works in the one X-Organisation names, by default the first.
 func TestMultipleOrganisations(t *testing.T) {
 	tm := newTeam(t)
-	// The platform administrator adds ana (analyst of soc) to cert as read-only by creating her there.
-	u := tm.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": "ana", "organisation": "cert", "profile": "read-only"}).
-		want(t, 201).object(t)
+	// Creating an existing login never adds an organisation, not even for the platform administrator.
+	tm.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": "ana", "organisation": "cert", "profile": "read-only"}).
+		wantError(t, 400, "CreateError")
+	// The platform administrator adds ana (analyst of soc) to cert as read-only through her memberships; her
+	// key is revoked by that, so she gets a new one.
+	u := tm.admin.call(t, http.MethodPatch, "/api/user/ana", map[string]any{"organisations": []map[string]string{
+		{"organisation": "soc", "profile": "analyst"}, {"organisation": "cert", "profile": "read-only"}}}).
+		want(t, 200).object(t)
 	if ms := u["organisations"].([]any); len(ms) != 2 {
 		t.Fatalf("memberships %v", u["organisations"])
 	}
+	tm.analyst.call(t, http.MethodGet, "/api/user/current", nil).wantError(t, 401, "AuthenticationError")
+	tm.analyst = tm.keyClient("ana", tm.renewKey(t, tm.admin, "ana"))
 	// An org-admin cannot capture an existing login.
 	tm.orgAdmin.call(t, http.MethodPost, "/api/user", map[string]any{"login": "bob", "profile": "analyst"}).
 		wantError(t, 400, "CreateError")

@@ -88,6 +88,12 @@ func TestSecrets_NeverStoredLoggedOrAnswered(t *testing.T) {
 	s.csrf = true
 	keep(s.call(t, http.MethodPost, "/api/user/pw/password/change", map[string]string{"currentPassword": password1,
 		"password": password2})).want(t, 204)
+	// The change ended every session of pw, the one that made it included.
+	keep(s.call(t, http.MethodPost, "/api/user/pw/password/change", map[string]string{"currentPassword": password1,
+		"password": password2})).wantError(t, 401, "AuthenticationError")
+	s = tm.sessionClient()
+	keep(s.call(t, http.MethodPost, "/api/login", map[string]string{"user": "pw", "password": password2})).want(t, 200)
+	s.csrf = true
 	keep(s.call(t, http.MethodPost, "/api/user/pw/password/change", map[string]string{"currentPassword": password1,
 		"password": password2})).wantError(t, 403, "AuthorizationError")
 	keep(tm.admin.call(t, http.MethodPost, "/api/user/reader/password/set", map[string]string{"password": password1})).want(t, 204)

@@ -31,6 +31,9 @@ type User struct {
 	PasswordHash string
 	KeySealed    string // the API key, encrypted with the keyring (revealable, so not hashed)
 	KeyHash      string // keyed hash of the API key, to find the user by key
+	// SessionVersion is carried by every session token; raising it (IdentityStore.EndSessions) ends all the
+	// user's sessions at once.
+	SessionVersion int64
 	Meta
 }
 
@@ -94,6 +97,8 @@ type IdentityStore interface {
 	SetPassword(ctx context.Context, login, hash, by string, at time.Time) error
 	// SetKey replaces the user's key (sealed and hash empty = revoke) and its lookup entry.
 	SetKey(ctx context.Context, login, sealed, hash, by string, at time.Time) error
+	// EndSessions raises the user's session version atomically, which ends every session of the user.
+	EndSessions(ctx context.Context, login string) error
 	// UserByKeyHash fails with ErrUserNotFound.
 	UserByKeyHash(ctx context.Context, hash string) (User, error)
 	AnyUser(ctx context.Context) (bool, error)

@@ -101,13 +101,19 @@ func (s *Identity) ByPassword(ctx context.Context, login, password string) (User
 	return s.Login(ctx, login, password)
 }
 
-// BySubject authenticates the user of a valid session.
-func (s *Identity) BySubject(ctx context.Context, login string) (User, error) {
+// BySession authenticates the user of a valid session and returns its current session version.
+func (s *Identity) BySession(ctx context.Context, login string) (User, int64, error) {
 	u, err := s.store.User(ctx, login)
 	if err != nil {
-		return User{}, authErr(err)
+		return User{}, 0, authErr(err)
 	}
-	return active(u)
+	u, err = active(u)
+	return u, u.SessionVersion, err
+}
+
+// Logout ends every session of the user (all its browsers, not only the one logging out).
+func (s *Identity) Logout(ctx context.Context, login string) error {
+	return s.store.EndSessions(ctx, login)
 }
 
 // Login checks a password and returns the user. Unknown login, wrong password, no password and a locked user
@@ -259,7 +265,7 @@ func validPassword(field, pw string) error {
 	return nil
 }
 
-// NewUser is a request to create a user, or to add an existing user to one more organisation.
+// NewUser is a request to create a user.
 type NewUser struct {
 	Login    string
 	Name     string
@@ -269,8 +275,7 @@ type NewUser struct {
 }
 
 // CreateUser creates a user in an organisation (manageUser there: an org-admin in its own organisation, a
-// platform administrator in any). A platform administrator creating a login that exists adds the
-// organisation to that user, which is how a user comes to belong to several organisations.
+// platform administrator in any). A login that exists is ErrUserExists (400 CreateError) for everyone.
 func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, error) {
 	if err := c.Require(ManageUser); err != nil {
 		return User{}, err
@@ -307,30 +312,23 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 		return User{}, err
 	}
 	now := s.clock()
-	existing, err := s.store.User(ctx, n.Login)
-	switch {
-	case err == nil:
-		if !c.PlatformAdmin() {
-			return User{}, ErrUserExists
-		}
-		if _, member := existing.ProfileIn(org); member {
-			return User{}, ErrUserExists
-		}
-		if n.Password != "" {
-			return User{}, apperr.Fields(apperr.FieldError{Name: "password",
-				Message: "the user exists: set its password through password/set"})
-		}
-		existing.Memberships = append(existing.Memberships, Membership{Org: org, Profile: n.Profile})
-		return s.store.UpdateUser(ctx, existing, c.Login, now)
-	case !errors.Is(err, ErrUserNotFound):
+	// A login that exists is refused whoever asks: creating a user never grants an existing account another
+	// organisation (an org-admin could otherwise register a future member's login in its own organisation
+	// and take over the account there). A platform administrator adds an organisation to an account through
+	// PATCH /api/user/{id} {"organisations": …}, which also ends its sessions and revokes its key.
+	if _, err := s.store.User(ctx, n.Login); err == nil {
+		return User{}, ErrUserExists
+	} else if !errors.Is(err, ErrUserNotFound) {
 		return User{}, err
 	}
 	u := User{Login: n.Login, Name: n.Name, Memberships: []Membership{{Org: org, Profile: n.Profile}},
 		Meta: Meta{CreatedAt: now, CreatedBy: c.Login}}
 	if n.Password != "" {
-		if u.PasswordHash, err = auth.HashPassword(n.Password); err != nil {
+		h, err := auth.HashPassword(n.Password)
+		if err != nil {
 			return User{}, err
 		}
+		u.PasswordHash = h
 	}
 	if err := s.store.CreateUser(ctx, u); err != nil {
 		return User{}, err
@@ -486,7 +484,36 @@ func (s *Identity) UpdateUser(ctx context.Context, c Caller, id string, upd User
 	if !changed {
 		return u, nil
 	}
-	return s.store.UpdateUser(ctx, next, c.Login, s.clock())
+	// An account given an organisation it did not have starts over there: its sessions end, and its key and
+	// password are removed (whoever knew them before, e.g. the org-admin who created the account elsewhere,
+	// must not reach the new organisation with them); a platform administrator sets new ones.
+	joined := false
+	for _, m := range next.Memberships {
+		if _, was := u.ProfileIn(m.Org); !was {
+			joined = true
+		}
+	}
+	if joined {
+		if err := s.store.SetKey(ctx, u.Login, "", "", c.Login, s.clock()); err != nil {
+			return User{}, err
+		}
+		if err := s.store.SetPassword(ctx, u.Login, "", c.Login, s.clock()); err != nil {
+			return User{}, err
+		}
+		if err := s.store.EndSessions(ctx, u.Login); err != nil {
+			return User{}, err
+		}
+	}
+	out, err := s.store.UpdateUser(ctx, next, c.Login, s.clock())
+	if err != nil {
+		return User{}, err
+	}
+	if next.Locked && !u.Locked {
+		if err := s.store.EndSessions(ctx, u.Login); err != nil {
+			return User{}, err
+		}
+	}
+	return out, nil
 }
 
 func nameOrPermission(c Caller, u User) error {
@@ -529,7 +556,7 @@ func (s *Identity) LockUser(ctx context.Context, c Caller, id string) error {
 	return err
 }
 
-// SetPassword sets a user's password (whoever administers it).
+// SetPassword sets a user's password (whoever administers it) and ends the user's sessions.
 func (s *Identity) SetPassword(ctx context.Context, c Caller, id, password string) error {
 	u, err := s.manageable(ctx, c, id)
 	if err != nil {
@@ -542,7 +569,15 @@ func (s *Identity) SetPassword(ctx context.Context, c Caller, id, password strin
 	if err != nil {
 		return err
 	}
-	return s.store.SetPassword(ctx, u.Login, h, c.Login, s.clock())
+	return s.setPassword(ctx, u.Login, h, c.Login)
+}
+
+// setPassword stores the hash and ends the user's sessions.
+func (s *Identity) setPassword(ctx context.Context, login, hash, by string) error {
+	if err := s.store.SetPassword(ctx, login, hash, by, s.clock()); err != nil {
+		return err
+	}
+	return s.store.EndSessions(ctx, login)
 }
 
 // ChangePassword changes the caller's own password after checking the current one.
@@ -564,7 +599,7 @@ func (s *Identity) ChangePassword(ctx context.Context, c Caller, id, current, pa
 	if err != nil {
 		return err
 	}
-	return s.store.SetPassword(ctx, u.Login, h, c.Login, s.clock())
+	return s.setPassword(ctx, u.Login, h, c.Login)
 }
 
 // keyHolder returns the user whose key the caller may read, renew or revoke: itself, or a user it administers.
@@ -611,13 +646,16 @@ func (s *Identity) Key(ctx context.Context, c Caller, id string) (string, error)
 	return key, nil
 }
 
-// RevokeKey removes the user's API key.
+// RevokeKey removes the user's API key and ends the user's sessions.
 func (s *Identity) RevokeKey(ctx context.Context, c Caller, id string) error {
 	u, err := s.keyHolder(ctx, c, id)
 	if err != nil {
 		return err
 	}
-	return s.store.SetKey(ctx, u.Login, "", "", c.Login, s.clock())
+	if err := s.store.SetKey(ctx, u.Login, "", "", c.Login, s.clock()); err != nil {
+		return err
+	}
+	return s.store.EndSessions(ctx, u.Login)
 }
 
 // Member reports whether the login names a user of the organisation (an assignable owner).

@@ -75,6 +75,7 @@ type userDoc struct {
 	Password    string          `json:"password,omitempty"`
 	Key         string          `json:"key,omitempty"`
 	KeyHash     string          `json:"keyHash,omitempty"`
+	Sessions    int64           `json:"sessionVersion,omitempty"`
 	CreatedAt   int64           `json:"createdAt"`
 	CreatedBy   string          `json:"createdBy"`
 	UpdatedAt   *int64          `json:"updatedAt"`
@@ -87,7 +88,7 @@ func (d userDoc) user() cases.User {
 		ms[i] = cases.Membership{Org: m.Org, Profile: m.Profile}
 	}
 	return cases.User{Login: d.ID, Name: d.Name, Locked: d.Locked, Memberships: ms, PasswordHash: d.Password,
-		KeySealed: d.Key, KeyHash: d.KeyHash, Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt),
+		KeySealed: d.Key, KeyHash: d.KeyHash, SessionVersion: d.Sessions, Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt),
 			CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 
@@ -185,6 +186,19 @@ func (s *IdentityStore) UpdateUser(ctx context.Context, u cases.User, by string,
 func (s *IdentityStore) SetPassword(ctx context.Context, login, hash, by string, at time.Time) error {
 	_, err := s.update(ctx, login, stamp(by, at).Set("password", hash))
 	return err
+}
+
+// EndSessions raises the session version in one atomic increment, so concurrent ends never cancel out and
+// no other write puts an older version back (UpdateUser and the others never write it).
+func (s *IdentityStore) EndSessions(ctx context.Context, login string) error {
+	found, err := s.users.UpdateOne(ctx, docstore.ID(login), docstore.Update{}.Inc("sessionVersion", 1), false)
+	if err != nil {
+		return fmt.Errorf("end sessions of %s: %w", login, err)
+	}
+	if !found {
+		return cases.ErrUserNotFound
+	}
+	return nil
 }
 
 type keyDoc struct {
