@@ -15,7 +15,29 @@ type Routes struct {
 }
 
 func (r Routes) add(method, path string, h echo.HandlerFunc, extra []echo.MiddlewareFunc) {
-	r.E.Add(method, path, h, append(append([]echo.MiddlewareFunc(nil), r.MW...), extra...)...)
+	mw := append([]echo.MiddlewareFunc{DecodeParams}, r.MW...)
+	r.E.Add(method, path, h, append(mw, extra...)...)
+}
+
+// DecodeParams percent-decodes the path parameters of the matched route once, before any other middleware
+// of the route: the router matches the escaped path (a login "dan@example.com" arrives as
+// "dan%40example.com") and leaves its parameters escaped. Every route registered through Routes has it, so
+// c.Param and Param read decoded values; a value that is not a valid escape is kept as sent.
+func DecodeParams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		vals := c.ParamValues()
+		if len(vals) > 0 {
+			dec := make([]string, len(vals))
+			for i, v := range vals {
+				dec[i] = v
+				if u, err := url.PathUnescape(v); err == nil {
+					dec[i] = u
+				}
+			}
+			c.SetParamValues(dec...)
+		}
+		return next(c)
+	}
 }
 
 // GET registers a GET route.
@@ -43,11 +65,8 @@ func (r Routes) DELETE(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc
 	r.add("DELETE", path, h, m)
 }
 
-// Param returns a path parameter, percent-decoded (logins hold "@" and "+", which clients encode).
+// Param returns a path parameter, percent-decoded (logins hold "@" and "+", which clients encode) by
+// DecodeParams, which every route of Routes runs first; it never decodes twice ("%2540" stays "%40").
 func Param(c echo.Context, name string) string {
-	v := c.Param(name)
-	if u, err := url.PathUnescape(v); err == nil {
-		return u
-	}
-	return v
+	return c.Param(name)
 }
