@@ -159,7 +159,7 @@ func (f *azFixture) makeObjects(t *testing.T) {
 	f.objects["{hash}"] = file.obj(t, "attachment").str(t, "id")
 	f.objects["{template}"] = oa.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "fixture-template"}).
 		want(t, 201).object(t).str(t, "id")
-	f.objects["{field}"] = oa.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "fixtureField", "type": "string"}).
+	f.objects["{field}"] = f.callers[azAdmin].call(t, http.MethodPost, "/api/customField", map[string]any{"name": "fixtureField", "type": "string"}).
 		want(t, 201).object(t).str(t, "id")
 	al := oa.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "fixture",
 		"title": "fixture alert", "description": "d", "artifacts": []any{map[string]any{"dataType": "domain", "data": "soc.example"}}}).
@@ -203,7 +203,7 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 		return oa.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": fmt.Sprint("fresh-", n)}).
 			want(t, 201).object(t).str(t, "id")
 	case "{newField}":
-		return oa.call(t, http.MethodPost, "/api/customField", map[string]any{"name": fmt.Sprint("fresh", n), "type": "string"}).
+		return f.callers[azAdmin].call(t, http.MethodPost, "/api/customField", map[string]any{"name": fmt.Sprint("fresh", n), "type": "string"}).
 			want(t, 201).object(t).str(t, "id")
 	case "{newObservable}":
 		return oa.observables(t, "/api/case/"+f.objects["{case}"]+"/artifact", map[string]any{"dataType": "ip",
@@ -345,7 +345,8 @@ func azNeed(code, other int, holders ...string) map[string]int {
 // The profiles holding the permissions (README "Profiles and permissions").
 var (
 	azWorkers    = []string{azOrgAdmin, azAnalyst} // manageCase, manageTask, manageObservable, manageAlert, manageAnalyse, manageAction
-	azManagers   = []string{azAdmin, azOrgAdmin}   // manageUser, manageCustomField
+	azManagers   = []string{azAdmin, azOrgAdmin}   // manageUser
+	azPlatform   = []string{azAdmin}               // shared definitions (custom fields)
 	azOrgAdmOnly = []string{azOrgAdmin}            // manageCaseTemplate
 )
 
@@ -460,16 +461,17 @@ func azRows() []azRow {
 		{name: "download a file", method: "GET", path: "/datastore/{hash}?name=x.txt", want: azMembers(200), raw: true},
 		{name: "download an unknown file", method: "GET", path: "/datastore/" + strings.Repeat("0", 64), want: azAll(404)},
 
-		// --- custom fields: global to every organisation, readable by everyone ---
+		// --- custom fields: global to every organisation, readable by everyone, changed by the platform
+		// administrator only (issue 15: an org-admin made one mandatory and broke every organisation) ---
 		{name: "list custom fields", method: "GET", path: "/customField", want: azAll(200)},
 		{name: "search custom fields", method: "POST", path: "/customField/_search", body: `{"query": {}}`, want: azAll(200)},
 		{name: "search custom fields (plural)", method: "POST", path: "/customFields/_search", body: `{"query": {}}`, want: azAll(200)},
 		{name: "create custom field", method: "POST", path: "/customField", body: `{"name": "cf{n}", "type": "string"}`,
-			want: azNeed(201, 201, azManagers...)},
+			want: azNeed(201, 403, azPlatform...)},
 		{name: "get custom field", method: "GET", path: "/customField/{field}", want: azAll(200)},
 		{name: "update custom field", method: "PATCH", path: "/customField/{newField}", body: `{"description": "x"}`,
-			want: azNeed(200, 200, azManagers...)},
-		{name: "delete custom field", method: "DELETE", path: "/customField/{newField}", want: azNeed(204, 204, azManagers...)},
+			want: azNeed(200, 403, azPlatform...)},
+		{name: "delete custom field", method: "DELETE", path: "/customField/{newField}", want: azNeed(204, 403, azPlatform...)},
 
 		// --- observables of cases and alerts ---
 		{name: "create case observable", method: "POST", path: "/case/{case}/artifact",

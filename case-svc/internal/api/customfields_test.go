@@ -9,13 +9,13 @@ import (
 
 func TestCustomFields_Definitions(t *testing.T) {
 	tm := newTeam(t)
-	f := tm.orgAdmin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "businessUnit",
+	f := tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "businessUnit",
 		"displayName": "Business unit", "description": "Who is hit", "type": "string", "options": []string{"HR", "IT", "HR"},
 		"mandatory": false}).want(t, 201).object(t)
 	id := f.str(t, "id")
 	if !strings.HasPrefix(id, "~") || f.str(t, "_type") != "customField" || f.str(t, "name") != "businessUnit" ||
 		f.str(t, "reference") != "businessUnit" || f.str(t, "displayName") != "Business unit" || f.str(t, "type") != "string" ||
-		!slices.Equal(f.strs(t, "options"), []string{"HR", "IT"}) || f["mandatory"] != false || f.str(t, "createdBy") != "socadmin" {
+		!slices.Equal(f.strs(t, "options"), []string{"HR", "IT"}) || f["mandatory"] != false || f.str(t, "createdBy") != adminLogin {
 		t.Fatalf("definition %v", f)
 	}
 	// reference is accepted as the name; the admin may define fields too.
@@ -39,7 +39,7 @@ func TestCustomFields_Definitions(t *testing.T) {
 	tm.readOnly.call(t, http.MethodGet, "/api/customField/nope", nil).wantError(t, 404, "NotFoundError")
 
 	// Refusals.
-	tm.orgAdmin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "businessUnit", "type": "string"}).
+	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "businessUnit", "type": "string"}).
 		wantError(t, 400, "CreateError")
 	for _, tc := range []struct {
 		body  map[string]any
@@ -53,7 +53,7 @@ func TestCustomFields_Definitions(t *testing.T) {
 		{map[string]any{"name": "x", "type": "integer", "options": []any{1.5}}, "options"},
 		{map[string]any{"name": "x", "type": "boolean", "mandatory": "maybe"}, "mandatory"},
 	} {
-		r := tm.orgAdmin.call(t, http.MethodPost, "/api/customField", tc.body)
+		r := tm.admin.call(t, http.MethodPost, "/api/customField", tc.body)
 		r.wantError(t, 400, "AttributeCheckingError")
 		if got := r.fieldErrors(t); !slices.Contains(got, tc.field) {
 			t.Errorf("%v: fields %v, want %s", tc.body, got, tc.field)
@@ -70,14 +70,14 @@ func TestCustomFields_Definitions(t *testing.T) {
 	}
 
 	// Update: everything but the name and type.
-	u := tm.orgAdmin.call(t, http.MethodPatch, "/api/customField/businessUnit", map[string]any{"displayName": "BU",
+	u := tm.admin.call(t, http.MethodPatch, "/api/customField/businessUnit", map[string]any{"displayName": "BU",
 		"options": []string{"HR", "IT", "Sales"}, "mandatory": true}).want(t, 200).object(t)
-	if u.str(t, "displayName") != "BU" || len(u.strs(t, "options")) != 3 || u["mandatory"] != true || u.str(t, "updatedBy") != "socadmin" {
+	if u.str(t, "displayName") != "BU" || len(u.strs(t, "options")) != 3 || u["mandatory"] != true || u.str(t, "updatedBy") != adminLogin {
 		t.Fatalf("updated %v", u)
 	}
-	tm.orgAdmin.call(t, http.MethodPatch, "/api/customField/"+id, map[string]any{"type": "integer"}).
+	tm.admin.call(t, http.MethodPatch, "/api/customField/"+id, map[string]any{"type": "integer"}).
 		wantError(t, 400, "AttributeCheckingError")
-	tm.orgAdmin.call(t, http.MethodPatch, "/api/customField/"+id, map[string]any{"options": []any{1}}).
+	tm.admin.call(t, http.MethodPatch, "/api/customField/"+id, map[string]any{"options": []any{1}}).
 		wantError(t, 400, "AttributeCheckingError")
 
 	// Delete.
@@ -96,7 +96,7 @@ func TestCustomFields_OnCases(t *testing.T) {
 		{"name": "d", "type": "date"},
 		{"name": "free", "type": "string"},
 	} {
-		tm.orgAdmin.call(t, http.MethodPost, "/api/customField", d).want(t, 201)
+		tm.admin.call(t, http.MethodPost, "/api/customField", d).want(t, 201)
 	}
 
 	t.Run("typed values", func(t *testing.T) {
@@ -183,7 +183,7 @@ func TestCustomFields_OnCases(t *testing.T) {
 	})
 
 	t.Run("mandatory", func(t *testing.T) {
-		tm.orgAdmin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "ticket", "type": "string", "mandatory": true}).
+		tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "ticket", "type": "string", "mandatory": true}).
 			want(t, 201)
 		r := tm.orgAdmin.call(t, http.MethodPost, "/api/case", map[string]any{"title": "t", "description": "d"})
 		r.wantError(t, 400, "AttributeCheckingError")

@@ -20,6 +20,8 @@ func TestPermissions(t *testing.T) {
 		"manageTask":         {"org-admin", "analyst"},
 		"manageCaseTemplate": {"org-admin"},
 		"manageCustomField":  {"admin", "org-admin"},
+		// Definitions every organisation shares (issue 15).
+		"manageCustomField as a platform administrator": {"admin"},
 		"manageUser":         {"admin", "org-admin"},
 		"manageOrganisation": {"admin"},
 		"manageObservable":   {"org-admin", "analyst"},
@@ -37,7 +39,7 @@ func TestPermissions(t *testing.T) {
 			want(t, 201).object(t).str(t, "id")
 	}
 	newField := func(t *testing.T) string {
-		return tm.orgAdmin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": unique("f"), "type": "string"}).
+		return tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": unique("f"), "type": "string"}).
 			want(t, 201).object(t).str(t, "id")
 	}
 	newObservable := func(t *testing.T) string {
@@ -79,11 +81,11 @@ func TestPermissions(t *testing.T) {
 		{"update template", "PATCH", []string{"manageCaseTemplate"}, func(t *testing.T) string { return "/api/case/template/" + newTemplate(t) },
 			func() any { return map[string]any{"titlePrefix": "x"} }, 200},
 		{"delete template", "DELETE", []string{"manageCaseTemplate"}, func(t *testing.T) string { return "/api/case/template/" + newTemplate(t) }, nil, 204},
-		{"create custom field", "POST", []string{"manageCustomField"}, func(*testing.T) string { return "/api/customField" },
+		{"create custom field", "POST", []string{"manageCustomField as a platform administrator"}, func(*testing.T) string { return "/api/customField" },
 			func() any { return map[string]any{"name": unique("cf"), "type": "integer"} }, 201},
-		{"update custom field", "PATCH", []string{"manageCustomField"}, func(t *testing.T) string { return "/api/customField/" + newField(t) },
+		{"update custom field", "PATCH", []string{"manageCustomField as a platform administrator"}, func(t *testing.T) string { return "/api/customField/" + newField(t) },
 			func() any { return map[string]any{"description": "x"} }, 200},
-		{"delete custom field", "DELETE", []string{"manageCustomField"}, func(t *testing.T) string { return "/api/customField/" + newField(t) }, nil, 204},
+		{"delete custom field", "DELETE", []string{"manageCustomField as a platform administrator"}, func(t *testing.T) string { return "/api/customField/" + newField(t) }, nil, 204},
 		{"create user", "POST", []string{"manageUser"}, func(*testing.T) string { return "/api/user" },
 			func() any { return map[string]any{"login": unique("u"), "profile": "analyst", "organisation": "soc"} }, 201},
 		{"create organisation", "POST", []string{"manageOrganisation"}, func(*testing.T) string { return "/api/organisation" },

@@ -20,7 +20,7 @@ func TestRegression_CustomFieldOptionsQuadratic(t *testing.T) {
 		options[i] = fmt.Sprint("option-", i)
 	}
 	// The refusal comes before any per-option work (checked by status, not by time: no test asserts a duration).
-	tm.orgAdmin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "many", "type": "string", "options": options}).
+	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "many", "type": "string", "options": options}).
 		wantError(t, 400, "AttributeCheckingError")
 }
 

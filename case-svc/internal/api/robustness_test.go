@@ -11,7 +11,7 @@ import (
 // awkward ones); the answer is a success or a 4xx with the error shape, and nothing is logged as failed.
 func TestBadInputIsNeverServerError(t *testing.T) {
 	tm := newTeam(t)
-	tm.orgAdmin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf", "type": "integer", "options": []int{1, 2}}).want(t, 201)
+	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf", "type": "integer", "options": []int{1, 2}}).want(t, 201)
 	c := tm.orgAdmin.newCase(t, map[string]any{"tasks": []map[string]any{{"title": "t"}}})
 	caseID := c.str(t, "id")
 	taskID := tm.orgAdmin.call(t, http.MethodGet, "/api/case/"+caseID+"/task", nil).want(t, 200).list(t)[0].str(t, "id")

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -112,9 +113,21 @@ type NewCustomField struct {
 	Mandatory   bool
 }
 
-// CreateCustomField defines a custom field (manageCustomField).
+// sharedDefinition allows a change to a definition every organisation shares (custom fields; profiles are
+// fixed and observable types are not definitions here) to a platform administrator only, as in the
+// reference system: an org-admin's manageCustomField lets it set values of any field on its cases, never
+// define, make mandatory or delete a field for every organisation (issue 15).
+func sharedDefinition(c Caller) error {
+	if c.PlatformAdmin() {
+		return nil
+	}
+	return apperr.Errorf(apperr.Forbidden,
+		"missing permission %s as a platform administrator (admin profile of the admin organisation): custom fields are shared by every organisation", ManageCustomField)
+}
+
+// CreateCustomField defines a custom field (a platform administrator: see sharedDefinition).
 func (s *Service) CreateCustomField(ctx context.Context, c Caller, n NewCustomField) (CustomField, error) {
-	if err := c.Require(ManageCustomField); err != nil {
+	if err := sharedDefinition(c); err != nil {
 		return CustomField{}, err
 	}
 	var p problems
@@ -181,9 +194,9 @@ func (s *Service) CustomFields(ctx context.Context, _ Caller, f search.Node, p s
 }
 
 // UpdateCustomField changes a definition's display name, description, options or mandatory flag
-// (manageCustomField). Values already on cases are kept as they are.
+// (a platform administrator). Values already on cases are kept as they are.
 func (s *Service) UpdateCustomField(ctx context.Context, c Caller, id string, u CustomFieldUpdate) (CustomField, error) {
-	if err := c.Require(ManageCustomField); err != nil {
+	if err := sharedDefinition(c); err != nil {
 		return CustomField{}, err
 	}
 	f, err := s.CustomField(ctx, c, id)
@@ -214,10 +227,10 @@ func (s *Service) UpdateCustomField(ctx context.Context, c Caller, id string, u 
 	return s.fields.UpdateCustomField(ctx, f, c.Login, s.clock())
 }
 
-// DeleteCustomField removes a definition (manageCustomField). Values on cases and templates stay as they
-// are, but can no longer be set.
+// DeleteCustomField removes a definition (a platform administrator). Values on cases and templates stay as
+// they are, but can no longer be set.
 func (s *Service) DeleteCustomField(ctx context.Context, c Caller, id string) error {
-	if err := c.Require(ManageCustomField); err != nil {
+	if err := sharedDefinition(c); err != nil {
 		return err
 	}
 	f, err := s.CustomField(ctx, c, id)
