@@ -44,10 +44,10 @@ const (
 	maxEncodedLen = 256
 )
 
-// hashSlots bounds the argon2id computations running at once. Each holds its memory cost (19 MiB for the
-// default parameters) for its whole run, so without a bound N concurrent logins would hold N times that: the
-// CPU is the bottleneck anyway, and the others wait for a slot.
-var hashSlots = make(chan struct{}, min(max(runtime.GOMAXPROCS(0), 1), 4))
+// hashSlots bounds the argon2id computations running at once: half the processors, 1 to 4. Each holds its
+// memory cost (19 MiB for the default parameters) for its whole run and allocates it anew, so without a bound
+// N concurrent logins would hold N times that; the CPU is the bottleneck anyway, and the others wait.
+var hashSlots = make(chan struct{}, min(max(runtime.GOMAXPROCS(0)/2, 1), 4))
 
 // idKey is argon2.IDKey run in one of the hashSlots.
 func idKey(pw, salt []byte, p argonParams, n uint32) []byte {

@@ -27,7 +27,7 @@ const (
 	DefaultJSONDepth    = 64
 	DefaultJSONArray    = 100000
 	DefaultJSONDecoded  = 32 << 20
-	DefaultJSONInFlight = 64 << 20
+	DefaultJSONInFlight = 32 << 20
 )
 
 func (l JSONLimits) withDefaults() JSONLimits {

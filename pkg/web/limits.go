@@ -97,13 +97,38 @@ type bodyLimiter struct {
 	pools    *pools
 	held     int64   // estimated memory of the request's decoded JSON, reserved in heldFrom
 	heldFrom *budget // until the request ends
+	rawHeld  int64   // the raw body, reserved in rawFrom
+	rawFrom  *budget
 }
 
-// pools are the budgets of decoded JSON: one for authenticated requests, a quarter of it for the others.
-type pools struct{ authed, anon *budget }
+// pools are the budgets of request memory: the raw bodies of authenticated requests (a quarter of InFlight,
+// reserved before they are read, so that waiting requests leave their bodies in the kernel's buffers), and
+// the estimated memory of
+// decoding JSON, one for authenticated requests and a quarter of it for the others. A request takes raw then
+// decoded, never the other way round, and holds both until it ends.
+type pools struct{ raw, authed, anon *budget }
 
 func newPools(l JSONLimits) *pools {
-	return &pools{authed: newBudget(l.InFlight), anon: newBudget(max(l.InFlight/4, 1))}
+	return &pools{raw: newBudget(max(l.InFlight/4, 1)), authed: newBudget(l.InFlight), anon: newBudget(max(l.InFlight/4, 1))}
+}
+
+// reserveRaw reserves the raw body an authenticated request is about to read into memory: its declared
+// length, or max when it is sent chunked. Unauthenticated bodies are small (Unauthenticated) and not counted:
+// a client that sends its body slowly must not hold the room of others.
+func (b *bodyLimiter) reserveRaw(ctx context.Context, max int64) error {
+	if b.pools == nil || !b.authed || b.rawFrom != nil || b.declared == 0 {
+		return nil
+	}
+	n := max
+	if b.declared > 0 && b.declared < max {
+		n = b.declared
+	}
+	n = min(n, b.pools.raw.size)
+	if err := b.pools.raw.acquire(ctx, n); err != nil {
+		return apperr.Wrap(apperr.Unavailable, "request abandoned while waiting for memory to read it", err)
+	}
+	b.rawHeld, b.rawFrom = n, b.pools.raw
+	return nil
 }
 
 // reserveDecoded reserves the estimated memory of decoding the request's JSON: 413 when it is over the
@@ -182,6 +207,10 @@ func (b *bodyLimiter) cleanup() {
 		b.heldFrom.release(b.held)
 		b.heldFrom, b.held = nil, 0
 	}
+	if b.rawFrom != nil {
+		b.rawFrom.release(b.rawHeld)
+		b.rawFrom, b.rawHeld = nil, 0
+	}
 	for _, f := range b.files {
 		_ = os.Remove(f)
 	}
@@ -201,7 +230,13 @@ func limitBodies(l Limits) echo.MiddlewareFunc {
 			}
 			req.Body = b
 			c.Set(limiterKey, b)
-			defer b.cleanup()
+			defer func() {
+				b.cleanup()
+				// Echo pools its contexts: a pooled context would keep the decoded fields alive until reused.
+				c.Set(fieldsKey, nil)
+				c.Set(formKey, nil)
+				c.Set(limiterKey, nil)
+			}()
 			return next(c)
 		}
 	}

@@ -266,6 +266,8 @@ func (c *countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+var expectContinue = &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
+
 // hidden hides a body's length: the client sends it chunked.
 type hidden struct{ io.Reader }
 
@@ -280,14 +282,19 @@ type sized struct {
 func (ls *limitServer) post(t *testing.T, path, ctype string, body io.Reader, key string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, ls.srv.URL+path, body)
+	hc := http.DefaultClient
 	if s, ok := body.(sized); ok {
+		// A large declared body waits for the server's go-ahead (as curl does): a refusal before reading then
+		// reaches the client whatever the load.
 		req.ContentLength = s.n
+		req.Header.Set("Expect", "100-continue")
+		hc = expectContinue
 	}
 	req.Header.Set("Content-Type", ctype)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -330,8 +337,11 @@ func TestLimits_UnauthenticatedBodies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ls.read.Store(0)
-			st, typ := ls.post(t, "/open", "application/json", tc.body(), "")
-			if st != http.StatusRequestEntityTooLarge || typ != "BadRequest" {
+			body := tc.body()
+			st, typ := ls.post(t, "/open", "application/json", body, "")
+			// st 0: the server closed the connection under a chunked body still being sent (no answer to check).
+			_, chunked := body.(hidden)
+			if (!chunked || st != 0) && (st != http.StatusRequestEntityTooLarge || typ != "BadRequest") {
 				t.Errorf("status %d %s, want 413 BadRequest", st, typ)
 			}
 			if n := ls.read.Load(); n > tc.maxRead {

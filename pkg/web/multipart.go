@@ -79,6 +79,11 @@ func readMultipart(c echo.Context, req *http.Request) (*form, error) {
 			fileMax = b.upload
 		}
 	}
+	if b != nil {
+		if err := b.reserveRaw(c.Request().Context(), valueMax); err != nil { // files go to disk
+			return nil, err
+		}
+	}
 	win := &headerWindow{r: req.Body, allow: -1}
 	mr := multipart.NewReader(win, params["boundary"])
 	fm := &form{values: map[string][]string{}, files: map[string][]*File{}}

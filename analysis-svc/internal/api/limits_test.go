@@ -1,0 +1,416 @@
+package api_test
+
+// Issue 15 (unauthenticated remote crash), kept as regressions: every route accepted 100 MB bodies and decoded
+// JSON fully in memory (~40x the body); 20 × 90 MiB bodies to POST /api/login killed the service, one 64 MiB
+// _in list to /api/job/_search took 70 s and 5.3 GiB. Also: 40 parallel wrong passwords had 36 to 40 of them
+// checked (limit 5), and /api/login accepted a password over plain HTTP.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/web"
+)
+
+// countingServer serves h and counts the body bytes the service reads.
+func countingServer(t *testing.T, h http.Handler) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = &countingBody{r.Body, &n}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	k, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+// generated is a body of n bytes made on the fly (nothing held in the test's memory): head, then fill
+// repeated. With declared, the request says its length; otherwise it is sent chunked.
+type generated struct {
+	head, fill string
+	n, off     int64
+}
+
+func (g *generated) Read(p []byte) (int, error) {
+	if g.off >= g.n {
+		return 0, io.EOF
+	}
+	k := 0
+	for k < len(p) && g.off < g.n {
+		var c byte
+		if g.off < int64(len(g.head)) {
+			c = g.head[g.off]
+		} else {
+			c = g.fill[(g.off-int64(len(g.head)))%int64(len(g.fill))]
+		}
+		p[k] = c
+		k++
+		g.off++
+	}
+	return k, nil
+}
+
+// post sends a request and returns its status (0 with the error when the transport failed: the server may
+// close the connection while an over-limit body is still being sent) and its body.
+func post(hc *http.Client, url, ctype string, body io.Reader, length int64, hdr http.Header) (int, string, error) {
+	req, err := http.NewRequest(http.MethodPost, url, body)
+	if err != nil {
+		return 0, "", err
+	}
+	req.ContentLength = length // -1: chunked
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", ctype)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b), nil
+}
+
+func bearer(key string) http.Header { return http.Header{"Authorization": {"Bearer " + key}} }
+
+// expectContinue sends bodies only once the server asks for them (Expect: 100-continue, as curl does for
+// large bodies): a refusal before reading then reaches the client whatever the load, since nothing is left
+// unsent when the server closes the connection.
+var expectContinue = &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
+
+// The reproduction of the issue: 64 MiB JSON bodies to /api/login without credentials, 4 at once, declared
+// (with Expect: 100-continue) and chunked. A declared one is a 413 in the error shape without a byte read; a
+// chunked one is read no further than the unauthenticated limit (64 KiB) and answered 413, unless the client
+// was still sending when the server closed the connection.
+func TestLimits_OversizeLoginIsNotRead(t *testing.T) {
+	e := newEnv(t, withoutWorkers())
+	srv, read := countingServer(t, e.echo)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			length := int64(64 << 20)
+			hdr := http.Header{"Expect": {"100-continue"}}
+			if i%2 == 1 {
+				length, hdr = -1, nil
+			}
+			st, body, err := post(expectContinue, srv.URL+"/api/login", "application/json",
+				&generated{head: `{"junk":[`, fill: "0,", n: 64 << 20}, length, hdr)
+			if length < 0 && err != nil {
+				return // the connection was closed under a body still being sent
+			}
+			if err != nil || st != http.StatusRequestEntityTooLarge || !strings.Contains(body, `"type":"BadRequest"`) {
+				t.Errorf("64 MiB login (length %d): %d %s %v", length, st, body, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := read.Load(); n > 4*(64<<10+1) {
+		t.Errorf("the service read %d bytes of 8 refused bodies, want at most 4 × 64 KiB", n)
+	}
+	e.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK)
+}
+
+// A search with 16M _in values: under the default limits a 413 before reading it; with http.body_limit
+// raised so that it is read, a 400 from the JSON scan (array length), not gigabytes.
+func TestLimits_SearchWith16MValues(t *testing.T) {
+	const values = 16 << 20
+	body := func() *generated {
+		return &generated{head: `{"query":{"_in":{"_field":"data","_values":[`, fill: `0,`,
+			n: int64(len(`{"query":{"_in":{"_field":"data","_values":[`)) + 2*values}
+	}
+	t.Run("default limits", func(t *testing.T) {
+		e := newEnv(t, withoutWorkers())
+		srv, read := countingServer(t, e.echo)
+		b := body()
+		hdr := bearer(superKey)
+		hdr.Set("Expect", "100-continue")
+		st, msg, err := post(expectContinue, srv.URL+"/api/job/_search", "application/json", b, b.n, hdr)
+		if err != nil || st != http.StatusRequestEntityTooLarge {
+			t.Fatalf("%d %s %v, want 413", st, msg, err)
+		}
+		if n := read.Load(); n != 0 {
+			t.Errorf("read %d bytes of a body declared over the limit", n)
+		}
+	})
+	t.Run("body limit raised", func(t *testing.T) {
+		e := newEnv(t, withoutWorkers(), withLimits(web.Limits{Body: 64 << 20}, 0))
+		b := body()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		st, msg, err := post(e.srv.Client(), e.srv.URL+"/api/job/_search", "application/json", b, b.n, bearer(superKey))
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		if err != nil || st != http.StatusBadRequest || !strings.Contains(msg, "more than 100000 elements") {
+			t.Fatalf("%d %s %v, want 400 naming the array limit", st, msg, err)
+		}
+		// The body itself (32 MiB, read whole) and nothing like the 40x of a decode.
+		if n := after.TotalAlloc - before.TotalAlloc; n > 256<<20 {
+			t.Errorf("the request allocated %d MiB", n>>20)
+		}
+	})
+}
+
+// Deep nesting and long arrays are 400s naming the limit; an upload over job.max_file is a 413.
+func TestLimits_JSONAndUploads(t *testing.T) {
+	f := newJobFixture(t, withoutWorkers(), withLimits(web.Limits{}, 64<<10))
+	deep := `{"query":` + strings.Repeat(`{"_not":`, 65) + `{}` + strings.Repeat(`}`, 65) + `}`
+	f.reads.raw(t, http.MethodPost, "/api/job/_search", "application/json", deep).wantError(t, 400, "BadRequest")
+	wide := `{"query":{"_in":{"_field":"data","_values":[` + strings.Repeat(`0,`, 100000) + `0]}}}`
+	if msg := f.reads.raw(t, http.MethodPost, "/api/job/_search", "application/json", wide).wantError(t, 400, "BadRequest"); !strings.Contains(msg, "more than 100000 elements") {
+		t.Errorf("100001 values: %q", msg)
+	}
+	run := "/api/analyzer/" + f.analyzer + "/run"
+	upload := func(size int) *resp {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		_ = mw.WriteField("_json", `{"dataType":"file"}`)
+		w, _ := mw.CreateFormFile("attachment", "f.bin")
+		_, _ = w.Write(bytes.Repeat([]byte{'a'}, size))
+		_ = mw.Close()
+		return f.analyst.send(t, http.MethodPost, run, mw.FormDataContentType(), &buf, nil)
+	}
+	upload(64<<10).want(t, http.StatusOK)
+	if msg := upload(64<<10+1).wantError(t, http.StatusRequestEntityTooLarge, "BadRequest"); !strings.Contains(msg, "uploaded file too large") {
+		t.Errorf("over job.max_file: %q", msg)
+	}
+	// Responders take no file: their multipart bodies keep the JSON limit.
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	w, _ := mw.CreateFormFile("attachment", "f.bin")
+	_, _ = w.Write(bytes.Repeat([]byte{'a'}, 2<<20))
+	_ = mw.Close()
+	f.analyst.send(t, http.MethodPost, "/api/responder/x/run", mw.FormDataContentType(), &buf, nil).
+		wantError(t, http.StatusRequestEntityTooLarge, "BadRequest")
+}
+
+// Regression: 40 parallel wrong passwords for one login had 36 to 40 of them checked (limit 5). The attempt is
+// now reserved before the check; the count is per login and address, so the owner elsewhere still logs in.
+func TestLogin_ParallelWrongPasswordsCheckAtMostTheLimit(t *testing.T) {
+	e := newEnv(t, withoutWorkers(), withThrottle(auth.NewThrottle(5, 100, time.Minute, nil)),
+		withSecure(web.SecureConfig{AllowInsecure: true, TrustedProxies: localhostOnly(t)}))
+	e.createOrg(t, orgA)
+	e.createUser(t, e.super, "victim", orgA, roleRead)
+	e.setPassword(t, "victim", "the-right-password")
+	login := func(from, pw string) int {
+		st, _, err := post(http.DefaultClient, e.srv.URL+"/api/login", "application/json",
+			strings.NewReader(`{"user":"victim","password":"`+pw+`"}`), -1, http.Header{"X-Forwarded-For": {from}})
+		if err != nil {
+			t.Error(err)
+		}
+		return st
+	}
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := login("203.0.113.9", "wrong-password")
+			mu.Lock()
+			statuses[st]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if statuses[http.StatusUnauthorized] != 5 || statuses[http.StatusTooManyRequests] != 35 {
+		t.Fatalf("40 parallel wrong passwords: %v, want 5×401 (checked) and 35×429", statuses)
+	}
+	if st := login("198.51.100.7", "the-right-password"); st != http.StatusOK {
+		t.Errorf("the owner from another address: %d, want 200", st)
+	}
+	if st := login("203.0.113.9", "the-right-password"); st != http.StatusTooManyRequests {
+		t.Errorf("the guessing address, right password: %d, want 429", st)
+	}
+}
+
+// Password login and basic credentials follow the HTTPS rule of the password endpoints.
+func TestLogin_PasswordsOverPlainHTTPAreRefused(t *testing.T) {
+	e := newEnv(t, withoutWorkers(), withBasic(), withSecure(web.SecureConfig{}), withSuperPassword())
+	e.sessionClient().loginAs(t, superLogin, superPassword).wantError(t, http.StatusForbidden, "AuthorizationError")
+	e.basicClient(superLogin, superPassword).call(t, http.MethodGet, "/api/user/current", nil).
+		wantError(t, http.StatusForbidden, "AuthorizationError")
+	e.super.call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK) // keys are not passwords
+}
+
+// multipartFile is a multipart body with a `_json` part and a file of size bytes, generated while it is sent.
+func multipartFile(size int64) (string, func() (io.Reader, int64)) {
+	var head, tail bytes.Buffer
+	mw := multipart.NewWriter(&head)
+	_ = mw.WriteField("_json", `{"dataType":"file","tlp":2}`)
+	_, _ = mw.CreateFormFile("attachment", "max.bin")
+	at := head.Len()
+	_ = mw.Close()
+	tail.Write(head.Bytes()[at:])
+	head.Truncate(at)
+	return mw.FormDataContentType(), func() (io.Reader, int64) {
+		return io.MultiReader(bytes.NewReader(head.Bytes()), &generated{fill: "m", n: size}, bytes.NewReader(tail.Bytes())),
+			int64(head.Len()) + size + int64(tail.Len())
+	}
+}
+
+// peakRSS returns the process's peak resident set since reset (Linux: VmHWM, reset through clear_refs).
+func peakRSS(t *testing.T) (reset func(), peak func() int64) {
+	read := func(field string) int64 {
+		f, err := os.Open("/proc/self/status")
+		if err != nil {
+			t.Skipf("no /proc/self/status: %v", err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				return kb << 10
+			}
+		}
+		t.Skipf("no %s in /proc/self/status", field)
+		return 0
+	}
+	return func() {
+			runtime.GC()
+			debug.FreeOSMemory()
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				t.Skipf("cannot reset the peak RSS: %v", err)
+			}
+		}, func() int64 {
+			return read("VmHWM")
+		}
+}
+
+// Issue 15's target: 64 concurrent maximum-size requests of every kind (64 of each kind at once) keep the
+// process under 300 MiB of RSS, and the service answers after. The kinds: logins at the unauthenticated
+// limit and 64 MiB over it (declared and chunked), searches at the body limit, a body at the limit shaped to
+// cost the most to decode within the decoded-memory limit and one over it, uploads of job.max_file (8 MiB:
+// 512 MiB in all) and over it. The peak is the kernel's high-water mark of the whole test process (client
+// included), not a sample. No timing is asserted.
+func TestLimits_MemoryUnderConcurrency(t *testing.T) {
+	const maxFile = 8 << 20
+	f := newJobFixture(t, withoutWorkers(), withLimits(web.Limits{}, maxFile))
+	f.e.setPassword(t, "soc-analyst", "the-analyst-password")
+	run := "/api/analyzer/" + f.analyzer + "/run"
+	analystKey := f.analyst.key
+
+	// Bodies, built once and shared by the requests (the client holds one copy of each).
+	pad := func(prefix, suffix string, size int) []byte {
+		return []byte(prefix + strings.Repeat("x", size-len(prefix)-len(suffix)) + suffix)
+	}
+	loginBody := pad(`{"user":"soc-analyst","password":"wrong-password","junk":"`, `"}`, 64<<10)
+	var sb strings.Builder
+	sb.WriteString(`{"query":{"_in":{"_field":"data","_values":[`)
+	for i := 0; sb.Len() < (1<<20)-200; i++ {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `"%064d"`, i)
+	}
+	sb.WriteString(`]}},"range":"0-10"}`)
+	searchBody := []byte(sb.String())
+	// Objects of one member cost the most per byte to decode; 40k of them stay under http.json.max_decoded.
+	costly := []byte(`{"query":{},"junk":[` + strings.TrimSuffix(strings.Repeat(`{"a":0},`, 40000), ",") + `]}`)
+	tooCostly := []byte(`{"query":{},"junk":[` + strings.TrimSuffix(strings.Repeat(`{"a":0},`, 95000), ",") + `]}`)
+	uploadType, upload := multipartFile(maxFile)
+	overType, over := multipartFile(maxFile + 1)
+
+	type kind struct {
+		name   string
+		path   string
+		ctype  string
+		hdr    http.Header
+		body   func() (io.Reader, int64)
+		want   []int
+		refuse bool // an over-limit body: the server may close the connection while it is still being sent
+	}
+	shared := func(b []byte) func() (io.Reader, int64) {
+		return func() (io.Reader, int64) { return bytes.NewReader(b), int64(len(b)) }
+	}
+	kinds := []kind{
+		{"login at the limit", "/api/login", "application/json", nil, shared(loginBody), []int{401}, false},
+		{"login, 64 MiB declared", "/api/login", "application/json", nil, func() (io.Reader, int64) {
+			return &generated{head: `{"junk":[`, fill: "0,", n: 64 << 20}, 64 << 20
+		}, []int{413}, true},
+		{"login, 64 MiB chunked", "/api/login", "application/json", nil, func() (io.Reader, int64) {
+			return &generated{head: `{"junk":[`, fill: "0,", n: 64 << 20}, -1
+		}, []int{413}, true},
+		{"search at the limit", "/api/job/_search", "application/json", bearer(f.reads.key), shared(searchBody), []int{200}, false},
+		{"costliest JSON within the limits", "/api/job/_search", "application/json", bearer(f.reads.key), shared(costly), []int{200}, false},
+		{"JSON over the decoded limit", "/api/job/_search", "application/json", bearer(f.reads.key), shared(tooCostly), []int{413}, false},
+		{"upload of job.max_file", run, uploadType, bearer(analystKey), upload, []int{200}, false},
+		{"upload over job.max_file", run, overType, bearer(analystKey), over, []int{413}, true},
+	}
+
+	reset, peak := peakRSS(t)
+	reset()
+	var baseline runtime.MemStats
+	runtime.ReadMemStats(&baseline)
+	hc := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: 64}}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]map[string]int{}
+	for _, k := range kinds {
+		got[k.name] = map[string]int{}
+		for range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body, n := k.body()
+				st, _, err := post(hc, f.e.srv.URL+k.path, k.ctype, body, n, k.hdr)
+				key := strconv.Itoa(st)
+				if err != nil {
+					key = "transport error"
+				}
+				mu.Lock()
+				got[k.name][key]++
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	p := peak()
+	for _, k := range kinds {
+		for key, n := range got[k.name] {
+			ok := key == "transport error" && k.refuse
+			for _, w := range k.want {
+				ok = ok || key == strconv.Itoa(w)
+			}
+			if !ok {
+				t.Errorf("%s: %d answered %s, want %v", k.name, n, key, k.want)
+			}
+		}
+	}
+	t.Logf("64 concurrent requests of each of %d kinds: peak RSS %d MiB (heap in use before: %d MiB); answers %v",
+		len(kinds), p>>20, baseline.HeapInuse>>20, got)
+	if p > 300<<20 {
+		t.Errorf("peak RSS %d MiB, want under 300 MiB", p>>20)
+	}
+	// The service still answers.
+	f.reads.call(t, http.MethodGet, "/api/job?range=0-1", nil).want(t, http.StatusOK)
+	f.e.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK)
+}
