@@ -36,11 +36,11 @@ type sizes struct {
 
 var (
 	fullSizes = sizes{Clients: 16, PipelineJobs: 2000, CacheHits: 5000, WaitJobs: 200, WaitSleepMS: 50,
-		ProcessJobs: 200, ReadsSmall: 10_000, ReadsLarge: 100_000, GetReps: 100, SearchReps: 5, GetRepsLarge: 20,
-		SearchRepsLarge: 2}
+		ProcessJobs: 200, ReadsSmall: 100_000, ReadsLarge: 1_000_000, GetReps: 200, SearchReps: 20, GetRepsLarge: 200,
+		SearchRepsLarge: 20}
 	quickSizes = sizes{Clients: 16, PipelineJobs: 100, CacheHits: 300, WaitJobs: 20, WaitSleepMS: 50,
 		ProcessJobs: 20, ReadsSmall: 1_000, ReadsLarge: 3_000, GetReps: 20, SearchReps: 3, GetRepsLarge: 10,
-		SearchRepsLarge: 2}
+		SearchRepsLarge: 3}
 )
 
 type benchOptions struct {

@@ -47,9 +47,9 @@ type sizes struct {
 }
 
 var (
-	fullSizes = sizes{Clients: 8, CasesSmall: 1000, CasesLarge: 10_000, ObservablesPerCase: 10, TasksPerCase: 2,
-		Fill: "bulk", CreateSample: 200, QueryReps: 10, QueryRepsLarge: 5, SimilarReps: 5, SimilarRepsLarge: 3,
-		BulkValues: 1000, BulkReps: 10, BulkRepsLarge: 5, ConnectorRuns: 200, ConnectorRunsLarge: 10}
+	fullSizes = sizes{Clients: 8, CasesSmall: 1000, CasesLarge: 100_000, ObservablesPerCase: 10, TasksPerCase: 2,
+		Fill: "bulk", CreateSample: 200, QueryReps: 10, QueryRepsLarge: 20, SimilarReps: 5, SimilarRepsLarge: 20,
+		BulkValues: 1000, BulkReps: 10, BulkRepsLarge: 10, ConnectorRuns: 200, ConnectorRunsLarge: 10}
 	quickSizes = sizes{Clients: 8, CasesSmall: 100, CasesLarge: 300, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 50, QueryReps: 3, QueryRepsLarge: 2, SimilarReps: 2, SimilarRepsLarge: 2,
 		BulkValues: 200, BulkReps: 2, BulkRepsLarge: 2, ConnectorRuns: 20, ConnectorRunsLarge: 3}
@@ -73,7 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of each phase into this folder (<phase>.pprof)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder (databases)")
 	fill := fs.String("fill", "", "how cases beyond the first measurement are made: api or bulk (default: bulk)")
-	cases := fs.Int("cases", 0, "cases at the second measurement (default 10000, -quick 300)")
+	cases := fs.Int("cases", 0, "cases at the second measurement (default 100000, -quick 300)")
 	if err := fs.Parse(args); err != nil {
 		return benchOptions{}, err
 	}
