@@ -46,6 +46,9 @@ type config struct {
 			Pull    string
 		}
 	}
+	Datastore struct {
+		Password string // of the zips /api/datastorezip serves, reported as protectDownloadsWith
+	}
 }
 
 // defaults are the common keys' defaults plus this service's.
@@ -78,6 +81,7 @@ var ownDefaults = map[string]any{
 	"job.docker.network":  "",
 	"job.docker.user":     "",
 	"job.docker.pull":     "missing",
+	"datastore.password":  "malware",
 }
 
 // loadConfig reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).

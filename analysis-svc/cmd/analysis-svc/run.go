@@ -85,11 +85,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Log: log,
 		Auth: web.AuthConfig{Keyring: keys, SessionTTL: cfg.Auth.SessionTTL, Basic: cfg.Auth.Method.Basic, Secure: tls,
 			Throttle: auth.NewThrottle(cfg.Auth.Throttle.User, cfg.Auth.Throttle.Address, cfg.Auth.Throttle.Window, time.Now)},
-		Secure:    web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
-		SearchMax: cfg.Search.Max,
-		Limits:    limits,
-		MaxFile:   maxFile,
-		Ready:     web.Options{Ready: db.Ping},
+		Secure:           web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
+		SearchMax:        cfg.Search.Max,
+		Limits:           limits,
+		MaxFile:          maxFile,
+		Ready:            web.Options{Ready: db.Ping},
+		DownloadPassword: cfg.Datastore.Password,
 	}, ids, workers, jobs)
 
 	// When ctx ends the job workers stop (their jobs go back to the queue) and long polls answer, while the

@@ -42,6 +42,9 @@ type config struct {
 		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
 		Timeout      time.Duration // one attempt
 	}
+	Datastore struct {
+		Password string // of the zips /api/datastorezip serves, reported as protectDownloadsWith
+	}
 }
 
 // defaults are the common keys' defaults plus this service's.
@@ -65,6 +68,7 @@ var ownDefaults = map[string]any{
 	"webhook.allow_private": false,
 	"webhook.max_attempts":  10,
 	"webhook.timeout":       "10s",
+	"datastore.password":    "malware",
 }
 
 // loadConfig reads --config FILE (optional), then CASE_* env variables (CASE_ANALYSIS_SERVERS as JSON).

@@ -92,12 +92,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Log: log,
 		Auth: web.AuthConfig{Keyring: keys, SessionTTL: cfg.Auth.SessionTTL, Basic: cfg.Auth.Method.Basic, Secure: tls,
 			Throttle: auth.NewThrottle(cfg.Auth.Throttle.User, cfg.Auth.Throttle.Address, cfg.Auth.Throttle.Window, time.Now)},
-		Secure:    web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
-		SearchMax: cfg.Search.Max,
-		Limits:    limits,
-		MaxFile:   maxFile,
-		Ready:     db.Ping,
-		Events:    events,
+		Secure:           web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
+		SearchMax:        cfg.Search.Max,
+		Limits:           limits,
+		MaxFile:          maxFile,
+		Ready:            db.Ping,
+		Events:           events,
+		DownloadPassword: cfg.Datastore.Password,
 	}, ids, svc, analyses)
 
 	// The connector's tracker follows pending jobs and actions until the service stops.
