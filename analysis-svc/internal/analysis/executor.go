@@ -11,9 +11,11 @@ import (
 	"time"
 )
 
-// Run starts cfg.Workers workers and the sweeper and blocks until ctx ends. Jobs running at shutdown go back
-// to the queue, so a restart runs them again.
+// Run removes the job folders a dead instance left behind (see RemoveStaleJobDirs), starts cfg.Workers
+// workers and the sweeper and blocks until ctx ends. Analyzer jobs running at shutdown go back to the queue,
+// so a restart runs them again; responder jobs fail (a responder acts on the world and is never run twice).
 func (s *Jobs) Run(ctx context.Context) error {
+	RemoveStaleJobDirs(s.cfg.TempDir, s.cfg.Log)
 	var wg sync.WaitGroup
 	for i := range s.cfg.Workers {
 		wg.Add(1)
@@ -106,6 +108,12 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 	if ctx.Err() != nil { // shutting down: give the job back
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer rcancel()
+		if j.Kind == KindResponder { // it may have acted already: fail it rather than run it again
+			if err := s.store.Finish(rctx, s.interrupted(j), &Report{Success: false, ErrorMessage: ErrInterrupted}, owner); err != nil {
+				s.cfg.Log.Warn("fail an interrupted responder at shutdown", "job", j.ID, "err", err)
+			}
+			return
+		}
 		if err := s.store.Requeue(rctx, j.ID, owner, true); err != nil {
 			s.cfg.Log.Warn("requeue at shutdown", "job", j.ID, "err", err)
 		}
@@ -133,7 +141,7 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 	if !ok {
 		return fail(fmt.Sprintf("the %s definition %s is no longer available on this server", j.Kind, w.DefinitionID))
 	}
-	dir, err := os.MkdirTemp(s.cfg.TempDir, "job-"+j.ID+"-")
+	dir, err := os.MkdirTemp(s.cfg.TempDir, jobDirPattern(j.ID))
 	if err != nil {
 		return fail("cannot create the job folder: " + err.Error())
 	}
@@ -333,6 +341,16 @@ func (s *Jobs) Sweep(ctx context.Context) error {
 	for _, j := range expired {
 		owner, err := s.store.Owner(ctx, j.ID)
 		if err != nil {
+			continue
+		}
+		if j.Kind == KindResponder {
+			// Its worker stopped (a crash, kill -9): the responder may have acted, so it is not run again.
+			s.cfg.Log.Warn("fail a responder whose worker stopped renewing its lease", "job", j.ID)
+			if err := s.store.Finish(ctx, s.interrupted(j), &Report{Success: false, ErrorMessage: ErrInterrupted}, owner); err != nil &&
+				!errors.Is(err, ErrLeaseLost) {
+				return err
+			}
+			s.notify(j.ID)
 			continue
 		}
 		if j.Attempts >= s.cfg.MaxAttempts {

@@ -10,7 +10,8 @@
 //     e.g. 0750/0640 and a daemon's group; Options.GroupReadable: 0750/0640 in the service's group).
 //   - The program runs as `<command> <job folder>` with the working directory set to the analyzers root
 //     (filepath.Dir(filepath.Dir(command)), as the reference does), stdin /dev/null, in a process group of
-//     its own, with a clean environment: never the service's own (it holds secrets). The environment is
+//     its own that dies with the service (parent-death SIGKILL, see start.go), with a clean environment:
+//     never the service's own (it holds secrets). The environment is
 //     PATH (Options.Path, default /usr/local/bin:/usr/bin:/bin), HOME=<job folder>, LANG=LC_ALL=C.UTF-8,
 //     PYTHONIOENCODING=utf-8, then Options.Env, then per job: http_proxy/HTTP_PROXY and
 //     https_proxy/HTTPS_PROXY from config.proxy.http(s) (or config.proxy_http(s)), and
@@ -80,8 +81,9 @@ type Options struct {
 
 // Runner runs Command definitions. It is safe for concurrent use.
 type Runner struct {
-	opts Options
-	env  []string // Options.Env resolved
+	opts    Options
+	env     []string // Options.Env resolved
+	starter starter  // starts workers from one thread, for their parent-death signal (start.go)
 }
 
 var _ analysis.Runner = (*Runner)(nil)
@@ -185,10 +187,10 @@ func (r *Runner) exec(ctx context.Context, command string, job *jobdir.Job, tail
 		Env:         r.environ(job),
 		Stdout:      pw,
 		Stderr:      pw,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: sysProcAttr(), // own process group; SIGKILL when the service dies (start.go)
 	}
 	start := time.Now()
-	err = cmd.Start()
+	err = r.starter.start(cmd)
 	pw.Close() // the child holds its own copy; EOF comes when every process holding it is gone
 	if err != nil {
 		return nil, 0, fmt.Errorf("cannot start %s: %w", command, err)
