@@ -427,6 +427,9 @@ func azRows() []azRow {
 		{name: "update case", method: "PATCH", path: "/case/{newCase}", body: `{"title": "changed"}`, want: azNeed(200, 404, azWorkers...)},
 		{name: "delete case", method: "DELETE", path: "/case/{newCase}", want: azNeed(204, 404, azWorkers...)},
 		{name: "force delete case", method: "DELETE", path: "/case/{newCase}/force", want: azNeed(204, 404, azWorkers...)},
+		{name: "bulk update cases", method: "PATCH", path: "/case/_bulk", body: `{"ids": ["{newCase}"], "title": "changed"}`,
+			want: azNeed(200, 404, azWorkers...)},
+		{name: "case stats", method: "POST", path: "/case/_stats", body: `{"query": {}, "stats": [{"_agg": "count"}]}`, want: azAll(200)},
 
 		// --- case templates ---
 		{name: "list templates", method: "GET", path: "/case/template", want: azAll(200), shows: []string{"{template}"}, hiddenFromAdmin: true},
@@ -486,6 +489,8 @@ func azRows() []azRow {
 		{name: "update case observable", method: "PATCH", path: "/case/artifact/{newObservable}", body: `{"ioc": true}`,
 			want: azNeed(200, 404, azWorkers...)},
 		{name: "delete case observable", method: "DELETE", path: "/case/artifact/{newObservable}", want: azNeed(204, 404, azWorkers...)},
+		{name: "bulk update case observables", method: "PATCH", path: "/case/artifact/_bulk", body: `{"ids": ["{newObservable}"], "ioc": true}`,
+			want: azNeed(204, 404, azWorkers...)},
 		{name: "create alert observable", method: "POST", path: "/alert/{alert}/artifact",
 			body: `{"dataType": "domain", "data": "a{n}.example"}`, want: azNeed(201, 404, azWorkers...)},
 		{name: "list alert observables", method: "GET", path: "/alert/{alert}/artifact?range=all", want: azMembers(200),
@@ -519,6 +524,8 @@ func azRows() []azRow {
 		{name: "merge alert", method: "POST", path: "/alert/{newAlert}/merge/{case}", want: azNeed(200, 404, azWorkers...)},
 		{name: "merge alerts", method: "POST", path: "/alert/merge/_bulk", body: `{"caseId": "{case}", "alertIds": ["{newAlert}"]}`,
 			want: azNeed(200, 404, azWorkers...)},
+		{name: "bulk delete alerts", method: "POST", path: "/alert/delete/_bulk", body: `{"ids": ["{newAlert}"]}`,
+			want: azNeed(204, 404, azWorkers...)},
 
 		// --- the query API (/api/v0 and /api/v1 only) ---
 		{name: "query list", method: "POST", path: "/query",

@@ -207,9 +207,22 @@ type updateCaseRequest struct {
 }
 
 func (h *handler) updateCase(c echo.Context) error {
+	u, err := bindCaseUpdate(c)
+	if err != nil {
+		return err
+	}
+	cs, err := h.svc.UpdateCase(c.Request().Context(), caller(c), c.Param("caseId"), u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h.caseJSON(caller(c), cs, nil))
+}
+
+// bindCaseUpdate reads the case fields of a PATCH body (single or _bulk).
+func bindCaseUpdate(c echo.Context) (cases.CaseUpdate, error) {
 	var req updateCaseRequest
 	if err := web.Bind(c, &req); err != nil {
-		return err
+		return cases.CaseUpdate{}, err
 	}
 	if !req.Severity.Set {
 		req.Severity = req.SeverityAlt
@@ -226,18 +239,14 @@ func (h *handler) updateCase(c echo.Context) error {
 	if req.CustomFields.Set {
 		cfs, err := customInputs(req.CustomFields.V)
 		if err != nil {
-			return err
+			return cases.CaseUpdate{}, err
 		}
 		if cfs == nil {
 			cfs = map[string]cases.CustomInput{}
 		}
 		u.CustomFields = cases.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
 	}
-	cs, err := h.svc.UpdateCase(c.Request().Context(), caller(c), c.Param("caseId"), u)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, h.caseJSON(caller(c), cs, nil))
+	return u, nil
 }
 
 func (h *handler) deleteCase(c echo.Context) error {

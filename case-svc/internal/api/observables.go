@@ -197,18 +197,27 @@ type updateObservableRequest struct {
 }
 
 func (h *handler) updateObservable(c echo.Context) error {
-	var req updateObservableRequest
-	if err := web.Bind(c, &req); err != nil {
+	u, err := bindObservableUpdate(c)
+	if err != nil {
 		return err
 	}
-	o, err := h.svc.UpdateObservable(c.Request().Context(), caller(c), web.Param(c, "observableId"), cases.ObservableUpdate{
-		DataType: change(req.DataType), Data: change(req.Data), IOC: change(req.IOC), Sighted: change(req.Sighted),
-		IgnoreSimilarity: change(req.IgnoreSimilarity), Tags: stringsChange(req.Tags), Message: change(req.Message),
-		TLP: change(req.TLP)})
+	o, err := h.svc.UpdateObservable(c.Request().Context(), caller(c), web.Param(c, "observableId"), u)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, observableJSON(o))
+}
+
+// bindObservableUpdate reads the observable fields of a PATCH body (single or _bulk).
+func bindObservableUpdate(c echo.Context) (cases.ObservableUpdate, error) {
+	var req updateObservableRequest
+	if err := web.Bind(c, &req); err != nil {
+		return cases.ObservableUpdate{}, err
+	}
+	return cases.ObservableUpdate{
+		DataType: change(req.DataType), Data: change(req.Data), IOC: change(req.IOC), Sighted: change(req.Sighted),
+		IgnoreSimilarity: change(req.IgnoreSimilarity), Tags: stringsChange(req.Tags), Message: change(req.Message),
+		TLP: change(req.TLP)}, nil
 }
 
 func (h *handler) deleteObservable(c echo.Context) error {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -111,6 +112,15 @@ type CaseStore interface {
 	// UpdateCase writes the named fields (CaseUpdate's names: title, status, endDate…) of c.
 	UpdateCase(ctx context.Context, c Case, fields []string, by string, at time.Time) (Case, error)
 	DeleteCase(ctx context.Context, id string) error
+	// CountCases counts the cases matching f; CaseGroups counts them by the value of path (nil: without it).
+	CountCases(ctx context.Context, f search.Node) (int64, error)
+	CaseGroups(ctx context.Context, f search.Node, path string) ([]ValueCount, error)
+}
+
+// ValueCount is one group of a count by field: a value and how many records have it.
+type ValueCount struct {
+	Value any
+	Count int64
 }
 
 // CaseFields is the allow-list of case searches and sorts.
@@ -321,6 +331,21 @@ func (s *Service) Case(ctx context.Context, c Caller, idOrNumber string) (Case, 
 // Cases lists and searches the cases of the caller's organisation.
 func (s *Service) Cases(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Case, int64, error) {
 	return s.cases.Cases(ctx, and(f, orgScope(c)), p)
+}
+
+// CountCases counts the cases of the caller's organisation matching f.
+func (s *Service) CountCases(ctx context.Context, c Caller, f search.Node) (int64, error) {
+	return s.cases.CountCases(ctx, and(f, orgScope(c)))
+}
+
+// CaseGroups counts the cases of the caller's organisation matching f by the value of a searchable field
+// (CaseFields).
+func (s *Service) CaseGroups(ctx context.Context, c Caller, f search.Node, field string) ([]ValueCount, error) {
+	fd, ok := CaseFields[field]
+	if !ok {
+		return nil, apperr.Fields(apperr.FieldError{Name: "_field", Message: fmt.Sprintf("unknown field %q", field)})
+	}
+	return s.cases.CaseGroups(ctx, and(f, orgScope(c)), fd.Path)
 }
 
 // UpdateCase changes a case (manageCase). Setting status Resolved or Duplicated closes it: endDate is set

@@ -155,6 +155,24 @@ func (s *CaseStore) Cases(ctx context.Context, f search.Node, p search.Page) ([]
 	return page(ctx, s.cases, f, p, caseDoc.toCase)
 }
 
+// CountCases counts the cases matching f.
+func (s *CaseStore) CountCases(ctx context.Context, f search.Node) (int64, error) {
+	return s.cases.Count(ctx, f)
+}
+
+// CaseGroups counts the cases matching f by the value of path.
+func (s *CaseStore) CaseGroups(ctx context.Context, f search.Node, path string) ([]cases.ValueCount, error) {
+	groups, err := s.cases.GroupCount(ctx, f, path, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cases.ValueCount, len(groups))
+	for i, g := range groups {
+		out[i] = cases.ValueCount{Value: g.Value, Count: g.Count}
+	}
+	return out, nil
+}
+
 // UpdateCase writes the named fields of c.
 func (s *CaseStore) UpdateCase(ctx context.Context, c cases.Case, fields []string, by string, at time.Time) (cases.Case, error) {
 	d := toCaseDoc(c)
