@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -164,7 +165,9 @@ func (h *handler) getAction(c echo.Context) error {
 func asObject(v any) map[string]any {
 	b, _ := json.Marshal(v)
 	var m map[string]any
-	_ = json.Unmarshal(b, &m)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // numbers (custom field values, big integers) reach the responder with their exact text
+	_ = dec.Decode(&m)
 	return m
 }
 

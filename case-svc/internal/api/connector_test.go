@@ -30,6 +30,8 @@ type analysisServer struct {
 	Key       string            // the orgadmin's key (what the connector is configured with)
 	Analyzers map[string]string // name -> enabled id
 	Responder map[string]string
+	// Enable enables a definition (kind analyzer or responder) in the organization and returns its id.
+	Enable func(kind, def string, conf map[string]any) string
 }
 
 var (
@@ -58,13 +60,15 @@ func analysisBinary(t *testing.T) string {
 	return binPath
 }
 
-func startAnalysis(t *testing.T, addr string) *analysisServer {
+// startAnalysis starts analysis-svc on addr; env adds ANALYSIS_* settings (e.g. analyzer.paths).
+func startAnalysis(t *testing.T, addr string, env ...string) *analysisServer {
 	t.Helper()
 	const superKey = "analysis-superadmin-key-0123456789abcdef"
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, analysisBinary(t))
 	cmd.Env = append(os.Environ(), "ANALYSIS_HTTP_ADDR="+addr, "ANALYSIS_DATABASE_PATH="+t.TempDir(),
 		"ANALYSIS_BOOTSTRAP_LOGIN=root", "ANALYSIS_BOOTSTRAP_KEY="+superKey, "ANALYSIS_HTTP_ALLOW_INSECURE_CREDENTIALS=true")
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +140,7 @@ func startAnalysis(t *testing.T, addr string) *analysisServer {
 		_ = json.Unmarshal(b, &w)
 		return w.ID
 	}
+	s.Enable = enable
 	s.Analyzers["Echo"] = enable("analyzer", "Echo_1_0", map[string]any{})
 	s.Analyzers["File_Info"] = enable("analyzer", "File_Info_1_0", map[string]any{"auto_extract_artifacts": true})
 	s.Responder["Tagger"] = enable("responder", "Tagger_1_0", map[string]any{"tag": "seen-by-responder"})

@@ -173,7 +173,9 @@ func (a *Analyses) submitAction(ctx context.Context, act Action) (RemoteJob, err
 		TLP    int            `json:"tlp"`
 		PAP    int            `json:"pap"`
 	}
-	if err := json.Unmarshal([]byte(act.Report), &kept); err != nil || kept.Object == nil {
+	dec := json.NewDecoder(strings.NewReader(act.Report))
+	dec.UseNumber() // the object's numbers go to the responder as they were stored
+	if err := dec.Decode(&kept); err != nil || kept.Object == nil {
 		return RemoteJob{}, apperr.New(apperr.BadRequest, "the action's object is no longer available")
 	}
 	return srv.Run(ctx, true, act.ResponderID, RemoteRequest{DataType: "thehive:" + act.ObjectType, Data: kept.Object,
@@ -249,6 +251,29 @@ func (a *Analyses) finishAction(ctx context.Context, p Pending, r RemoteJob) err
 	}
 	act.Operations, act.Report = mustJSON(ops), mustJSON(report)
 	return a.actions.UpdateAction(ctx, act)
+}
+
+// opInt reads an integral operation value: json.Number (reports are decoded with exact numbers) or float64.
+func opInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		i, err := n.Int64()
+		if err != nil {
+			f, ferr := n.Float64()
+			if ferr != nil || f != float64(int64(f)) {
+				return 0, false
+			}
+			i = int64(f)
+		}
+		return int(i), true
+	case float64:
+		return int(n), true
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	}
+	return 0, false
 }
 
 func opMessage(err error) string {
@@ -361,8 +386,7 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 		}
 		n := NewObservable{DataType: opString(op, "dataType"), Data: []string{opString(op, "data")},
 			Message: opString(op, "message", "dataMessage")}
-		if tlp, ok := op["tlp"].(float64); ok {
-			t := int(tlp)
+		if t, ok := opInt(op["tlp"]); ok {
 			n.TLP = &t
 		}
 		n.IOC, _ = op["ioc"].(bool)

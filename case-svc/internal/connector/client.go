@@ -4,6 +4,7 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,7 +130,7 @@ type Artifact struct {
 	Tags       []string    `json:"tags,omitempty"`
 }
 
-// Report is a finished job's report.
+// Report is a finished job's report. Its numbers are json.Number (the server's exact text).
 type Report struct {
 	Success      bool             `json:"success"`
 	Summary      map[string]any   `json:"summary,omitempty"`
@@ -188,12 +189,19 @@ func (j *Job) UnmarshalJSON(b []byte) error {
 		CreatedAt: raw.CreatedAt}
 	if len(raw.Report) > 0 && raw.Report[0] == '{' {
 		var r Report
-		if err := json.Unmarshal(raw.Report, &r); err != nil {
+		if err := decodeExact(raw.Report, &r); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		j.Report = &r
 	}
 	return nil
+}
+
+// decodeExact decodes JSON with numbers as json.Number, so a report's values keep their exact text.
+func decodeExact(b []byte, out any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(out)
 }
 
 // File is a file observable to send.
@@ -392,7 +400,9 @@ func (c *Client) send(ctx context.Context, method, path string, body any, ct str
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(out); err != nil {
+	dec := json.NewDecoder(io.LimitReader(resp.Body, 256<<20))
+	dec.UseNumber() // report values keep the worker's text: 1.0 stays 1.0, 2^63-1 is not rounded
+	if err := dec.Decode(out); err != nil {
 		return apperr.Wrap(apperr.Unavailable, fmt.Sprintf("analysis server %s sent an unreadable answer", c.srv.Name), err)
 	}
 	return nil
