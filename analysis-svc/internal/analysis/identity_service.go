@@ -207,6 +207,38 @@ func (s *Identity) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organizat
 	return o, nil
 }
 
+// StatusFilter brings the status words of a user or organization search to the stored ones: Cortex's Ok (any
+// case) and active are Active, locked is Locked, wherever the filter compares the status field.
+func StatusFilter(n search.Node) search.Node {
+	if n.Path == "status" {
+		if v, ok := n.Value.(string); ok {
+			if st, ok := orgStatus(v); ok && v != "" {
+				n.Value = st
+			}
+		}
+		if n.Values != nil {
+			vals := make([]any, len(n.Values))
+			for i, v := range n.Values {
+				vals[i] = v
+				if sv, ok := v.(string); ok && sv != "" {
+					if st, ok := orgStatus(sv); ok {
+						vals[i] = st
+					}
+				}
+			}
+			n.Values = vals
+		}
+	}
+	if n.Children != nil {
+		ch := make([]search.Node, len(n.Children))
+		for i, c := range n.Children {
+			ch[i] = StatusFilter(c)
+		}
+		n.Children = ch
+	}
+	return n
+}
+
 func orgStatus(s string) (string, bool) {
 	switch strings.ToLower(s) {
 	case "", "active", "ok":
@@ -294,6 +326,7 @@ type NewUser struct {
 	Roles        []string
 	Organization string
 	Password     string
+	Status       string // Active (also Ok, Cortex's word; the default) or Locked
 }
 
 // ParseRoles checks that roles (any case, any order) form one of the contract's role sets and returns it in
@@ -383,8 +416,12 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 	} else if err != nil {
 		return User{}, err
 	}
+	status, ok := orgStatus(n.Status)
+	if !ok {
+		return User{}, apperr.Fields(apperr.FieldError{Name: "status", Message: "must be Active (or Ok) or Locked"})
+	}
 	now := s.clock()
-	u := User{Login: n.Login, Name: n.Name, Roles: roles, Status: StatusActive, Organization: n.Organization,
+	u := User{Login: n.Login, Name: n.Name, Roles: roles, Status: status, Organization: n.Organization,
 		CreatedAt: now, CreatedBy: c.Login, UpdatedAt: now, UpdatedBy: c.Login}
 	if n.Password != "" {
 		if u.PasswordHash, err = auth.HashPassword(n.Password); err != nil {

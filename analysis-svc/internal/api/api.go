@@ -66,6 +66,7 @@ func (h *handler) routes(e *echo.Echo) {
 
 	a.GET("/api/organization", h.listOrgs)
 	a.POST("/api/organization/_search", h.listOrgs)
+	a.POST("/api/organization/_stats", h.orgStats)
 	a.POST("/api/organization", h.createOrg)
 	a.GET("/api/organization/:orgId", h.getOrg)
 	a.PATCH("/api/organization/:orgId", h.updateOrg)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -145,11 +146,41 @@ func (h *handler) listOrgs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	orgs, total, err := h.ids.Orgs(c.Request().Context(), caller(c), f, p)
+	orgs, total, err := h.ids.Orgs(c.Request().Context(), caller(c), analysis.StatusFilter(f), p)
 	if err != nil {
 		return err
 	}
 	return web.List(c, total, mapSlice(orgs, orgJSON))
+}
+
+// orgStats is POST /api/organization/_stats, what cortex4py's organizations.count() sends:
+// {query, stats: [{_agg: "count"}]} → {"count": n} (superadmin, as the organization list). Other aggregations
+// are a 400.
+func (h *handler) orgStats(c echo.Context) error {
+	f, _, err := web.Search(c, analysis.OrgFields, h.max)
+	if err != nil {
+		return err
+	}
+	fields, err := web.Fields(c)
+	if err != nil {
+		return err
+	}
+	switch st := fields["stats"].(type) {
+	case nil:
+	case []any:
+		for _, e := range st {
+			if m, ok := e.(map[string]any); !ok || m["_agg"] != "count" {
+				return apperr.Fields(apperr.FieldError{Name: "stats", Message: `only {"_agg": "count"} is supported`})
+			}
+		}
+	default:
+		return apperr.Fields(apperr.FieldError{Name: "stats", Message: "must be a list of aggregations"})
+	}
+	_, total, err := h.ids.Orgs(c.Request().Context(), caller(c), analysis.StatusFilter(f), search.Page{Limit: 1})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]int64{"count": total})
 }
 
 type updateOrgRequest struct {
@@ -188,7 +219,7 @@ func (h *handler) listOrgUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	users, total, err := h.ids.OrgUsers(c.Request().Context(), caller(c), web.Param(c, "orgId"), f, p)
+	users, total, err := h.ids.OrgUsers(c.Request().Context(), caller(c), web.Param(c, "orgId"), analysis.StatusFilter(f), p)
 	if err != nil {
 		return err
 	}
@@ -202,7 +233,7 @@ func (h *handler) listUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	users, total, err := h.ids.Users(c.Request().Context(), caller(c), f, p)
+	users, total, err := h.ids.Users(c.Request().Context(), caller(c), analysis.StatusFilter(f), p)
 	if err != nil {
 		return err
 	}
@@ -215,6 +246,7 @@ type createUserRequest struct {
 	Roles        web.Strings `json:"roles"`
 	Organization string      `json:"organization"`
 	Password     string      `json:"password"`
+	Status       string      `json:"status"` // Active, Ok (Cortex's word) or Locked
 }
 
 func (h *handler) createUser(c echo.Context) error {
@@ -228,12 +260,14 @@ func (h *handler) createUser(c echo.Context) error {
 		}
 	}
 	u, err := h.ids.CreateUser(c.Request().Context(), caller(c), analysis.NewUser{Login: req.Login, Name: req.Name,
-		Roles: req.Roles, Organization: req.Organization, Password: req.Password})
+		Roles: req.Roles, Organization: req.Organization, Password: req.Password, Status: req.Status})
 	if err != nil {
 		return err
 	}
 	resp := userJSON(u)
-	resp.Status = "Ok" // spec §2: a freshly created user is returned with status Ok
+	if u.Status == analysis.StatusActive {
+		resp.Status = "Ok" // spec §2: a freshly created user is returned with status Ok
+	}
 	return c.JSON(http.StatusCreated, resp)
 }
 

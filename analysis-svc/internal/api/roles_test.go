@@ -256,6 +256,10 @@ func roleRows() []roleRow {
 		{name: "list organizations", shared: true, method: "GET", path: "/api/organization", want: superOnly(200)},
 		{name: "search organizations", shared: true, method: "POST", path: "/api/organization/_search",
 			body: func(string, *client) any { return map[string]any{"query": map[string]any{}} }, want: superOnly(200)},
+		{name: "count organizations", shared: true, method: "POST", path: "/api/organization/_stats",
+			body: func(string, *client) any {
+				return map[string]any{"query": map[string]any{}, "stats": []any{map[string]any{"_agg": "count"}}}
+			}, want: superOnly(200)},
 		{name: "create organization", method: "POST", path: "/api/organization",
 			body: func(caller string, _ *client) any {
 				return map[string]string{"name": "new-" + strings.ReplaceAll(caller, " ", "-")}
