@@ -228,8 +228,10 @@ func (h *handler) deleteObservable(c echo.Context) error {
 }
 
 // rewriteSearchQuery brings the reference system's query operators that pkg/search lacks into its language,
-// in the request's `query`: {_parent: {_type: "case"|"alert", _query: {_id: X}}} becomes {case|alert: X},
-// {_is: {f: v}} becomes {f: v}, {_ne: {f: v}} becomes {_not: {f: v}}. Other uses of _parent are a 400.
+// in the request's `query`: {_parent: {_type: "case"|"alert"|"case_task", _query: {_id: X}}} becomes
+// {case|alert|task: X} (observables, alerts, tasks and logs share it; a parent the searched records lack is the
+// search's unknown-field 400), {_is: {f: v}} becomes {f: v}, {_ne: {f: v}} becomes {_not: {f: v}}. Other uses
+// of _parent are a 400.
 func rewriteSearchQuery(c echo.Context) error {
 	f, err := web.Fields(c)
 	if err != nil {
@@ -300,13 +302,14 @@ func rewriteFilter(q any, depth int) (any, error) {
 }
 
 func parentFilter(p any) (any, error) {
-	bad := apperr.New(apperr.BadRequest, `_parent supports {"_type": "case" or "alert", "_query": {"_id": id}}`)
+	bad := apperr.New(apperr.BadRequest, `_parent supports {"_type": "case", "alert" or "case_task", "_query": {"_id": id}}`)
 	m, ok := p.(map[string]any)
 	if !ok {
 		return nil, bad
 	}
 	typ, _ := m["_type"].(string)
-	if typ != "case" && typ != "alert" {
+	field, known := parentFields[typ]
+	if !known {
 		return nil, bad
 	}
 	q, _ := m["_query"].(map[string]any)
@@ -320,5 +323,8 @@ func parentFilter(p any) (any, error) {
 	if _, isString := id.(string); !isString {
 		return nil, bad
 	}
-	return map[string]any{typ: id}, nil
+	return map[string]any{field: id}, nil
 }
+
+// parentFields are the _parent types and the search field naming the parent's id.
+var parentFields = map[string]string{"case": "case", "alert": "alert", "case_task": "task"}

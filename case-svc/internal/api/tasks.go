@@ -91,6 +91,9 @@ func (h *handler) listCaseTasks(c echo.Context) error { return h.tasks(c, c.Para
 func (h *handler) listTasks(c echo.Context) error { return h.tasks(c, "") }
 
 func (h *handler) tasks(c echo.Context, caseID string) error {
+	if err := rewriteSearchQuery(c); err != nil { // _parent (thehive4py's find_tasks), _is, _ne
+		return err
+	}
 	f, p, err := web.Search(c, cases.TaskFields, h.max)
 	if err != nil {
 		return err
@@ -180,6 +183,9 @@ func (h *handler) listTaskLogs(c echo.Context) error { return h.logs(c, c.Param(
 func (h *handler) listLogs(c echo.Context) error { return h.logs(c, "") }
 
 func (h *handler) logs(c echo.Context, taskID string) error {
+	if err := rewriteSearchQuery(c); err != nil { // _parent with _type case_task, _is, _ne
+		return err
+	}
 	f, p, err := web.Search(c, cases.LogFields, h.max)
 	if err != nil {
 		return err
