@@ -8,12 +8,14 @@ package api_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -276,47 +278,101 @@ func multipartFile(size int64) (string, func() (io.Reader, int64)) {
 	}
 }
 
-// peakRSS returns the process's peak resident set since reset (Linux: VmHWM, reset through clear_refs).
-func peakRSS(t *testing.T) (reset func(), peak func() int64) {
-	read := func(field string) int64 {
-		f, err := os.Open("/proc/self/status")
-		if err != nil {
-			t.Skipf("no /proc/self/status: %v", err)
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				return kb << 10
-			}
-		}
-		t.Skipf("no %s in /proc/self/status", field)
-		return 0
+// serveChild runs the test serveTest of this test binary in a child process (LIMITS_SERVE=1): it builds the
+// service, prints "LIMITS-READY {json}" and serves until its stdin closes, when the test ends. It returns what
+// the child printed and the child's pid. The memory test measures the service alone, without its client.
+func serveChild(t *testing.T, serveTest string) (map[string]string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+serveTest+"$", "-test.v", "-test.count=1", "-test.timeout=30m")
+	cmd.Env = append(os.Environ(), "LIMITS_SERVE=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return func() {
-			runtime.GC()
-			debug.FreeOSMemory()
-			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-				t.Skipf("cannot reset the peak RSS: %v", err)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "LIMITS-READY "); ok {
+			var info map[string]string
+			if err := json.Unmarshal([]byte(v), &info); err != nil {
+				t.Fatal(err)
 			}
-		}, func() int64 {
-			return read("VmHWM")
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return info, cmd.Process.Pid
 		}
+	}
+	t.Fatalf("the service process ended before it was ready: %v", sc.Err())
+	return nil, 0
 }
 
-// Issue 15's target: 64 concurrent maximum-size requests of every kind (64 of each kind at once) keep the
-// process under 300 MiB of RSS, and the service answers after. The kinds: logins at the unauthenticated
-// limit and 64 MiB over it (declared and chunked), searches at the body limit, a body at the limit shaped to
-// cost the most to decode within the decoded-memory limit and one over it, uploads of job.max_file (8 MiB:
-// 512 MiB in all) and over it. The peak is the kernel's high-water mark of the whole test process (client
-// included), not a sample. No timing is asserted.
-func TestLimits_MemoryUnderConcurrency(t *testing.T) {
-	const maxFile = 8 << 20
-	f := newJobFixture(t, withoutWorkers(), withLimits(web.Limits{}, maxFile))
+// serveUntilStdinCloses is the child's half of serveChild.
+func serveUntilStdinCloses(info map[string]string) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	b, _ := json.Marshal(info)
+	fmt.Printf("LIMITS-READY %s\n", b)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// resetPeak resets the peak resident set of process pid (Linux: through clear_refs); peakRSS reads it (VmHWM).
+func resetPeak(t *testing.T, pid int) {
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		t.Skipf("cannot reset the peak RSS: %v", err)
+	}
+}
+
+func peakRSS(t *testing.T, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc status: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Skip("no VmHWM in /proc status")
+	return 0
+}
+
+const memMaxFile = 8 << 20 // job.max_file of the memory test
+
+// TestLimits_MemoryServer is the service of TestLimits_MemoryUnderConcurrency, in a process of its own.
+func TestLimits_MemoryServer(t *testing.T) {
+	if os.Getenv("LIMITS_SERVE") == "" {
+		t.Skip("the service half of TestLimits_MemoryUnderConcurrency, run in a child process")
+	}
+	f := newJobFixture(t, withoutWorkers(), withLimits(web.Limits{}, memMaxFile))
 	f.e.setPassword(t, "soc-analyst", "the-analyst-password")
-	run := "/api/analyzer/" + f.analyzer + "/run"
-	analystKey := f.analyst.key
+	serveUntilStdinCloses(map[string]string{"url": f.e.srv.URL, "analyzer": f.analyzer,
+		"analyst": f.analyst.key, "reader": f.reads.key})
+}
+
+// Issue 15's target: 64 concurrent maximum-size requests of every kind (64 of each kind at once, 512
+// requests) keep the service under 300 MiB of RSS, and it answers after. The kinds: logins at the
+// unauthenticated limit and 64 MiB over it (declared and chunked), searches at the body limit, a body at the
+// limit shaped to cost the most to decode within the decoded-memory limit and one over it, uploads of
+// job.max_file (8 MiB: 512 MiB in all) and over it. The service runs in a child process with the default
+// limits (TestLimits_MemoryServer); the peak is the kernel's high-water mark of that process (VmHWM), not a
+// sample. No timing is asserted.
+func TestLimits_MemoryUnderConcurrency(t *testing.T) {
+	const maxFile = memMaxFile
+	info, pid := serveChild(t, "TestLimits_MemoryServer")
+	base := info["url"]
+	run := "/api/analyzer/" + info["analyzer"] + "/run"
+	analystKey, readerKey := info["analyst"], info["reader"]
 
 	// Bodies, built once and shared by the requests (the client holds one copy of each).
 	pad := func(prefix, suffix string, size int) []byte {
@@ -359,17 +415,15 @@ func TestLimits_MemoryUnderConcurrency(t *testing.T) {
 		{"login, 64 MiB chunked", "/api/login", "application/json", nil, func() (io.Reader, int64) {
 			return &generated{head: `{"junk":[`, fill: "0,", n: 64 << 20}, -1
 		}, []int{413}, true},
-		{"search at the limit", "/api/job/_search", "application/json", bearer(f.reads.key), shared(searchBody), []int{200}, false},
-		{"costliest JSON within the limits", "/api/job/_search", "application/json", bearer(f.reads.key), shared(costly), []int{200}, false},
-		{"JSON over the decoded limit", "/api/job/_search", "application/json", bearer(f.reads.key), shared(tooCostly), []int{413}, false},
+		{"search at the limit", "/api/job/_search", "application/json", bearer(readerKey), shared(searchBody), []int{200}, false},
+		{"costliest JSON within the limits", "/api/job/_search", "application/json", bearer(readerKey), shared(costly), []int{200}, false},
+		{"JSON over the decoded limit", "/api/job/_search", "application/json", bearer(readerKey), shared(tooCostly), []int{413}, false},
 		{"upload of job.max_file", run, uploadType, bearer(analystKey), upload, []int{200}, false},
 		{"upload over job.max_file", run, overType, bearer(analystKey), over, []int{413}, true},
 	}
 
-	reset, peak := peakRSS(t)
-	reset()
-	var baseline runtime.MemStats
-	runtime.ReadMemStats(&baseline)
+	resetPeak(t, pid)
+	before := peakRSS(t, pid)
 	hc := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: 64}}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -381,7 +435,7 @@ func TestLimits_MemoryUnderConcurrency(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				body, n := k.body()
-				st, _, err := post(hc, f.e.srv.URL+k.path, k.ctype, body, n, k.hdr)
+				st, _, err := post(hc, base+k.path, k.ctype, body, n, k.hdr)
 				key := strconv.Itoa(st)
 				if err != nil {
 					key = "transport error"
@@ -393,7 +447,7 @@ func TestLimits_MemoryUnderConcurrency(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	p := peak()
+	p := peakRSS(t, pid)
 	for _, k := range kinds {
 		for key, n := range got[k.name] {
 			ok := key == "transport error" && k.refuse
@@ -405,12 +459,22 @@ func TestLimits_MemoryUnderConcurrency(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("64 concurrent requests of each of %d kinds: peak RSS %d MiB (heap in use before: %d MiB); answers %v",
-		len(kinds), p>>20, baseline.HeapInuse>>20, got)
+	t.Logf("64 concurrent requests of each of %d kinds: the service's peak RSS %d MiB (%d MiB before); answers %v",
+		len(kinds), p>>20, before>>20, got)
 	if p > 300<<20 {
 		t.Errorf("peak RSS %d MiB, want under 300 MiB", p>>20)
 	}
 	// The service still answers.
-	f.reads.call(t, http.MethodGet, "/api/job?range=0-1", nil).want(t, http.StatusOK)
-	f.e.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK)
+	for _, path := range []string{"/api/job?range=0-1", "/api/status"} {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+readerKey)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s after the load: %d", path, resp.StatusCode)
+		}
+	}
 }
