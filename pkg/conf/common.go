@@ -81,7 +81,7 @@ func CommonDefaults(addr, dbName, dbPath string) map[string]any {
 		"http.json.max_array":             web.DefaultJSONArray,
 		"http.json.max_string":            "", // = http.body_limit
 		"http.json.max_decoded":           "32M",
-		"http.json.in_flight":             "64M",
+		"http.json.in_flight":             "32M",
 		"database.uri":                    "",
 		"database.name":                   dbName,
 		"database.path":                   dbPath,
