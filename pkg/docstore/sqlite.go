@@ -607,7 +607,7 @@ func (c *sqliteColl) groupCount(ctx context.Context, f search.Node, path string,
 		if a.Count != b.Count {
 			return cmp.Compare(b.Count, a.Count)
 		}
-		return sqlGroupOrder(a.Value, b.Value)
+		return compareValues(a.Value, b.Value)
 	})
 	if limit > 0 && len(split) > limit {
 		split = split[:limit]
@@ -664,43 +664,6 @@ func (c *sqliteColl) groups(ctx context.Context, f search.Node, path string, lim
 		out = append(out, g)
 	}
 	return out, bools, rows.Err()
-}
-
-// sqlGroupOrder orders group values as MongoDB sorts them: null, numbers, strings, bools (false first).
-func sqlGroupOrder(a, b any) int {
-	rank := func(v any) int {
-		switch v.(type) {
-		case nil:
-			return 0
-		case int64, float64:
-			return 1
-		case string:
-			return 2
-		case bool:
-			return 4
-		}
-		return 3
-	}
-	ra, rb := rank(a), rank(b)
-	if ra != rb {
-		return cmp.Compare(ra, rb)
-	}
-	switch x := a.(type) {
-	case int64, float64:
-		return cmp.Compare(sqlNum(x), sqlNum(b))
-	case string:
-		return strings.Compare(x, b.(string))
-	case bool:
-		y := b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		}
-		return 1
-	}
-	return 0
 }
 
 // explain returns SQLite's plan of the find q runs, one line per step.
