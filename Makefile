@@ -96,8 +96,9 @@ test-deploy:
 	$(DEPLOY) $(GO) test -count=1 .
 
 ## test-containers: the container suite (deploy/e2e, build tag e2e): case-svc and two analysis-svc containers
-## from the images above on a network of the test's own, the whole flow over HTTP, then servers stopped,
-## killed mid-job and replaced on their volumes (about 1.5 min after the images; never pulls an image)
+## from the images above on a network of the test's own, the whole flow over HTTP with its webhooks delivered
+## to a receiver container, then servers stopped, killed mid-job and replaced on their volumes (about 1.5 min
+## after the images; never pulls an image)
 .PHONY: test-containers
 test-containers: images
 	$(DEPLOY) $(GO) vet -tags e2e ./e2e/

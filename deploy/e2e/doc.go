@@ -8,7 +8,10 @@
 //	cd deploy && GOWORK=off go test -tags e2e -count=1 -v -timeout 15m ./e2e/    (after make images)
 //
 // (deploy/ is a module outside go.work.) TestFlow is the whole flow with jobs and responders on both
-// analysis servers; TestFaults stops, kills and replaces containers under running and waiting jobs.
+// analysis servers, whose events case-svc and the analysis servers (JobFinished) deliver as webhooks to a
+// receiver container (testdata/receiver, built by the test into the FROM scratch image
+// openir/e2e-webhook-receiver:dev, kept for the build cache); TestFaults stops, kills and replaces
+// containers under running and waiting jobs.
 //
 // No image is ever pulled: a missing image fails the test with a message saying to run `make images`.
 // E2E_ANALYSIS_IMAGE and E2E_CASE_IMAGE name other images (default openir/analysis-svc:dev and

@@ -185,17 +185,19 @@ func (s *stack) volume(t testing.TB, name string) string {
 
 // node is one service container. Its URL (the mapped port on the host) is read again after every start.
 type node struct {
-	s      *stack
-	name   string // container name suffix and log label
-	alias  string // its name on the test network
-	image  string
-	port   string // "9001/tcp"
-	env    map[string]string
-	volume string // named volume on /data ("" = the image's anonymous volume)
-	files  []testcontainers.ContainerFile
-	c      *testcontainers.DockerContainer
-	url    string
-	gen    int // how many containers were made for this node (replace makes a new one)
+	s       *stack
+	name    string // container name suffix and log label
+	alias   string // its name on the test network
+	image   string
+	port    string // "9001/tcp"
+	env     map[string]string
+	volume  string // named volume on /data ("" = the image's anonymous volume)
+	files   []testcontainers.ContainerFile
+	build   *testcontainers.FromDockerfile // the image is built from this when the container is made (image "")
+	prepare func() error                   // run once before the first container is made (builds its files)
+	c       *testcontainers.DockerContainer
+	url     string
+	gen     int // how many containers were made for this node (replace makes a new one)
 }
 
 // readyTimeout bounds every wait for /readyz.
@@ -217,12 +219,20 @@ func (n *node) options() []testcontainers.ContainerCustomizer {
 	if len(n.files) > 0 {
 		opts = append(opts, testcontainers.WithFiles(n.files...))
 	}
+	if n.build != nil {
+		opts = append(opts, testcontainers.WithDockerfile(*n.build))
+	}
 	return opts
 }
 
 // create makes and starts the container; the caller registers its cleanup (see startNodes). Safe to call
 // from a goroutine: it reports errors instead of failing the test.
 func (n *node) create() error {
+	if n.prepare != nil && n.gen == 0 {
+		if err := n.prepare(); err != nil {
+			return fmt.Errorf("prepare %s: %w", n.name, err)
+		}
+	}
 	n.gen++
 	c, err := testcontainers.Run(n.s.ctx, n.image, n.options()...)
 	n.c = c

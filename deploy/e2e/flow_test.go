@@ -28,12 +28,17 @@ const jobWait = 90 * time.Second
 
 // TestFlow: one case-svc and two analysis-svc containers on the test's network; the connector is configured
 // by env with both servers' network aliases. The whole flow goes over HTTP, from the superadmin bootstrap to
-// responder operations applied in the case, with jobs on both servers.
+// responder operations applied in the case, with jobs on both servers. A webhook receiver container gets the
+// organisation's events from case-svc's outbox (case, tasks, log, observables, jobs, actions), checked at
+// the end against the audit trail, and each analysis server's JobFinished events.
 func TestFlow(t *testing.T) {
 	s := newStack(t)
-	a1 := s.newAnalysis("a1", "analysis-a", "", nil, nil)
-	a2 := s.newAnalysis("a2", "analysis-b", "", nil, nil)
-	s.startNodes(t, a1.node, a2.node)
+	// The receiver is on the test network, a private address: the SSRF guard refuses it unless allowed.
+	hooksEnv := map[string]string{"ANALYSIS_WEBHOOK_ALLOW_PRIVATE": "true"}
+	a1 := s.newAnalysis("a1", "analysis-a", "", hooksEnv, nil)
+	a2 := s.newAnalysis("a2", "analysis-b", "", hooksEnv, nil)
+	recv := s.newReceiver(t)
+	s.startNodes(t, a1.node, a2.node, recv)
 
 	var tm team
 	step := func(name string, f func(t *testing.T)) {
@@ -46,12 +51,25 @@ func TestFlow(t *testing.T) {
 		a1.provision(t, "soc", builtins("a1")...)
 		a2.provision(t, "soc", builtins("a2")...)
 		cs = s.newCaseSvc("", a1, a2)
+		cs.env["CASE_WEBHOOK_ALLOW_PRIVATE"] = "true"
 		s.startNodes(t, cs.node)
 	})
 	step("case-svc superadmin bootstrap, organisation and users", func(t *testing.T) {
 		tm = cs.provision(t)
 		// Profiles hold: the read-only user cannot create a case.
 		tm.reader.call(t, http.MethodPost, "/api/case", map[string]any{"title": "x", "description": "y"}).want(t, http.StatusForbidden)
+	})
+
+	var hooks []*webhookEndpoint
+	var jobHooks map[*analysisServer]*webhookEndpoint
+	var auditBefore map[string]obj // the organisation's events before the webhooks: not delivered
+	step("webhooks to the receiver container", func(t *testing.T) {
+		hooks = configureWebhooks(t, tm.orgAdmin)
+		jobHooks = map[*analysisServer]*webhookEndpoint{a1: jobFinishedWebhook(t, a1), a2: jobFinishedWebhook(t, a2)}
+		// The analyst may not manage webhooks (manageConfig).
+		tm.analyst.call(t, http.MethodGet, "/api/webhook", nil).want(t, http.StatusForbidden)
+		auditBefore = auditEvents(t, tm.orgAdmin)
+		s.logf("webhooks: every event signed, job and action events signed with a bearer token, at %s", receiverAlias)
 	})
 
 	step("analyzers and responders of both servers listed through the connector", func(t *testing.T) {
@@ -186,6 +204,7 @@ func TestFlow(t *testing.T) {
 		s.logf("reports in the observables; File_Info's IOCs imported as observables")
 	})
 
+	var actions []obj
 	step("responder operations applied", func(t *testing.T) {
 		tasks := tm.analyst.tasks(t, caseID)
 		investigate, ok := tasks["Investigate"]
@@ -223,7 +242,88 @@ func TestFlow(t *testing.T) {
 		tm.reader.call(t, http.MethodPost, "/api/connector/analysis/action",
 			map[string]any{"analysisId": "a1", "responderId": a1.responders["Tagger"], "objectType": "case", "objectId": caseID}).
 			want(t, http.StatusForbidden)
+		actions = []obj{helper, caseTag, obsTag}
 		s.logf("responders: task closed, follow-up task and log created (a1), case tagged (a2), observable tagged (a1)")
+	})
+
+	step("webhook deliveries: the case and job events of the flow", func(t *testing.T) {
+		got := checkDeliveries(t, recv, tm.orgAdmin, hooks, auditBefore)
+		all, jobs := eventLog(got["/hooks/all"]), eventLog(got["/hooks/jobs"])
+		for _, h := range all {
+			if h.event["rootId"] != caseID {
+				t.Fatalf("event %v %v %v: rootId %v, want the case %s", h.event["operation"], h.event["objectType"],
+					h.event["objectId"], h.event["rootId"], caseID)
+			}
+		}
+		// Events of the test's own requests, made one after the other, arrive in that order.
+		var order []int
+		order = append(order, all.want(t, "all", "case", caseID, "Creation", nil))
+		tasks := tm.analyst.tasks(t, caseID)
+		order = append(order, all.want(t, "all", "case_task", tasks["Investigate"].str(t, "id"), "Creation", nil))
+		for _, o := range []obj{ip, domain, file} {
+			order = append(order, all.want(t, "all", "case_artifact", o.str(t, "id"), "Creation", nil))
+		}
+		for _, r := range runs {
+			order = append(order, all.want(t, "all", "case_artifact_job", r.job.str(t, "id"), "Creation", nil))
+		}
+		for _, a := range actions {
+			order = append(order, all.want(t, "all", "action", a.str(t, "id"), "Creation", nil))
+		}
+		if !slices.IsSorted(order) {
+			t.Fatalf("events of successive requests arrived in the order %v", order)
+		}
+		// Every job and action: created, then finished with Success, on both endpoints.
+		for _, l := range []struct {
+			name string
+			log  eventLog
+		}{{"all", all}, {"jobs", jobs}} {
+			for _, r := range runs {
+				id := r.job.str(t, "id")
+				if c, f := l.log.want(t, l.name, "case_artifact_job", id, "Creation", nil),
+					l.log.want(t, l.name, "case_artifact_job", id, "Update", status("Success")); c > f {
+					t.Fatalf("%s: job %s finished (delivery %d) before its creation (delivery %d)", l.name, id, f, c)
+				}
+			}
+			for _, a := range actions {
+				id := a.str(t, "id")
+				if c, f := l.log.want(t, l.name, "action", id, "Creation", nil),
+					l.log.want(t, l.name, "action", id, "Update", status("Success")); c > f {
+					t.Fatalf("%s: action %s finished (delivery %d) before its creation (delivery %d)", l.name, id, f, c)
+				}
+			}
+			for _, h := range l.log {
+				if l.name == "jobs" && h.event["objectType"] != "case_artifact_job" && h.event["objectType"] != "action" {
+					t.Fatalf("jobs endpoint got a %v event", h.event["objectType"])
+				}
+			}
+		}
+		// What the jobs and responders changed: imported observables, reports, the task closed, the follow-up
+		// task and its log, the tags.
+		for _, o := range tm.analyst.caseObservables(t, caseID) {
+			all.want(t, "all", "case_artifact", o.str(t, "id"), "Creation", nil)
+		}
+		all.want(t, "all", "case_artifact", file.str(t, "id"), "Update", nil)
+		all.want(t, "all", "case_task", tasks["Investigate"].str(t, "id"), "Update", status("Completed"))
+		all.want(t, "all", "case_task", tasks["Follow-up"].str(t, "id"), "Creation", nil)
+		logs := tm.analyst.call(t, http.MethodGet, "/api/case/task/"+tasks["Investigate"].str(t, "id")+"/log?range=all", nil).
+			want(t, http.StatusOK).list(t)
+		all.want(t, "all", "case_task_log", logs[0].str(t, "id"), "Creation", nil)
+		all.want(t, "all", "case", caseID, "Update", hasTag("tagged-by-a2"))
+		all.want(t, "all", "case_artifact", ip.str(t, "id"), "Update", hasTag("tagged-by-a1"))
+		s.logf("receiver: %d events on the endpoint of every event, %d on the job and action endpoint; signed, in order, none twice",
+			len(all), len(jobs))
+
+		// Each analysis server sent one JobFinished per job it ran, to its organisation's endpoint.
+		for _, a := range []*analysisServer{a1, a2} {
+			var ids []string
+			for _, r := range runs {
+				if r.server == a {
+					ids = append(ids, r.job.str(t, "analysisJobId"))
+				}
+			}
+			n := checkJobFinished(t, recv, a, jobHooks[a], ids)
+			s.logf("receiver: %d JobFinished from %s, signed, none twice", n, a.name)
+		}
 	})
 }
 

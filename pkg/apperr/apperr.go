@@ -23,6 +23,7 @@ const (
 	TooLarge                    // 413 BadRequest
 	RateLimited                 // 429 RateLimitExceeded
 	Unavailable                 // 503 ServiceUnavailable: a remote server (an analysis server) cannot be reached
+	Unprocessable               // 422 BadRequest: a well-formed request that contradicts an earlier one (a reused Idempotency-Key)
 )
 
 // FieldError names one field that failed validation.
@@ -86,6 +87,15 @@ func KindOf(err error) Kind {
 		return e.Kind
 	}
 	return Internal
+}
+
+// SafeMessage is what a client may read of err: the message of an error of a kind other than Internal, else
+// fallback (an unclassified error's text may hold paths, driver or Docker messages: log it, never show it).
+func SafeMessage(err error, fallback string) string {
+	if e := As(err); e != nil && e.Kind != Internal && e.Message != "" {
+		return e.Message
+	}
+	return fallback
 }
 
 // Is reports whether err carries the given kind.

@@ -25,6 +25,7 @@ type Common struct {
 		UnauthenticatedBodyLimit string        `mapstructure:"unauthenticated_body_limit"`
 		ReadTimeout              time.Duration `mapstructure:"read_timeout"`
 		UploadTimeout            time.Duration `mapstructure:"upload_timeout"`
+		RequestTimeout           time.Duration `mapstructure:"request_timeout"`
 		JSON                     struct {
 			MaxDepth   int    `mapstructure:"max_depth"`
 			MaxArray   int    `mapstructure:"max_array"`
@@ -77,6 +78,7 @@ func CommonDefaults(addr, dbName, dbPath string) map[string]any {
 		"http.unauthenticated_body_limit": "64K",
 		"http.read_timeout":               "1m",
 		"http.upload_timeout":             "15m",
+		"http.request_timeout":            "1m",
 		"http.json.max_depth":             web.DefaultJSONDepth,
 		"http.json.max_array":             web.DefaultJSONArray,
 		"http.json.max_string":            "", // = http.body_limit
@@ -145,6 +147,10 @@ func (c Common) Limits() (web.Limits, error) {
 	if h.JSON.MaxDepth <= 0 || h.JSON.MaxArray <= 0 || h.ReadTimeout <= 0 || h.UploadTimeout <= 0 {
 		return web.Limits{}, errors.New("config: http.json.max_depth, http.json.max_array, http.read_timeout and http.upload_timeout must be positive")
 	}
+	if h.RequestTimeout < 0 {
+		return web.Limits{}, errors.New("config: http.request_timeout must be 0 (none) or positive")
+	}
 	l.JSON.Depth, l.JSON.Array, l.UploadTimeout = h.JSON.MaxDepth, h.JSON.MaxArray, h.UploadTimeout
+	l.Request = h.RequestTimeout
 	return l, nil
 }

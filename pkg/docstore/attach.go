@@ -75,7 +75,12 @@ func (a *Attachments) Put(ctx context.Context, r io.Reader, max int64) (FileInfo
 	}
 	n, err := io.Copy(io.MultiWriter(tmp, s256, s1, m5), src)
 	if err != nil {
-		return FileInfo{}, apperr.Wrap(apperr.BadRequest, "cannot read the uploaded file", err)
+		if apperr.As(err) != nil { // a reader's own verdict (a body over its limit…)
+			return FileInfo{}, err
+		}
+		// Uploads reach here spooled to disk by the server, or downloaded from a remote server: a failure is
+		// not the client's (500, logged with its cause).
+		return FileInfo{}, fmt.Errorf("spool attachment: %w", err)
 	}
 	if max > 0 && n > max {
 		return FileInfo{}, apperr.Errorf(apperr.TooLarge, "file larger than %d bytes", max)

@@ -206,6 +206,11 @@ func (e *sqliteEngine) collection(ctx context.Context, spec Spec) (coll, error) 
 				return err
 			}
 			all = append(all, wanted{name, indexSQL(c.table, name, ix)})
+			keys := slices.Clone(ix.Keys)
+			if !ix.Unique && !slices.ContainsFunc(keys, func(k Key) bool { return k.Path == "_id" }) {
+				keys = append(keys, Asc("_id"))
+			}
+			c.indexes = append(c.indexes, sqliteIndex{name: name, keys: keys})
 			if ix.Unique {
 				all = append(all, wanted{name + "_null", uniqueNullSQL(c.table, name+"_null", ix)})
 			}
@@ -324,10 +329,18 @@ func sqliteErr(err error) error {
 }
 
 type sqliteColl struct {
-	e      *sqliteEngine
-	name   string
-	table  string // quoted
-	arrays map[string]bool
+	e       *sqliteEngine
+	name    string
+	table   string // quoted
+	arrays  map[string]bool
+	indexes []sqliteIndex // the declared indexes, as SQLite orders them
+}
+
+// sqliteIndex is a declared index: its SQLite name and its keys, the implicit trailing id of a non-unique
+// index included.
+type sqliteIndex struct {
+	name string
+	keys []Key
 }
 
 func (c *sqliteColl) insert(ctx context.Context, id string, doc []byte) error {
@@ -371,7 +384,11 @@ func (c *sqliteColl) selectSQL(cols string, q Query) (string, []any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	s := "SELECT " + cols + " FROM " + c.table + " WHERE " + where + order
+	from := c.table
+	if ix := c.orderIndex(q); ix != "" {
+		from += ` INDEXED BY "` + ix + `"`
+	}
+	s := "SELECT " + cols + " FROM " + from + " WHERE " + where + order
 	switch {
 	case q.Limit > 0 && q.Offset > 0:
 		s += " LIMIT ? OFFSET ?"
@@ -384,6 +401,70 @@ func (c *sqliteColl) selectSQL(cols string, q Query) (string, []any, error) {
 		args = append(args, int64(q.Offset))
 	}
 	return s, args, nil
+}
+
+// orderIndex names the declared index that reads a page of q (a sort and a limit) in its sort order, for
+// selectSQL to impose with INDEXED BY; "" leaves the choice to SQLite. Without statistics on expressions,
+// SQLite may prefer an index that also serves a range of the filter and then sort every match: with
+// (organisation, status, severity) and (organisation, status, startDate), a page of open cases of severity ≥ 3
+// by startDate sorted all 40,000 matches (230-370 ms) instead of reading 50 in order (< 1 ms). An order index
+// is imposed only when no other index has more leading keys fixed by equalities of the filter, so that a
+// selective equality keeps its own index, and when no other order index fixes as many.
+func (c *sqliteColl) orderIndex(q Query) string {
+	if q.Limit <= 0 || len(q.Sort) == 0 || len(c.indexes) < 2 {
+		return ""
+	}
+	eq := map[string]bool{}
+	c.eqPaths(q.Filter, eq)
+	best, bestEq, tied, otherEq := "", -1, false, 0
+	for _, ix := range c.indexes {
+		n := 0
+		for n < len(ix.keys) && eq[ix.keys[n].Path] {
+			n++
+		}
+		switch {
+		case !readsInOrder(ix.keys[n:], q.Sort):
+			otherEq = max(otherEq, n)
+		case n > bestEq:
+			best, bestEq, tied = ix.name, n, false
+		case n == bestEq:
+			tied = true
+		}
+	}
+	if best == "" || tied || otherEq > bestEq {
+		return "" // no order index, several alike (which is more selective is SQLite's guess), or a better equality
+	}
+	return best
+}
+
+// eqPaths adds the paths that f's top-level conjunction fixes with an equality to a scalar (not on an array
+// path, whose elements an index does not serve).
+func (c *sqliteColl) eqPaths(f search.Node, eq map[string]bool) {
+	switch f.Op {
+	case search.OpAnd:
+		for _, ch := range f.Children {
+			c.eqPaths(ch, eq)
+		}
+	case search.OpEq:
+		if f.Value != nil && !c.arrays[f.Path] {
+			eq[f.Path] = true
+		}
+	}
+}
+
+// readsInOrder says whether index keys (after the equality prefix) start with the sort keys, all in the same
+// direction or all reversed (SQLite reads an index backwards).
+func readsInOrder(keys []Key, sort []search.SortKey) bool {
+	if len(sort) > len(keys) {
+		return false
+	}
+	flip := keys[0].Desc != sort[0].Desc
+	for i, s := range sort {
+		if keys[i].Path != s.Path || (keys[i].Desc != s.Desc) != flip {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *sqliteColl) find(ctx context.Context, q Query) ([][]byte, error) {

@@ -719,3 +719,71 @@ func cpuPerOp(b *testing.B) func() {
 		b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
+
+// A sorted page reads the index that gives its order when no other index fixes more of its keys by equality:
+// SQLite would otherwise take an index that also serves a range of the filter and sort every match. Counts keep
+// the index that covers the filter, and a selective equality keeps its own index.
+func TestSQLitePageReadsTheOrderIndex(t *testing.T) {
+	ctx := context.Background()
+	c := sqliteColl(t, docstore.Spec{Name: "cases", Indexes: []docstore.Index{
+		{Name: "org_status_start", Keys: []docstore.Key{docstore.Asc("org"), docstore.Asc("status"), docstore.Desc("start")}},
+		{Name: "org_status_severity", Keys: []docstore.Key{docstore.Asc("org"), docstore.Asc("status"), docstore.Asc("severity")}},
+		{Name: "org_title", Keys: []docstore.Key{docstore.Asc("org"), docstore.Asc("title")}},
+	}})
+	var docs []any
+	for i := range 3000 {
+		docs = append(docs, map[string]any{"_id": fmt.Sprintf("c%05d", i), "org": "a", "status": []string{"Open", "Resolved"}[i%5/4],
+			"severity": 1 + i%4, "start": int64(i % 700), "title": fmt.Sprintf("t%d", i%1000)})
+	}
+	if _, err := c.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	page := docstore.Query{Filter: docstore.And(docstore.Eq("org", "a"), docstore.Eq("status", "Open"), docstore.Gte("severity", 3)),
+		Sort: docstore.StableSort(docstore.Sort("-start")), Limit: 50}
+	plan, err := c.Explain(ctx, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "cases_org_status_start ") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("page plan: %s", plan)
+	}
+	// The page is the one a full sort gives.
+	var all []map[string]any
+	if err := c.Find(ctx, docstore.Query{Filter: page.Filter}, &all); err != nil {
+		t.Fatal(err)
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i]["start"].(float64), all[j]["start"].(float64)
+		if a != b {
+			return a > b
+		}
+		return all[i]["_id"].(string) < all[j]["_id"].(string)
+	})
+	var got []map[string]any
+	if err := c.Find(ctx, page, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 50 {
+		t.Fatalf("page of %d", len(got))
+	}
+	for i := range got {
+		if got[i]["_id"] != all[i]["_id"] {
+			t.Fatalf("page[%d] = %v, want %v", i, got[i]["_id"], all[i]["_id"])
+		}
+	}
+	// Reversed: the same index read backwards.
+	rev := page
+	rev.Sort = []search.SortKey{{Path: "start"}, {Path: "_id", Desc: true}}
+	if plan, _ := c.Explain(ctx, rev); !strings.Contains(plan, "cases_org_status_start ") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("reversed page plan: %s", plan)
+	}
+	// A selective equality keeps its index (more keys fixed than the order index has).
+	sel := docstore.Query{Filter: docstore.And(docstore.Eq("org", "a"), docstore.Eq("title", "t7")),
+		Sort: docstore.StableSort(docstore.Sort("-start")), Limit: 50}
+	if plan, _ := c.Explain(ctx, sel); !strings.Contains(plan, "cases_org_title ") {
+		t.Errorf("selective page plan: %s", plan)
+	}
+	if n, err := c.Count(ctx, page.Filter); err != nil || n != 1200 {
+		t.Errorf("count = %d, %v; want 1200", n, err)
+	}
+}

@@ -27,6 +27,10 @@ type Limits struct {
 	// UploadTimeout is how long an upload route may take to read its body (the server's read timeout applies
 	// to the others), and its answer gets a minute more; 0 = the server's timeouts.
 	UploadTimeout time.Duration
+	// Request is the deadline of each request's context (http.request_timeout): the database and the calls it
+	// makes stop there and the request answers 500. Upload routes get UploadTimeout more, long polls (LongPoll)
+	// none. 0 = no deadline.
+	Request time.Duration
 }
 
 // Default limits.
@@ -268,6 +272,9 @@ func Upload(maxFile int64) echo.MiddlewareFunc {
 					rc := http.NewResponseController(c.Response())
 					_ = rc.SetReadDeadline(time.Now().Add(t))
 					_ = rc.SetWriteDeadline(time.Now().Add(t + time.Minute)) // the answer comes after the body
+					if b.lim.Request > 0 {
+						defer setDeadline(c, t+b.lim.Request)()
+					}
 				}
 			}
 			return next(c)

@@ -25,9 +25,8 @@ import (
 
 // Options configure the shared Echo defaults.
 type Options struct {
-	Log     *slog.Logger
-	Limits  Limits        // request bodies and JSON documents; zero values are the defaults
-	Timeout time.Duration // per-request context deadline; zero = none (long polls set their own)
+	Log    *slog.Logger
+	Limits Limits // request bodies, JSON documents and the request deadline; zero values are the defaults
 	// Ready reports whether the service's dependencies (the database) answer; served at /readyz.
 	Ready func(ctx context.Context) error
 	// Collectors are the service's own metrics, served at /metrics with the HTTP ones.
@@ -54,6 +53,7 @@ func New(opts Options) *echo.Echo {
 		},
 	}))
 	e.Use(limitBodies(opts.Limits.withDefaults()))
+	e.Use(requestDeadline(opts.Limits.Request))
 	e.Use(securityHeaders)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
@@ -84,6 +84,52 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 const requestIDKey = "request_id"
+
+// deadlineKey holds the request's context as it was before requestDeadline bounded it.
+const deadlineKey = "web.undeadlined"
+
+// requestDeadline bounds the context of every request by timeout (Limits.Request; 0 = none).
+func requestDeadline(timeout time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if timeout <= 0 {
+				return next(c)
+			}
+			c.Set(deadlineKey, c.Request().Context())
+			defer setDeadline(c, timeout)()
+			return next(c)
+		}
+	}
+}
+
+// setDeadline replaces the request's deadline by d from now (0 = none), keeping its values and the
+// cancellation of the client going away; the returned function releases it.
+func setDeadline(c echo.Context, d time.Duration) func() {
+	orig, ok := c.Get(deadlineKey).(context.Context)
+	if !ok {
+		return func() {}
+	}
+	cur := c.Request().Context()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(cur)) // values as they are now, no deadline
+	stop := context.AfterFunc(orig, cancel)                       // the client went away
+	if d > 0 {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeout(ctx, d)
+		prev := cancel
+		cancel = func() { cancelT(); prev() }
+	}
+	c.SetRequest(c.Request().WithContext(ctx))
+	return func() { stop(); cancel() }
+}
+
+// LongPoll is the route middleware of long polls (waitreport, stream polls): they bound their own wait, so
+// the request deadline (Limits.Request) does not apply to them.
+func LongPoll(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		defer setDeadline(c, 0)()
+		return next(c)
+	}
+}
 
 // requestID takes the caller's X-Request-Id when it is short and printable (it ends up in logs), or makes one.
 func requestID(next echo.HandlerFunc) echo.HandlerFunc {
@@ -142,6 +188,7 @@ var kinds = map[apperr.Kind]struct {
 	apperr.TooLarge:        {http.StatusRequestEntityTooLarge, "BadRequest"},
 	apperr.RateLimited:     {http.StatusTooManyRequests, "RateLimitExceeded"},
 	apperr.Unavailable:     {http.StatusServiceUnavailable, "ServiceUnavailable"},
+	apperr.Unprocessable:   {http.StatusUnprocessableEntity, "BadRequest"},
 }
 
 // echoKinds maps Echo's own errors (unknown route, wrong method, body too large…) to our kinds.
@@ -176,13 +223,12 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 
 func toResponse(err error) (int, errorBody) {
 	var he *echo.HTTPError
+	if e := apperr.As(err); (e == nil || e.Kind == apperr.Internal) && errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusInternalServerError, errorBody{Type: "InternalError", Message: "the request took too long"}
+	}
 	if e := apperr.As(err); e != nil {
 		k := kinds[e.Kind]
-		msg := e.Message
-		if e.Kind == apperr.Internal {
-			msg = "internal error"
-		}
-		return k.status, errorBody{Type: k.typ, Message: msg, Errors: e.Fields}
+		return k.status, errorBody{Type: k.typ, Message: apperr.SafeMessage(e, "internal error"), Errors: e.Fields}
 	}
 	if errors.As(err, &he) {
 		kind, ok := echoKinds[he.Code]

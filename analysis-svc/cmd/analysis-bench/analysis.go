@@ -37,6 +37,7 @@ const (
 	secWait     = "3 waitreport wake-up"
 	secProcess  = "4 process runner"
 	secReads    = "5 reads"
+	secEvents   = "5b job events"
 	secMemory   = "8 memory"
 )
 
@@ -65,18 +66,18 @@ type analysisRun struct {
 // (so its rows do not depend on what the sections before it stored; how the stored volume matters is what
 // section 5 measures), and the floors run on a database of their own through the same collection API.
 func runAnalysis(ctx context.Context, b *bench) error {
-	b.service = "analysis-svc"
-	a := &analysisRun{b: b, bare: newBareServer(), dbDir: filepath.Join(b.tmp, "db"), logs: &logSink{out: b.log}}
+	b.Service = "analysis-svc"
+	a := &analysisRun{b: b, bare: newBareServer(), dbDir: filepath.Join(b.Tmp, "db"), logs: &logSink{out: b.Log}}
 	defer a.bare.close()
 	var first *stack
-	if err := b.phase("start", func() (err error) {
+	if err := b.Phase("start", func() (err error) {
 		first, err = a.startStack(ctx, "pipeline")
 		return err
 	}); err != nil {
 		return err
 	}
-	rssIdle, _ := vmRSS()
-	heapIdle := heapInUse()
+	rssIdle, _ := benchkit.VMRSS()
+	heapIdle := benchkit.HeapInUse()
 
 	for _, p := range []struct {
 		name string
@@ -87,8 +88,9 @@ func runAnalysis(ctx context.Context, b *bench) error {
 		{"waitreport", a.waitReport},
 		{"process", a.processRunner},
 		{"reads", a.reads},
+		{"events", a.events},
 	} {
-		err := b.phase(p.name, func() error {
+		err := b.Phase(p.name, func() error {
 			s := first
 			if s == nil {
 				var err error
@@ -105,21 +107,21 @@ func runAnalysis(ctx context.Context, b *bench) error {
 		}
 	}
 
-	rssAfter, _ := vmRSS()
-	heapAfter := heapInUse()
+	rssAfter, _ := benchkit.VMRSS()
+	heapAfter := benchkit.HeapInUse()
 	note := "VmRSS of the whole process: service + embedded SQLite + bench clients"
-	b.add(plainKind, secMemory, "RSS idle (after start and setup)", "MiB", rssIdle, -1, "",
-		fmt.Sprintf("%s; %.0f MiB before the service started", note, b.rssAtStart))
-	b.add(plainKind, secMemory, "RSS after the runs", "MiB", rssAfter, -1, "", note+"; the last database holds "+
+	b.Add(benchkit.PlainKind, secMemory, "RSS idle (after start and setup)", "MiB", rssIdle, -1, "",
+		fmt.Sprintf("%s; %.0f MiB before the service started", note, b.RSSAtStart))
+	b.Add(benchkit.PlainKind, secMemory, "RSS after the runs", "MiB", rssAfter, -1, "", note+"; the last database holds "+
 		count(b.sizes.ReadsLarge)+" jobs")
-	b.add(plainKind, secMemory, "Go heap in use idle", "MiB", heapIdle, -1, "", "runtime.MemStats.HeapInuse")
-	b.add(plainKind, secMemory, "Go heap in use after the runs", "MiB", heapAfter, -1, "", "runtime.MemStats.HeapInuse")
+	b.Add(benchkit.PlainKind, secMemory, "Go heap in use idle", "MiB", heapIdle, -1, "", "runtime.MemStats.HeapInuse")
+	b.Add(benchkit.PlainKind, secMemory, "Go heap in use after the runs", "MiB", heapAfter, -1, "", "runtime.MemStats.HeapInuse")
 	return nil
 }
 
 // startStack starts a service on the fresh database analysis_<name>.
 func (a *analysisRun) startStack(ctx context.Context, name string) (*stack, error) {
-	return startStack(ctx, a.dbDir, a.logs, "analysis_"+name, filepath.Join(a.b.tmp, name))
+	return startStack(ctx, a.dbDir, a.logs, "analysis_"+name, filepath.Join(a.b.Tmp, name))
 }
 
 // --- 1: job pipeline ---
@@ -205,16 +207,16 @@ func (a *analysisRun) pipeline(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
-	a.b.logf("pipeline: %d jobs submitted in %.1fs, the last Success after %.1fs; floor %.0f jobs/s", n, submitted.Seconds(),
+	a.b.Logf("pipeline: %d jobs submitted in %.1fs, the last Success after %.1fs; floor %.0f jobs/s", n, submitted.Seconds(),
 		total.Seconds(), floorRate)
 	rate := float64(n) / total.Seconds()
 	what := fmt.Sprintf("collection API directly, %d goroutines, each job: insert queue + findOneAndUpdate claim + insert jobs + delete queue", clients)
-	a.b.add(rateKind, secPipeline, fmt.Sprintf("throughput, %d Echo jobs, %d clients", n, clients), "jobs/s", rate, floorRate, what,
+	a.b.Add(benchkit.RateKind, secPipeline, fmt.Sprintf("throughput, %d Echo jobs, %d clients", n, clients), "jobs/s", rate, floorRate, what,
 		fmt.Sprintf("first submit → last endDate; submits took %.1fs and left %d jobs queued; first quarter of the jobs %.1f jobs/s, last quarter %.1f jobs/s",
 			submitted.Seconds(), backlog, firstQ, lastQ))
-	a.b.add(timeKind, secPipeline, "submit latency p50", "ms", percentile(lat, .5), percentile(floorLat, .5),
+	a.b.Add(benchkit.TimeKind, secPipeline, "submit latency p50", "ms", benchkit.Percentile(lat, .5), benchkit.Percentile(floorLat, .5),
 		"collection insert into queue p50 (same run, same goroutines)", "")
-	a.b.add(timeKind, secPipeline, "submit latency p99", "ms", percentile(lat, .99), percentile(floorLat, .99),
+	a.b.Add(benchkit.TimeKind, secPipeline, "submit latency p99", "ms", benchkit.Percentile(lat, .99), benchkit.Percentile(floorLat, .99),
 		"collection insert into queue p99", "")
 	return nil
 }
@@ -263,11 +265,15 @@ func (a *analysisRun) pipelineFloor(ctx context.Context) (float64, []time.Durati
 		return 0, nil, err
 	}
 	lat := make([]time.Duration, n)
+	// The claim's final step (store.JobStore.Claim): an organization's oldest Waiting job; its reads before
+	// (running jobs, organizations with Waiting jobs) are not in the floor.
+	claimFilter := docstore.And(docstore.Eq("status", "Waiting"), docstore.Eq("organization", a.rawJob["organization"]))
 	claimSort := docstore.Sort("createdAt", "_id")
 	start := time.Now()
 	err = benchkit.Parallel(clients, n, func(i int) error {
 		now := time.Now().UnixMilli()
-		d := with(a.rawJob, "_id", randomID(20), "status", "Waiting", "data", fmt.Sprintf("10.2.%d.%d", i/250, i%250+1),
+		qid := randomID(20)
+		d := with(a.rawJob, "_id", qid, "slot", qid, "status", "Waiting", "data", fmt.Sprintf("10.2.%d.%d", i/250, i%250+1),
 			"createdAt", now, "updatedAt", now, "startDate", int64(0), "endDate", int64(0), "attempts", 0)
 		t0 := time.Now()
 		if err := queue.Insert(ctx, d); err != nil {
@@ -275,7 +281,7 @@ func (a *analysisRun) pipelineFloor(ctx context.Context) (float64, []time.Durati
 		}
 		lat[i] = time.Since(t0)
 		var claimed map[string]any
-		err := queue.FindOneAndUpdate(ctx, docstore.Eq("status", "Waiting"), claimSort,
+		err := queue.FindOneAndUpdate(ctx, claimFilter, claimSort,
 			docstore.Set("status", "InProgress").Set("owner", "floor").Set("leaseUntil", now+30_000).
 				Set("startDate", now).Inc("attempts", 1),
 			docstore.FindAndUpdate{}, &claimed)
@@ -358,11 +364,11 @@ func (a *analysisRun) cacheHits(ctx context.Context) error {
 	}
 	findRate := float64(reads) / time.Since(t0).Seconds()
 	what := fmt.Sprintf("bare Echo handler returning the same %d-byte JSON over HTTP, same %d clients", len(hit.Body), clients)
-	a.b.add(rateKind, secCache, fmt.Sprintf("throughput, %d hits, %d clients", n, clients), "req/s", rate, floorRate, what,
+	a.b.Add(benchkit.RateKind, secCache, fmt.Sprintf("throughput, %d hits, %d clients", n, clients), "req/s", rate, floorRate, what,
 		fmt.Sprintf("a hit reads 6 documents by _id (key, user, organization, analyzer, cache entry, job); the collection API does %.0f gets/s here (÷6 = %.0f/s)",
 			findRate, findRate/6))
-	a.b.add(timeKind, secCache, "latency p50", "ms", percentile(lat, .5), percentile(floorLat, .5), "bare handler p50", "")
-	a.b.add(timeKind, secCache, "latency p99", "ms", percentile(lat, .99), percentile(floorLat, .99), "bare handler p99", "")
+	a.b.Add(benchkit.TimeKind, secCache, "latency p50", "ms", benchkit.Percentile(lat, .5), benchkit.Percentile(floorLat, .5), "bare handler p50", "")
+	a.b.Add(benchkit.TimeKind, secCache, "latency p99", "ms", benchkit.Percentile(lat, .99), benchkit.Percentile(floorLat, .99), "bare handler p99", "")
 	return nil
 }
 
@@ -427,8 +433,8 @@ func (a *analysisRun) waitReport(ctx context.Context) error {
 	}
 	note += fmt.Sprintf("; %d of %d wake-ups took ≥ 500 ms", slow, len(delays))
 	what := fmt.Sprintf("bare HTTP round trip (GET, same %d-byte body) p50", len(sample))
-	a.b.add(timeKind, secWait, "endDate → waitreport returns, p50", "ms", percentile(delays, .5), percentile(rtt, .5), what, note)
-	a.b.add(timeKind, secWait, "endDate → waitreport returns, p99", "ms", percentile(delays, .99), percentile(rtt, .99),
+	a.b.Add(benchkit.TimeKind, secWait, "endDate → waitreport returns, p50", "ms", benchkit.Percentile(delays, .5), benchkit.Percentile(rtt, .5), what, note)
+	a.b.Add(benchkit.TimeKind, secWait, "endDate → waitreport returns, p99", "ms", benchkit.Percentile(delays, .99), benchkit.Percentile(rtt, .99),
 		"bare HTTP round trip p99", "")
 	return nil
 }
@@ -498,12 +504,12 @@ func (a *analysisRun) processRunner(ctx context.Context) error {
 		}
 		echo[i] = d
 	}
-	over := mean(through) - mean(direct)
+	over := benchkit.Mean(through) - benchkit.Mean(direct)
 	note := fmt.Sprintf("%d runs each, one at a time; mean overhead %.1f ms per job; the built-in Echo the same way: p50 %.1f ms",
-		n, over, percentile(echo, .5))
-	a.b.add(timeKind, secProcess, "sh analyzer job, submit → report, p50", "ms", percentile(through, .5), percentile(direct, .5),
+		n, over, benchkit.Percentile(echo, .5))
+	a.b.Add(benchkit.TimeKind, secProcess, "sh analyzer job, submit → report, p50", "ms", benchkit.Percentile(through, .5), benchkit.Percentile(direct, .5),
 		"the same script run directly (job folder, input.json, exec, read output.json) p50", note)
-	a.b.add(timeKind, secProcess, "sh analyzer job, submit → report, p99", "ms", percentile(through, .99), percentile(direct, .99),
+	a.b.Add(benchkit.TimeKind, secProcess, "sh analyzer job, submit → report, p99", "ms", benchkit.Percentile(through, .99), benchkit.Percentile(direct, .99),
 		"run directly p99", "")
 	return nil
 }
@@ -601,7 +607,7 @@ func (a *analysisRun) reads(ctx context.Context) error {
 			}
 			have += int64(batch)
 			if have%100_000 == 0 {
-				a.b.logf("reads: %d jobs stored", have)
+				a.b.Logf("reads: %d jobs stored", have)
 			}
 		}
 		return nil
@@ -687,26 +693,28 @@ func (a *analysisRun) reads(ctx context.Context) error {
 		if err := fill(target); err != nil {
 			return fmt.Errorf("store %d jobs: %w", target, err)
 		}
-		a.b.logf("reads: %d jobs stored (inserted in %.1fs)", have, time.Since(t0).Seconds())
+		a.b.Logf("reads: %d jobs stored (inserted in %.1fs)", have, time.Since(t0).Seconds())
 		if res[i], err = measure(size.gets, size.searches); err != nil {
 			return err
 		}
 		r, label := res[i], count(int(have))
-		a.b.add(timeKind, secReads, "GET /api/job/{id} p50, "+label+" jobs", "ms", percentile(r.get, .5), percentile(r.getFloor, .5),
+		a.b.Add(benchkit.TimeKind, secReads, "GET /api/job/{id} p50, "+label+" jobs", "ms", benchkit.Percentile(r.get, .5), benchkit.Percentile(r.getFloor, .5),
 			"collection get by _id p50", fmt.Sprintf("%d requests, one client", len(r.get)))
-		a.b.add(timeKind, secReads, "GET /api/job/{id} p99, "+label+" jobs", "ms", percentile(r.get, .99), percentile(r.getFloor, .99),
+		a.b.Add(benchkit.TimeKind, secReads, "GET /api/job/{id} p99, "+label+" jobs", "ms", benchkit.Percentile(r.get, .99), benchkit.Percentile(r.getFloor, .99),
 			"collection get by _id p99", "")
-		a.b.add(timeKind, secReads, "_search status+dataType, -createdAt, 0-50 p50, "+label+" jobs", "ms",
-			percentile(r.search, .5), percentile(r.searchFloor, .5), "raw SQL: SELECT doc … ORDER BY createdAt DESC LIMIT 50 + SELECT count(*), same index, p50",
+		a.b.Add(benchkit.TimeKind, secReads, "_search status+dataType, -createdAt, 0-50 p50, "+label+" jobs", "ms",
+			benchkit.Percentile(r.search, .5), benchkit.Percentile(r.searchFloor, .5), "raw SQL: SELECT doc … ORDER BY createdAt DESC LIMIT 50 + SELECT count(*), same index, p50",
 			fmt.Sprintf("%d searches, one client", len(r.search)))
-		a.b.add(timeKind, secReads, "_search status+dataType, -createdAt, 0-50 p99, "+label+" jobs", "ms",
-			percentile(r.search, .99), percentile(r.searchFloor, .99), "raw SQL page + count p99", "")
+		a.b.Add(benchkit.TimeKind, secReads, "_search status+dataType, -createdAt, 0-50 p99, "+label+" jobs", "ms",
+			benchkit.Percentile(r.search, .99), benchkit.Percentile(r.searchFloor, .99), "raw SQL page + count p99", "")
 	}
 	small, large := count(a.b.sizes.ReadsSmall), count(a.b.sizes.ReadsLarge)
-	growth := func(s []time.Duration, l []time.Duration) float64 { return percentile(l, .5) / percentile(s, .5) }
-	a.b.add(timeKind, secReads, "GET /api/job/{id} growth "+small+" → "+large+" (p50)", "×",
+	growth := func(s []time.Duration, l []time.Duration) float64 {
+		return benchkit.Percentile(l, .5) / benchkit.Percentile(s, .5)
+	}
+	a.b.Add(benchkit.TimeKind, secReads, "GET /api/job/{id} growth "+small+" → "+large+" (p50)", "×",
 		growth(res[0].get, res[1].get), growth(res[0].getFloor, res[1].getFloor), "growth of the bare get", "")
-	a.b.add(timeKind, secReads, "_search growth "+small+" → "+large+" (p50)", "×",
+	a.b.Add(benchkit.TimeKind, secReads, "_search growth "+small+" → "+large+" (p50)", "×",
 		growth(res[0].search, res[1].search), growth(res[0].searchFloor, res[1].searchFloor), "growth of the raw SQL page + count",
 		"index organization_status_dataType_createdAt serves the filter and the order")
 	return nil

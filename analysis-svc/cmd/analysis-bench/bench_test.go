@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openir/platform/pkg/benchkit"
 )
 
 // The bench with the -quick sizes, as a smoke test: it must run end to end, print one table and write
@@ -31,7 +33,7 @@ func TestBenchQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res Results
+	var res benchkit.Results
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/openir/platform/pkg/benchkit"
 )
 
 func main() {
@@ -42,6 +44,9 @@ type suite struct {
 // 8) is measured by the suite that owns the process state, so it stays last in analysis-svc's suite.
 var suites = []suite{
 	{name: "analysis-svc", run: runAnalysis},
+	{name: "analysis-svc memory under load", run: func(ctx context.Context, b *bench) error {
+		return b.MemoryRow(ctx, secMemory, "github.com/openir/platform/analysis-svc/internal/api")
+	}},
 	// {name: "case-svc", run: runCase},           // later: case/alert/observable create, reads, search
 	// {name: "connector", run: runConnector},     // later: case-svc → analysis-svc job round trip
 }
@@ -61,16 +66,16 @@ func runWith(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	defer b.cleanup()
+	defer b.Cleanup()
 	for _, s := range suites {
 		if err := s.run(ctx, b); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
-	res := b.results()
-	res.print(stdout)
+	res := b.Results(b.sizes)
+	res.Print(stdout)
 	if opts.out != "" {
-		if err := res.write(opts.out); err != nil {
+		if err := benchkit.WriteJSON(opts.out, res); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nwritten to %s\n", opts.out)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
+	"github.com/openir/platform/analysis-svc/internal/jobevent"
 	"github.com/openir/platform/analysis-svc/internal/runner/builtin"
 	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
@@ -22,6 +23,7 @@ import (
 	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -169,7 +171,21 @@ func startStack(ctx context.Context, dbDir string, logs *logSink, name, dir stri
 		s.close()
 		return nil, err
 	}
-	jobs := analysis.NewJobs(jstore, wstore, cat, files, analysis.JobsConfig{
+	// events.go: the job events' bus (its default settings; deliveries to the bench's receiver on 127.0.0.1).
+	evLog, err := events.NewEventLog(ctx, db, store.EventSpec())
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	outbox, err := events.NewOutbox(ctx, db)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	bus := events.NewBus(evLog, outbox, keys, events.NewMetrics("analysis", "job"), events.Config{Log: log,
+		Confirm:  jobevent.Wrap(jstore, nil, api.JobObject).Confirm,
+		Webhooks: events.WebhookConfig{AllowPrivate: true, UserAgent: "analysis-svc-webhook"}}, time.Now)
+	jobs := analysis.NewJobs(jobevent.Wrap(jstore, bus, api.JobObject), wstore, cat, files, analysis.JobsConfig{
 		Workers: 4, Lease: 30 * time.Second, MaxAttempts: 3, CacheMinutes: 10, DefaultTimeout: 30 * time.Minute,
 		WaitMax: 10 * time.Minute, MaxFileSize: 1 << 30, TempDir: s.jobDir, Runners: runners,
 		Extract: builtin.Extract, Log: log,
@@ -185,6 +201,7 @@ func startStack(ctx context.Context, dbDir string, logs *logSink, name, dir stri
 		SearchMax: 10000,
 		MaxFile:   1 << 30,
 		Ready:     web.Options{Ready: db.Ping},
+		Events:    bus,
 	}, ids, workers, jobs)
 	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan struct{})
@@ -192,7 +209,12 @@ func startStack(ctx context.Context, dbDir string, logs *logSink, name, dir stri
 		defer close(jobsDone)
 		_ = jobs.Run(jctx)
 	}()
-	s.stopJobs = func() { stopJobs(); <-jobsDone }
+	busDone := make(chan struct{})
+	go func() {
+		defer close(busDone)
+		bus.Run(jctx)
+	}()
+	s.stopJobs = func() { stopJobs(); <-jobsDone; <-busDone }
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		s.close()

@@ -21,7 +21,9 @@ type config struct {
 		Paths []string
 	}
 	Job struct {
-		Workers   int
+		Workers int
+		// OrgMax caps the running jobs of one organization across replicas (0 = no cap).
+		OrgMax    int `mapstructure:"org_max"`
 		Cache     int
 		Runner    []string
 		Timeout   time.Duration
@@ -40,14 +42,30 @@ type config struct {
 			Env  []string
 		}
 		Docker struct {
-			Host    string
-			Network string
-			User    string
-			Pull    string
+			Host           string
+			Network        string
+			User           string
+			Pull           string
+			CertPath       string `mapstructure:"cert_path"`
+			RegistryConfig string `mapstructure:"registry_config"`
 		}
 	}
 	Datastore struct {
 		Password string // of the zips /api/datastorezip serves, reported as protectDownloadsWith
+	}
+	Events struct {
+		Retention time.Duration // job events older than this are deleted; 0 keeps them
+	}
+	Stream struct {
+		Poll    time.Duration // how often other replicas' events are read
+		Refresh time.Duration // how long a stream poll waits
+	}
+	Webhook struct {
+		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
+		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
+		Timeout      time.Duration // one attempt
+		BackoffMin   time.Duration `mapstructure:"backoff_min"` // first retry delay, doubled per attempt
+		BackoffMax   time.Duration `mapstructure:"backoff_max"`
 	}
 }
 
@@ -65,6 +83,7 @@ var ownDefaults = map[string]any{
 	"analyzer.paths":      []string{},
 	"responder.paths":     []string{},
 	"job.workers":         4,
+	"job.org_max":         0,
 	"job.cache":           10,
 	"job.runner":          []string{"process"},
 	"job.waitreport.max":  "10m",
@@ -81,7 +100,18 @@ var ownDefaults = map[string]any{
 	"job.docker.network":  "",
 	"job.docker.user":     "",
 	"job.docker.pull":     "missing",
-	"datastore.password":  "malware",
+	// TLS to a tcp:// engine, registry credentials for pulls
+	"job.docker.cert_path":       "",
+	"job.docker.registry_config": "",
+	"datastore.password":         "malware",
+	"events.retention":           "0s",
+	"stream.poll":                "1s",
+	"stream.refresh":             "1m",
+	"webhook.allow_private":      false,
+	"webhook.max_attempts":       10,
+	"webhook.timeout":            "10s",
+	"webhook.backoff_min":        "1s",
+	"webhook.backoff_max":        "10m",
 }
 
 // loadConfig reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).
@@ -100,6 +130,9 @@ func loadConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.Job.Workers <= 0 || c.Job.Attempts <= 0 || c.Job.Lease < time.Second {
 		return config{}, errors.New("config: job.workers and job.attempts must be positive, job.lease at least 1s")
+	}
+	if c.Job.OrgMax < 0 {
+		return config{}, errors.New("config: job.org_max must be 0 (no cap) or positive")
 	}
 	if _, err := analysis.ParseFolderAccess(c.Job.DirectoryGroup, c.Job.DirectoryMode); err != nil {
 		return config{}, fmt.Errorf("config: %w", err)

@@ -54,3 +54,22 @@ func TestConfig_DirectoryAccess(t *testing.T) {
 		}
 	}
 }
+
+// job.org_max: 0 by default (no cap), read from YAML and env, negative refused.
+func TestConfig_OrgMax(t *testing.T) {
+	cfg, err := loadConfig(nil, io.Discard)
+	if err != nil || cfg.Job.OrgMax != 0 {
+		t.Fatalf("default: %d, %v", cfg.Job.OrgMax, err)
+	}
+	f := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(f, []byte("job:\n  org_max: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = loadConfig([]string{"--config", f}, io.Discard); err != nil || cfg.Job.OrgMax != 2 {
+		t.Fatalf("yaml: %d, %v", cfg.Job.OrgMax, err)
+	}
+	t.Setenv("ANALYSIS_JOB_ORG_MAX", "-1")
+	if _, err := loadConfig(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "job.org_max") {
+		t.Fatalf("negative: %v", err)
+	}
+}

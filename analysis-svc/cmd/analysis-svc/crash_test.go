@@ -75,30 +75,7 @@ json.dump({"success": True, "full": {"mark": mark}, "summary": {"taxonomies": []
 		"ANALYSIS_JOB_DIRECTORY="+jobDir, "ANALYSIS_JOB_CACHE=0")
 	startProc := func() (*exec.Cmd, string) {
 		t.Helper()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.v")
-		cmd.Env = env
-		out, err := cmd.StdoutPipe()
-		must(err)
-		must(cmd.Start())
-		addr := make(chan string, 1)
-		go func() {
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				var line struct{ Msg, Addr string }
-				if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-					addr <- line.Addr
-				}
-			}
-		}()
-		select {
-		case a := <-addr:
-			return cmd, "http://" + a
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatal("the service did not listen within 60 s")
-		}
-		return nil, ""
+		return startChild(t, env)
 	}
 	cmd, base := startProc()
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
@@ -250,4 +227,38 @@ json.dump({"success": True, "full": {"mark": mark}, "summary": {"taxonomies": []
 		}
 		t.Errorf("job folders left: %v", names)
 	}
+}
+
+// startChild starts the service as a child process (TestCrashHelper with env) and returns it with its base
+// URL once it listens (60 s at most).
+func startChild(t *testing.T, env []string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.v")
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+				addr <- line.Addr
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return cmd, "http://" + a
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the service did not listen within 60 s")
+	}
+	return nil, ""
 }

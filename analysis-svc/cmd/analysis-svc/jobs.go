@@ -9,17 +9,20 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/api"
+	"github.com/openir/platform/analysis-svc/internal/jobevent"
 	"github.com/openir/platform/analysis-svc/internal/runner/builtin"
 	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
 	"github.com/openir/platform/analysis-svc/internal/runner/docker"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
 	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/events"
 )
 
 // jobService builds the analyzer catalog (built-ins, then analyzer.paths/responder.paths), the runners of
 // job.runner and the job queue.
-func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logger) (*analysis.Workers, *analysis.Jobs, error) {
+func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logger, bus *events.Bus) (*analysis.Workers, *analysis.Jobs, error) {
 	access, err := analysis.ParseFolderAccess(cfg.Job.DirectoryGroup, cfg.Job.DirectoryMode)
 	if err != nil {
 		return nil, nil, err
@@ -35,7 +38,8 @@ func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logg
 				Access: access, Log: log})
 		case "docker":
 			d := docker.New(docker.Options{Host: cfg.Job.Docker.Host, Network: cfg.Job.Docker.Network,
-				User: cfg.Job.Docker.User, Pull: docker.PullPolicy(cfg.Job.Docker.Pull), Access: access, Log: log})
+				User: cfg.Job.Docker.User, Pull: docker.PullPolicy(cfg.Job.Docker.Pull), CertPath: cfg.Job.Docker.CertPath,
+				RegistryConfig: cfg.Job.Docker.RegistryConfig, Access: access, Log: log})
 			if !d.Available(ctx) {
 				log.Warn("job.runner includes docker but no Docker engine answers: docker analyzers are disabled")
 				continue
@@ -69,8 +73,8 @@ func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logg
 	if err != nil {
 		return nil, nil, fmt.Errorf("job.max_file: %w", err)
 	}
-	jobs := analysis.NewJobs(jstore, wstore, cat, files, analysis.JobsConfig{
-		Workers: cfg.Job.Workers, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
+	jobs := analysis.NewJobs(jobevent.Wrap(jstore, bus, api.JobObject), wstore, cat, files, analysis.JobsConfig{
+		Workers: cfg.Job.Workers, OrgMax: cfg.Job.OrgMax, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
 		DefaultTimeout: cfg.Job.Timeout, WaitMax: cfg.Job.Waitreport.Max, MaxFileSize: maxFile,
 		TempDir: cfg.Job.Directory, Folder: access, Runners: runners, Extract: builtin.Extract, Log: log,
 	}, time.Now)

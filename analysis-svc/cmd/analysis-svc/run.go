@@ -60,7 +60,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		log.Info("created the first superadmin", "login", cfg.Bootstrap.Login)
 	}
 
-	workers, jobs, err := jobService(ctx, cfg, db, log)
+	bus, err := eventBus(ctx, cfg, db, keys, log)
+	if err != nil {
+		return err
+	}
+	workers, jobs, err := jobService(ctx, cfg, db, log, bus)
 	if err != nil {
 		return err
 	}
@@ -77,6 +81,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("job.max_file: %w", err)
 	}
+	// The login throttle counts in the database, so that replicas share one limit.
+	attempts, err := auth.NewStoreCounter(ctx, db, time.Now)
+	if err != nil {
+		return fmt.Errorf("login throttle: %w", err)
+	}
 	tls := cfg.HTTP.TLS.Cert != ""
 	if cfg.HTTP.AllowInsecureCredentials && !tls {
 		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
@@ -84,13 +93,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	e := api.New(api.Config{
 		Log: log,
 		Auth: web.AuthConfig{Keyring: keys, SessionTTL: cfg.Auth.SessionTTL, Basic: cfg.Auth.Method.Basic, Secure: tls,
-			Throttle: auth.NewThrottle(cfg.Auth.Throttle.User, cfg.Auth.Throttle.Address, cfg.Auth.Throttle.Window, time.Now)},
+			Throttle: auth.NewSharedThrottle(cfg.Auth.Throttle.User, cfg.Auth.Throttle.Address, cfg.Auth.Throttle.Window, attempts)},
 		Secure:           web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
 		SearchMax:        cfg.Search.Max,
 		Limits:           limits,
 		MaxFile:          maxFile,
 		Ready:            web.Options{Ready: db.Ping},
 		DownloadPassword: cfg.Datastore.Password,
+		Events:           bus,
 	}, ids, workers, jobs)
 
 	// When ctx ends the job workers stop (their jobs go back to the queue) and long polls answer, while the
@@ -101,9 +111,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		defer close(jobsDone)
 		_ = jobs.Run(jctx)
 	}()
+	// The job events' streams, webhook sender and repair run until the jobs have stopped.
+	ectx, stopEvents := context.WithCancel(context.WithoutCancel(ctx))
+	eventsDone := make(chan struct{})
+	go func() {
+		defer close(eventsDone)
+		bus.Run(ectx)
+	}()
 	serveErr := web.Serve(ctx, log, e, web.ServeConfig{Addr: cfg.HTTP.Addr, TLSCert: cfg.HTTP.TLS.Cert, TLSKey: cfg.HTTP.TLS.Key,
 		WriteTimeout: cfg.Job.Waitreport.Max + time.Minute, ReadTimeout: cfg.HTTP.ReadTimeout})
 	stopJobs()
 	<-jobsDone
+	stopEvents()
+	<-eventsDone
 	return serveErr
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/openir/platform/pkg/apperr"
 )
 
 // Run removes the job folders a dead instance left behind (see RemoveStaleJobDirs), starts cfg.Workers
@@ -40,7 +42,7 @@ func (s *Jobs) workLoop(ctx context.Context, owner string) {
 	defer idle.Stop()
 	for ctx.Err() == nil {
 		now := s.clock()
-		j, err := s.store.Claim(ctx, owner, now.Add(s.cfg.Lease), now)
+		j, err := s.store.Claim(ctx, owner, now.Add(s.cfg.Lease), now, s.cfg.OrgMax)
 		if err == nil {
 			s.execute(ctx, owner, j)
 			continue
@@ -129,9 +131,16 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 // runJob prepares the input, runs the worker with its timeout and turns the output into the final job and
 // report.
 func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
+	var secrets []string // the worker's credentials, removed from whatever the job reports
 	fail := func(msg string) (Job, *Report) {
 		j.Status, j.ErrorMessage, j.EndDate, j.UpdatedAt = JobFailure, msg, s.clock(), s.clock()
-		return j, &Report{Success: false, ErrorMessage: msg}
+		return scrubJob(j, &Report{Success: false, ErrorMessage: msg}, secrets)
+	}
+	// failOn fails the job with a message safe for its readers (no paths, no Docker or driver text) and logs
+	// the cause, once.
+	failOn := func(err error, fallback string) (Job, *Report) {
+		s.cfg.Log.Error("job failed", "job", j.ID, "definition", j.WorkerName, "err", err)
+		return fail(apperr.SafeMessage(err, fallback))
 	}
 	w, err := s.workers.Worker(ctx, j.WorkerID)
 	if err != nil {
@@ -143,18 +152,19 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 	}
 	dir, err := os.MkdirTemp(s.cfg.TempDir, jobDirPattern(j.ID))
 	if err != nil {
-		return fail("cannot create the job folder: " + err.Error())
+		return failOn(err, "cannot create the job folder")
 	}
 	defer os.RemoveAll(dir)
 	if err := s.cfg.Folder.Apply(dir, true); err != nil { // 0700 unless job.directory_group/_mode say otherwise
-		return fail("cannot protect the job folder: " + err.Error())
+		return failOn(err, "cannot protect the job folder")
 	}
 	in := RunInput{Data: j.Data, DataType: j.DataType, TLP: j.TLP, PAP: j.PAP, Message: j.Message,
 		Parameters: j.Parameters, Config: runConfig(def, w)}
+	secrets = secretValues(def, in.Config)
 	if j.Attachment != nil {
 		path, err := s.fetch(ctx, j.Attachment.ID, filepath.Join(dir, "observable"))
 		if err != nil {
-			return fail("cannot read the observable's file: " + err.Error())
+			return failOn(err, "cannot read the observable's file")
 		}
 		in.File, in.Filename, in.ContentType = path, j.Attachment.Name, j.Attachment.ContentType
 		in.Data = nil
@@ -183,13 +193,13 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 		return fail(fmt.Sprintf("no enabled runner can run %s (job.runner)", def.ID))
 	}
 	if err != nil {
-		return fail(err.Error())
+		return failOn(err, "the worker could not be started")
 	}
 	now := s.clock()
 	j.EndDate, j.UpdatedAt = now, now
 	if !out.Success {
 		j.Status, j.ErrorMessage = JobFailure, out.ErrorMessage
-		return j, &Report{Success: false, ErrorMessage: out.ErrorMessage, Input: out.Input}
+		return scrubJob(j, &Report{Success: false, ErrorMessage: out.ErrorMessage, Input: out.Input}, secrets)
 	}
 	r := &Report{Success: true, Summary: out.Summary, Full: out.Full, Operations: out.Operations}
 	if r.Summary == nil {
@@ -203,12 +213,12 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 		ignore, _ := j.Data.(string)
 		arts = append(arts, s.cfg.Extract(out.Full, ignore)...)
 	}
+	scrubArtifacts(arts, secrets)
 	if r.Artifacts, err = s.artifacts(ctx, j, arts, now); err != nil {
-		j.Status, j.ErrorMessage = JobFailure, "report creation failure: "+err.Error()
-		return j, &Report{Success: false, ErrorMessage: j.ErrorMessage}
+		return failOn(err, "report creation failure")
 	}
 	j.Status = JobSuccess
-	return j, r
+	return scrubJob(j, r, secrets)
 }
 
 // runConfig is the job's config: the definition's fixed config, then the worker's configuration, then the

@@ -112,8 +112,10 @@ type JobStore interface {
 	Job(ctx context.Context, id string) (Job, error)
 	// Report returns a finished job's report; ErrJobNotFound when there is none.
 	Report(ctx context.Context, id string) (Report, error)
-	// Claim moves the oldest Waiting job to InProgress for owner until the lease ends; ErrNoJob when none.
-	Claim(ctx context.Context, owner string, until, now time.Time) (Job, error)
+	// Claim moves a Waiting job to InProgress for owner until the lease ends, fairly between organizations:
+	// the oldest Waiting job of the organization with the fewest running jobs, never one of an organization
+	// that runs orgMax jobs already (0 = no cap; atomic across replicas); ErrNoJob when none.
+	Claim(ctx context.Context, owner string, until, now time.Time, orgMax int) (Job, error)
 	// Renew extends owner's lease; ErrLeaseLost when the job is no longer owner's.
 	Renew(ctx context.Context, id, owner string, until time.Time) error
 	// Finish stores the final job and its report and removes it from the queue (only if owner still holds it;
@@ -136,9 +138,9 @@ type JobStore interface {
 	CacheJob(ctx context.Context, tag, jobID string, at time.Time) error
 	// CountRate adds delta to the counter of a rate window and returns the new count.
 	CountRate(ctx context.Context, key string, delta int, expires time.Time) (int, error)
-	// Reserve records that an idempotency key belongs to jobID; when the key is taken it returns the job it
-	// holds.
-	Reserve(ctx context.Context, key, jobID string, at time.Time) (existing string, err error)
+	// Reserve records that an idempotency key belongs to jobID and to the request whose fingerprint is body;
+	// when the key is taken it returns the job it holds and whether that request had the same fingerprint.
+	Reserve(ctx context.Context, key, jobID, body string, at time.Time) (existing string, same bool, err error)
 	// Release forgets an idempotency key (its request failed).
 	Release(ctx context.Context, key string) error
 	// Prune removes expired rate windows and cache entries older than before.

@@ -24,6 +24,7 @@ import (
 // JobsConfig tunes the job queue and its workers.
 type JobsConfig struct {
 	Workers        int           // concurrent jobs in this process (job.workers)
+	OrgMax         int           // running jobs of one organization across replicas (job.org_max); 0 = no cap
 	Lease          time.Duration // how long a claim holds without renewal
 	MaxAttempts    int           // claims of one job before it fails
 	CacheMinutes   int           // default job cache window (job.cache)
@@ -182,11 +183,14 @@ func (s *Jobs) Submit(ctx context.Context, c Caller, kind Kind, workerID string,
 	var idem string
 	if sub.IdempotencyKey != "" {
 		idem = c.Org + ":" + sub.IdempotencyKey
-		existing, err := s.store.Reserve(ctx, idem, j.ID, now)
+		existing, same, err := s.store.Reserve(ctx, idem, j.ID, fingerprint(j, sub.Force), now)
 		if err != nil {
 			return Job{}, err
 		}
 		if existing != "" && existing != j.ID {
+			if !same {
+				return Job{}, ErrIdempotencyReused
+			}
 			return s.idempotent(ctx, c, existing)
 		}
 	}
@@ -224,6 +228,26 @@ func (s *Jobs) Submit(ctx context.Context, c Caller, kind Kind, workerID string,
 	default:
 	}
 	return j, nil
+}
+
+// ErrIdempotencyReused answers a request whose Idempotency-Key an earlier, different request took.
+var ErrIdempotencyReused = apperr.New(apperr.Unprocessable, "this Idempotency-Key was used for a different request")
+
+// fingerprint identifies what a job submission asks for (the worker, the observable or the file's content,
+// the levels, message, label, parameters and force), so that a reused Idempotency-Key can be told apart from
+// a retry of the same request.
+func fingerprint(j Job, force bool) string {
+	var file string
+	if j.Attachment != nil {
+		file = j.Attachment.ID + "\x00" + j.Attachment.Name + "\x00" + j.Attachment.ContentType
+	}
+	b, err := json.Marshal([]any{j.Kind, j.WorkerID, j.DataType, j.Data, file, j.TLP, j.PAP, j.Message, j.Label,
+		j.Parameters, force})
+	if err != nil {
+		return "" // unencodable values never get here (they came from JSON); "" matches any request
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 // idempotent returns the job a previous request with the same idempotency key created. That request may
@@ -299,7 +323,7 @@ func contains(list []string, s string) bool {
 func (s *Jobs) store1(ctx context.Context, org string, u *Upload) (*Attachment, error) {
 	r, err := u.Open()
 	if err != nil {
-		return nil, apperr.Wrap(apperr.BadRequest, "cannot read the uploaded file", err)
+		return nil, fmt.Errorf("open the uploaded file: %w", err) // spooled by the server: its fault, a 500
 	}
 	defer r.Close()
 	info, err := s.files.Put(ctx, r, s.cfg.MaxFileSize)

@@ -22,6 +22,8 @@ type ConfigItem struct {
 	Multi        bool   `json:"multi"`
 	Required     bool   `json:"required"`
 	DefaultValue any    `json:"defaultValue,omitempty"`
+	// Secret marks a credential: its value never appears in a job's report, input or error (see secrets.go).
+	Secret bool `json:"secret,omitempty"`
 }
 
 // Definition is an analyzer or responder that can be enabled: built into the binary (Builtin set) or read

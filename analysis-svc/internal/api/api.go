@@ -3,13 +3,24 @@
 package api
 
 import (
+	_ "embed"
 	"log/slog"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/pkg/events"
+	"github.com/openir/platform/pkg/openapi"
 	"github.com/openir/platform/pkg/web"
 )
+
+// openapiYAML is the service's OpenAPI 3.1 document (docs/openapi.md: how to add a route).
+//
+//go:embed openapi.yaml
+var openapiYAML []byte
+
+// OpenAPI returns the service's OpenAPI document, checked (its tests use it).
+func OpenAPI() (*openapi.Doc, error) { return openapi.Load(openapiYAML) }
 
 // Version is the service version reported by /api/status.
 const Version = "0.1.0"
@@ -28,6 +39,8 @@ type Config struct {
 	// DownloadPassword protects the zips of /api/datastorezip (datastore.password; empty = "malware"),
 	// reported in /api/status as protectDownloadsWith.
 	DownloadPassword string
+	// Events are the job events' stream and webhooks (nil: no /api/stream, no /api/webhook).
+	Events *events.Bus
 }
 
 type handler struct {
@@ -43,6 +56,9 @@ type handler struct {
 func New(cfg Config, ids *analysis.Identity, workers *analysis.Workers, jobs *analysis.Jobs) *echo.Echo {
 	opts := cfg.Ready
 	opts.Log, opts.Limits = cfg.Log, cfg.Limits
+	if cfg.Events != nil {
+		opts.Collectors = append(opts.Collectors, cfg.Events.Metrics.Collectors()...)
+	}
 	e := web.New(opts)
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
 	h := &handler{ids: ids, workers: workers, jobs: jobs, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
@@ -57,6 +73,7 @@ func (h *handler) routes(e *echo.Echo) {
 
 	e.GET("/api/status", h.status)
 	e.GET("/api/health", h.health)
+	web.ServeOpenAPI(e, func() ([]byte, error) { return openapi.JSON(openapiYAML) })
 	e.POST("/api/login", h.login, secure) // a password: HTTPS only, as the password endpoints
 	e.POST("/api/logout", h.logout)
 	e.GET("/api/logout", h.logout)
@@ -111,10 +128,12 @@ func (h *handler) routes(e *echo.Echo) {
 	a.POST("/api/job/_search", h.searchJobs)
 	a.GET("/api/job/:id", h.getJob)
 	a.GET("/api/job/:id/report", h.jobReport)
-	a.GET("/api/job/:id/waitreport", h.waitReport)
+	a.GET("/api/job/:id/waitreport", h.waitReport, web.LongPoll) // bounded by job.waitreport.max
 	a.GET("/api/job/:id/artifacts", h.jobArtifacts)
 	a.DELETE("/api/job/:id", h.deleteJob)
 	a.GET("/api/datastore/:hash", h.download)
+	a.GET("/api/datastorezip/:hash", h.downloadZip)
+	h.eventRoutes(a)
 }
 
 func caller(c echo.Context) analysis.Caller { return web.Caller[analysis.Caller](c) }

@@ -26,10 +26,12 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
+	"github.com/openir/platform/analysis-svc/internal/jobevent"
 	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
+	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -62,9 +64,15 @@ type envOptions struct {
 	limits        web.Limits
 	maxFile       int64          // the upload limit of analyzer runs; 0 = 2M
 	throttle      *auth.Throttle // nil = none
+	zipPassword   string         // datastore.password; "" = the default
+	// events adjusts the settings of the job events, streams and webhooks (events_test.go)
+	events func(*events.Config)
 }
 
 type envOption func(*envOptions)
+
+// withZipPassword sets datastore.password, the password of /api/datastorezip.
+func withZipPassword(p string) envOption { return func(o *envOptions) { o.zipPassword = p } }
 
 // withBasic turns auth.method.basic on.
 func withBasic() envOption { return func(o *envOptions) { o.basic = true } }
@@ -106,6 +114,8 @@ type env struct {
 	files    *store.FileStore
 	jobs     *analysis.Jobs
 	jobsCfg  analysis.JobsConfig
+	// check sends the clients' requests and validates each response against the OpenAPI document.
+	check http.RoundTripper
 }
 
 // syncBuffer collects the service's logs; handlers write from several goroutines.
@@ -182,7 +192,12 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		jcfg.Poll = 200 * time.Millisecond
 	}
 	jcfg.Log = log
-	jobs := analysis.NewJobs(jstore, wstore, catalog, files, jcfg, time.Now)
+	if o.events == nil {
+		o.events = noAdjust
+	}
+	bus := newBus(t, db, keys, jstore, o.events)
+	jobStore := jobevent.Wrap(jstore, bus, api.JobObject)
+	jobs := analysis.NewJobs(jobStore, wstore, catalog, files, jcfg, time.Now)
 	if !o.noWorkers {
 		startWorkers(t, jobs)
 	}
@@ -197,11 +212,15 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Limits:    o.limits, // the defaults: 1M bodies, 64K before authentication
 		MaxFile:   o.maxFile,
 		Ready:     web.Options{Ready: db.Ping},
+		// datastore.password
+		DownloadPassword: o.zipPassword,
+		Events:           bus,
 	}, ids, workers, jobs)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	e := &env{db: db, echo: h, srv: srv, logs: logs, catalog: catalog, jobStore: jstore, wstore: wstore, files: files,
 		jobs: jobs, jobsCfg: jcfg}
+	e.check = openapiTransport(t)
 	e.super = e.keyClient(superLogin, superKey)
 	return e
 }
@@ -276,7 +295,7 @@ type client struct {
 }
 
 func (e *env) newClient(login string) *client {
-	return &client{e: e, login: login, hc: &http.Client{Timeout: 30 * time.Second}, header: http.Header{}}
+	return &client{e: e, login: login, hc: &http.Client{Timeout: 30 * time.Second, Transport: e.check}, header: http.Header{}}
 }
 
 // anon returns a client without credentials.

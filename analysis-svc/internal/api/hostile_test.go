@@ -294,6 +294,7 @@ func paramPaths(v, analyzer string) []struct{ method, path string } {
 		{"GET", "/api/job/" + v}, {"GET", "/api/job/" + v + "/report"}, {"GET", "/api/job/" + v + "/waitreport?atMost=1ms"},
 		{"GET", "/api/job/" + v + "/artifacts"}, {"DELETE", "/api/job/" + v},
 		{"GET", "/api/datastore/" + v}, {"GET", "/api/datastore/" + v + "?name=" + v},
+		{"GET", "/api/datastorezip/" + v}, {"GET", "/api/datastorezip/" + v + "?name=" + v},
 		{"GET", "/api/job?dataFilter=" + v}, {"GET", "/api/job?dataTypeFilter=" + v}, {"GET", "/api/job?analyzerFilter=" + v},
 		{"GET", "/api/job?range=" + v}, {"GET", "/api/job?sort=" + v}, {"GET", "/api/analyzer?sort=" + v},
 		{"GET", "/api/job/" + analyzer + v},
@@ -826,6 +827,14 @@ func TestHostile_UploadFileNames(t *testing.T) {
 			checkDisposition(t, r)
 			if r.header.Get("Set-Cookie") != "" {
 				t.Errorf("name %q set a cookie", n)
+			}
+			z := hostile(t, f.reads, http.MethodGet, "/api/datastorezip/"+hash+"?name="+url.QueryEscape(n), "", nil, nil, http.StatusOK)
+			if cd := z.header.Get("Content-Disposition"); z.header.Get("Set-Cookie") != "" || strings.ContainsAny(cd, "\r\n\x00/\\") ||
+				len(z.header.Values("Content-Disposition")) != 1 {
+				t.Errorf("zip of name %q: headers %v", n, z.header)
+			}
+			if entry, _ := unzip(t, z.body, "malware"); strings.ContainsAny(entry, "/\\\r\n\x00") {
+				t.Errorf("zip of name %q: entry %q", n, entry)
 			}
 		}
 	})

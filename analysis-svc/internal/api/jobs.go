@@ -36,9 +36,14 @@ func attachmentJSON(a *analysis.Attachment) *attachmentResponse {
 }
 
 type jobResponse struct {
-	ID                    string              `json:"id"`
-	Type                  string              `json:"type"`
-	Organization          string              `json:"organization"`
+	ID           string `json:"id"`
+	Type         string `json:"type"`
+	Organization string `json:"organization"`
+	// The reference server's own names of the worker (cortex4py's Job model reads them); analyzer* and
+	// responder* below are the aliases the contract lists.
+	WorkerDefinitionID    string              `json:"workerDefinitionId"`
+	WorkerID              string              `json:"workerId"`
+	WorkerName            string              `json:"workerName"`
 	AnalyzerDefinitionID  string              `json:"analyzerDefinitionId"`
 	AnalyzerID            string              `json:"analyzerId"`
 	AnalyzerName          string              `json:"analyzerName"`
@@ -77,6 +82,7 @@ func optMillis(t time.Time) *int64 {
 func jobJSON(j analysis.Job) jobResponse {
 	params, _ := json.Marshal(j.Parameters)
 	r := jobResponse{ID: j.ID, Type: string(j.Kind), Organization: j.Organization,
+		WorkerDefinitionID: j.DefinitionID, WorkerID: j.WorkerID, WorkerName: j.WorkerName,
 		AnalyzerDefinitionID: j.DefinitionID, AnalyzerID: j.WorkerID, AnalyzerName: j.WorkerName,
 		DataType: j.DataType, Status: j.Status, Data: j.Data, Attachment: attachmentJSON(j.Attachment),
 		Parameters: string(params), Message: j.Message, Label: j.Label, TLP: j.TLP, PAP: j.PAP,

@@ -33,6 +33,12 @@ func testDefinitions() []analysis.Definition {
 			c, _ := runs.Load(fmt.Sprint(n))
 			first = c.(*atomic.Int64).Load() == 1
 		}
+		if name, ok := in.Parameters["gate"].(string); ok { // fair_test.go: held until the test opens the gate
+			group, _ := in.Parameters["group"].(string)
+			if !passGate(ctx, name, group) {
+				return analysis.RunOutput{ErrorMessage: "interrupted"}, nil
+			}
+		}
 		if block, _ := in.Parameters["blockFirst"].(bool); block && first {
 			<-ctx.Done() // the first run hangs until its worker is stopped
 			return analysis.RunOutput{ErrorMessage: "interrupted"}, nil

@@ -319,7 +319,7 @@ func roleRows() []roleRow {
 			want: map[string]int{superadmin: 200, orgAdminA: 200, analyzeA: 403, readA: 403, orgAdminB: 200}},
 		{name: "current user", shared: true, method: "GET", path: "/api/user/current", want: all5(200)},
 	}
-	return append(append(rows, workerRows()...), jobRows()...)
+	return append(append(append(rows, workerRows()...), jobRows()...), eventRows()...)
 }
 
 // workerRows are the analyzer and responder routes (internal/analysis/workers.go and jobs.go: definitions need
@@ -394,6 +394,9 @@ func jobRows() []roleRow {
 		{name: "job artifacts", method: "GET", path: "/api/job/{job}/artifacts", want: readers},
 		{name: "delete job", method: "DELETE", path: "/api/job/{newJob}", want: orgRoles(204, 404, "analyze", "orgadmin")},
 		{name: "download a file", method: "GET", path: "/api/datastore/{hash}?name=a.txt", want: readers, raw: true},
+		{name: "download a file zipped", method: "GET", path: "/api/datastorezip/{hash}?name=a.txt", want: readers, raw: true},
+		{name: "download an unknown file zipped", method: "GET", path: "/api/datastorezip/" + strings.Repeat("0", 64),
+			want: orgRoles(404, 404, "read", "analyze", "orgadmin")},
 		{name: "download an unknown file", method: "GET", path: "/api/datastore/" + strings.Repeat("0", 64),
 			want: orgRoles(404, 404, "read", "analyze", "orgadmin")},
 	}
@@ -412,6 +415,7 @@ func jobRows() []roleRow {
 		roleRow{name: "liveness", method: "GET", path: "/healthz", public: true, shared: true, want: everyone(200)},
 		roleRow{name: "readiness", method: "GET", path: "/readyz", public: true, shared: true, want: everyone(200)},
 		roleRow{name: "metrics", method: "GET", path: "/metrics", public: true, shared: true, want: everyone(200), raw: true},
+		roleRow{name: "OpenAPI document", method: "GET", path: "/api/openapi.json", public: true, shared: true, want: everyone(200)},
 	)
 	return rows
 }

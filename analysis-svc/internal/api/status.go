@@ -5,15 +5,14 @@ import (
 	"runtime"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/pkg/protectzip"
 )
 
 // CortexVersion is what /api/status reports as versions.Cortex: the version of the reference analysis API
 // this service speaks, marked as ours. The reference case system's client only requires a string there; a
 // missing key marks the server as down and hides its analyzers.
 const CortexVersion = "3.1.8-analysis-svc-" + Version
-
-// defaultDownloadPassword is the reference systems' password of downloaded zips (datastore.attachment.password).
-const defaultDownloadPassword = "malware"
 
 type statusResponse struct {
 	Versions map[string]string `json:"versions"`
@@ -30,10 +29,7 @@ type statusConfig struct {
 }
 
 func (h *handler) downloadPassword() string {
-	if h.cfg.DownloadPassword == "" {
-		return defaultDownloadPassword
-	}
-	return h.cfg.DownloadPassword
+	return protectzip.Password(h.cfg.DownloadPassword)
 }
 
 func (h *handler) status(c echo.Context) error {

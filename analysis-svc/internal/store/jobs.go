@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,10 +34,39 @@ var _ analysis.JobStore = (*JobStore)(nil)
 // NewJobStore returns the store, opening its collections and their indexes.
 func NewJobStore(ctx context.Context, db *docstore.DB) (*JobStore, error) {
 	c, err := open(ctx, db, queueName, jobsName, reportsName, cacheName, ratesName, idemName)
+	if docstore.IsDuplicate(err) {
+		// A queue written before the slot index: its documents have no slot, which the unique index counts as
+		// one value. Give each its own (its _id, as Enqueue does), then open again.
+		if err = backfillSlots(ctx, db); err == nil {
+			c, err = open(ctx, db, queueName, jobsName, reportsName, cacheName, ratesName, idemName)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &JobStore{queue: c[0], jobs: c[1], reports: c[2], cache: c[3], rates: c[4], idem: c[5]}, nil
+}
+
+// backfillSlots sets the slot of every queue document that has none (a one-off read of the small queue).
+func backfillSlots(ctx context.Context, db *docstore.DB) error {
+	spec, _ := Spec(queueName)
+	spec.Indexes = slices.DeleteFunc(slices.Clone(spec.Indexes), func(ix docstore.Index) bool { return ix.Unique })
+	q, err := db.Collection(ctx, spec)
+	if err != nil {
+		return fmt.Errorf("open collection %s: %w", queueName, err)
+	}
+	var docs []struct {
+		ID string `json:"_id"`
+	}
+	if err := q.Find(ctx, docstore.Query{Filter: docstore.Missing("slot"), Fields: []string{"_id"}}, &docs); err != nil {
+		return fmt.Errorf("find queued jobs without a slot: %w", err)
+	}
+	for _, d := range docs {
+		if _, err := q.UpdateOne(ctx, docstore.And(docstore.ID(d.ID), docstore.Missing("slot")), docstore.Set("slot", d.ID), false); err != nil {
+			return fmt.Errorf("set the slot of job %s: %w", d.ID, err)
+		}
+	}
+	return nil
 }
 
 type attachDoc struct {
@@ -77,6 +107,10 @@ type jobDoc struct {
 	Attempts     int        `json:"attempts"`
 	Owner        string     `json:"owner,omitempty"`
 	LeaseUntil   int64      `json:"leaseUntil,omitempty"`
+	// Slot is the queue's unique concurrency slot (see Claim): the job's own _id while Waiting or running
+	// uncapped, "<organization>/<k>" while it holds one of its organization's job.org_max slots. Only queue
+	// documents have one.
+	Slot string `json:"slot,omitempty"`
 }
 
 func toJobDoc(j analysis.Job) (jobDoc, error) {
@@ -136,6 +170,7 @@ func (s *JobStore) Enqueue(ctx context.Context, j analysis.Job) error {
 	if err != nil {
 		return err
 	}
+	d.Slot = d.ID
 	if err := s.queue.Insert(ctx, d); err != nil {
 		return fmt.Errorf("enqueue job %s: %w", j.ID, err)
 	}
@@ -258,21 +293,119 @@ func (s *JobStore) Report(ctx context.Context, id string) (analysis.Report, erro
 	return d.report(), nil
 }
 
-// Claim takes the oldest Waiting job: one atomic find-one-and-update on both engines (a single-document
-// update on MongoDB, one IMMEDIATE transaction on SQLite), so two workers never claim the same job.
-func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time) (analysis.Job, error) {
-	var d jobDoc
-	err := s.queue.FindOneAndUpdate(ctx, docstore.Eq("status", analysis.JobWaiting), docstore.Sort("createdAt", "_id"),
-		docstore.Set("status", analysis.JobInProgress).Set("owner", owner).Set("leaseUntil", docstore.Millis(until)).
-			Set("startDate", docstore.Millis(now)).Inc("attempts", 1),
-		docstore.FindAndUpdate{}, &d)
-	if errors.Is(err, docstore.ErrNotFound) {
-		return analysis.Job{}, analysis.ErrNoJob
+// Claim takes a Waiting job fairly between organizations (see pickOrg): the oldest Waiting job of the
+// organization with the fewest running jobs, claimed with one atomic find-one-and-update on both engines (a
+// single-document update on MongoDB, one IMMEDIATE transaction on SQLite), so two workers never claim the same
+// job. With orgMax > 0 the claim also takes one of the organization's orgMax slots ("<org>/<k>" in the unique
+// `slot` index): a slot another replica holds makes the update a duplicate, so the cap holds across replicas
+// without a lock. A job gives its slot back by leaving the queue (Finish, MarkDeleted) or by Requeue.
+func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time, orgMax int) (analysis.Job, error) {
+	// A round ends without a claim when other workers took the picked organization's last job or free slot
+	// meanwhile; the next round sees their claims. The bound only stops a pathological race: the worker polls.
+	for range 8 {
+		running, err := s.running(ctx)
+		if err != nil {
+			return analysis.Job{}, err
+		}
+		org, err := s.pickOrg(ctx, running, orgMax)
+		if err != nil {
+			return analysis.Job{}, err
+		}
+		update := docstore.Set("status", analysis.JobInProgress).Set("owner", owner).Set("leaseUntil", docstore.Millis(until)).
+			Set("startDate", docstore.Millis(now)).Inc("attempts", 1)
+		slots := []string{""}
+		if orgMax > 0 {
+			slots = freeSlots(org, running[org], orgMax)
+		}
+		for _, slot := range slots {
+			u := update
+			if slot != "" {
+				u = u.Set("slot", slot)
+			}
+			var d jobDoc
+			err := s.queue.FindOneAndUpdate(ctx, docstore.And(docstore.Eq("status", analysis.JobWaiting), docstore.Eq("organization", org)),
+				docstore.Sort("createdAt", "_id"), u, docstore.FindAndUpdate{}, &d)
+			switch {
+			case err == nil:
+				return d.job(), nil
+			case docstore.IsDuplicate(err): // another worker took this slot since we read the running jobs
+				continue
+			case errors.Is(err, docstore.ErrNotFound): // the organization's last waiting job went elsewhere
+			default:
+				return analysis.Job{}, fmt.Errorf("claim a job: %w", err)
+			}
+			break
+		}
 	}
-	if err != nil {
-		return analysis.Job{}, fmt.Errorf("claim a job: %w", err)
+	return analysis.Job{}, analysis.ErrNoJob
+}
+
+// runningJob is what Claim reads of a running job.
+type runningJob struct {
+	Organization string `json:"organization"`
+	Slot         string `json:"slot"`
+}
+
+// running returns the slots of the running jobs by organization (a few documents: at most the workers of
+// all replicas, read from the status_leaseUntil index).
+func (s *JobStore) running(ctx context.Context) (map[string][]string, error) {
+	var docs []runningJob
+	if err := s.queue.Find(ctx, docstore.Query{Filter: docstore.Eq("status", analysis.JobInProgress),
+		Fields: []string{"organization", "slot"}}, &docs); err != nil {
+		return nil, fmt.Errorf("read running jobs: %w", err)
 	}
-	return d.job(), nil
+	out := map[string][]string{}
+	for _, d := range docs {
+		out[d.Organization] = append(out[d.Organization], d.Slot)
+	}
+	return out, nil
+}
+
+// pickOrg is the fairness rule: among the organizations with a Waiting job and fewer than orgMax running
+// (0 = no cap), the one with the fewest running jobs, then the one whose oldest Waiting job is the oldest.
+// So an organization with nothing running gets the next free worker whatever another's backlog: its first
+// job waits at most for one job to end. The organizations with Waiting jobs are read by skipping through the
+// status_organization_createdAt index, one seek per organization (each returns its oldest Waiting job).
+func (s *JobStore) pickOrg(ctx context.Context, running map[string][]string, orgMax int) (string, error) {
+	best, bestN, bestAt := "", 0, int64(0)
+	var f search.Node = docstore.Eq("status", analysis.JobWaiting)
+	for {
+		var d struct {
+			Organization string `json:"organization"`
+			CreatedAt    int64  `json:"createdAt"`
+		}
+		err := s.queue.FindOne(ctx, f, docstore.Sort("organization", "createdAt", "_id"), &d)
+		if errors.Is(err, docstore.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("find waiting jobs: %w", err)
+		}
+		f = docstore.And(docstore.Eq("status", analysis.JobWaiting), docstore.Gt("organization", d.Organization))
+		n := len(running[d.Organization])
+		if orgMax > 0 && n >= orgMax {
+			continue
+		}
+		if best == "" || n < bestN || (n == bestN && d.CreatedAt < bestAt) {
+			best, bestN, bestAt = d.Organization, n, d.CreatedAt
+		}
+	}
+	if best == "" {
+		return "", analysis.ErrNoJob
+	}
+	return best, nil
+}
+
+// freeSlots lists the slots of org that no running job held when they were read, lowest first.
+func freeSlots(org string, held []string, orgMax int) []string {
+	var out []string
+	for k := range orgMax {
+		slot := org + "/" + strconv.Itoa(k)
+		if !slices.Contains(held, slot) {
+			out = append(out, slot)
+		}
+	}
+	return out
 }
 
 // owned matches a queued job while owner holds its lease.
@@ -355,7 +488,7 @@ func (s *JobStore) Requeue(ctx context.Context, id, owner string, refund bool) e
 		}
 		return nil
 	}
-	update := docstore.Set("status", analysis.JobWaiting).Set("owner", "").Set("leaseUntil", int64(0))
+	update := docstore.Set("status", analysis.JobWaiting).Set("owner", "").Set("leaseUntil", int64(0)).Set("slot", id)
 	if refund {
 		update = update.Inc("attempts", -1)
 	}
@@ -373,7 +506,7 @@ func (s *JobStore) Requeue(ctx context.Context, id, owner string, refund bool) e
 func (s *JobStore) MarkDeleted(ctx context.Context, id, by string, at time.Time) error {
 	set := docstore.Set("status", analysis.JobDeleted).Set("updatedAt", docstore.Millis(at)).Set("updatedBy", by)
 	if d, err := s.find(ctx, s.queue, id); err == nil {
-		d.Status, d.UpdatedAt, d.UpdatedBy, d.Owner, d.LeaseUntil = analysis.JobDeleted, docstore.Millis(at), by, "", 0
+		d.Status, d.UpdatedAt, d.UpdatedBy, d.Owner, d.LeaseUntil, d.Slot = analysis.JobDeleted, docstore.Millis(at), by, "", 0, ""
 		if err := s.jobs.Insert(ctx, d); err != nil && !docstore.IsDuplicate(err) {
 			return fmt.Errorf("delete job %s: %w", id, err)
 		}
@@ -558,27 +691,30 @@ func (s *JobStore) CountRate(ctx context.Context, key string, delta int, expires
 	return d.N, nil
 }
 
-// idemDoc is an idempotency key (its _id) and the job of the request that took it.
+// idemDoc is an idempotency key (its _id), the job of the request that took it and that request's
+// fingerprint (empty in keys stored before fingerprints were).
 type idemDoc struct {
 	ID    string `json:"_id"`
 	JobID string `json:"jobId"`
+	Body  string `json:"body,omitempty"`
 	At    int64  `json:"at"`
 }
 
-// Reserve records an idempotency key (its _id), or returns the job of the request that took it first.
-func (s *JobStore) Reserve(ctx context.Context, key, jobID string, at time.Time) (string, error) {
-	err := s.idem.Insert(ctx, idemDoc{ID: key, JobID: jobID, At: docstore.Millis(at)})
+// Reserve records an idempotency key (its _id), or returns the job of the request that took it first and
+// whether that request had the fingerprint body.
+func (s *JobStore) Reserve(ctx context.Context, key, jobID, body string, at time.Time) (string, bool, error) {
+	err := s.idem.Insert(ctx, idemDoc{ID: key, JobID: jobID, Body: body, At: docstore.Millis(at)})
 	if err == nil {
-		return jobID, nil
+		return jobID, true, nil
 	}
 	if !docstore.IsDuplicate(err) {
-		return "", fmt.Errorf("reserve idempotency key: %w", err)
+		return "", false, fmt.Errorf("reserve idempotency key: %w", err)
 	}
 	var d idemDoc
 	if err := s.idem.Get(ctx, key, &d); err != nil {
-		return "", fmt.Errorf("read idempotency key: %w", err)
+		return "", false, fmt.Errorf("read idempotency key: %w", err)
 	}
-	return d.JobID, nil
+	return d.JobID, d.Body == "" || d.Body == body, nil
 }
 
 // Release forgets an idempotency key.

@@ -161,13 +161,38 @@ func TestSpecs_PlansUseIndexes(t *testing.T) {
 		planCase{name: "all organizations", coll: orgsName, f: parse(t, "", analysis.OrgFields), unscoped: true},
 		planCase{name: "organization by name", coll: orgsName, f: parse(t, `{"name":"org-7"}`, analysis.OrgFields), ordered: true},
 		// The queue's own reads and Prune's deletes.
-		planCase{name: "claim", coll: queueName, f: docstore.Eq("status", analysis.JobWaiting), sort: docstore.Sort("createdAt", "_id"),
-			ordered: true, bare: true, limit: 1},
+		// Claim (pickOrg): the first organization with Waiting jobs, the next one after an organization, then
+		// the chosen organization's oldest Waiting job; the running jobs and their slots.
+		planCase{name: "claim: first organization waiting", coll: queueName, f: docstore.Eq("status", analysis.JobWaiting),
+			sort: docstore.Sort("organization", "createdAt", "_id"), ordered: true, bare: true, limit: 1},
+		planCase{name: "claim: next organization waiting", coll: queueName,
+			f:    docstore.And(docstore.Eq("status", analysis.JobWaiting), docstore.Gt("organization", "org-1")),
+			sort: docstore.Sort("organization", "createdAt", "_id"), ordered: true, bare: true, limit: 1},
+		planCase{name: "claim: an organization's oldest waiting job", coll: queueName,
+			f:    docstore.And(docstore.Eq("status", analysis.JobWaiting), docstore.Eq("organization", "org-2")),
+			sort: docstore.Sort("createdAt", "_id"), ordered: true, bare: true, limit: 1},
+		planCase{name: "claim: running jobs", coll: queueName, f: docstore.Eq("status", analysis.JobInProgress), bare: true},
 		planCase{name: "expired leases", coll: queueName, bare: true,
 			f: docstore.And(docstore.Eq("status", analysis.JobInProgress), docstore.Lt("leaseUntil", int64(1_700_000_500_000)))},
 		planCase{name: "prune cache", coll: cacheName, f: docstore.Lt("at", int64(1_700_000_500_000)), bare: true},
 		planCase{name: "prune idempotency keys", coll: idemName, f: docstore.Lt("at", int64(1_700_000_500_000)), bare: true},
 		planCase{name: "prune rate windows", coll: ratesName, f: docstore.Lt("expires", int64(1_700_000_500_000)), bare: true},
+		// pkg/events: the stream tailers' read, the repair's held events, the retention; the webhooks' outbox
+		planCase{name: "events since", coll: eventsName, f: docstore.Gte("date", int64(1_700_000_500_000)),
+			sort: docstore.Sort("date", "_id"), limit: 500, bare: true, ordered: true},
+		planCase{name: "held events", coll: eventsName, f: docstore.And(docstore.Eq("held", 1), docstore.Lt("date", int64(1_700_000_500_000))),
+			sort: docstore.Sort("date", "_id"), limit: 100, bare: true, ordered: true},
+		planCase{name: "event retention", coll: eventsName, f: docstore.Lt("date", int64(1_700_000_500_000)), bare: true},
+		planCase{name: "webhooks of an organization", coll: "webhook_endpoint", f: docstore.Eq("organisation", "org-1"),
+			sort: docstore.Sort("_id"), bare: true, ordered: true},
+		planCase{name: "every webhook (the sender's round)", coll: "webhook_endpoint", f: docstore.All(),
+			sort: docstore.Sort("_id"), bare: true, unscoped: true},
+		planCase{name: "head of a webhook's deliveries", coll: "webhook_delivery", bare: true, ordered: true, limit: 1,
+			f: docstore.And(docstore.Eq("endpoint", "e-1"), docstore.Eq("status", "Pending")), sort: docstore.Sort("seq")},
+		planCase{name: "deliveries of a webhook", coll: "webhook_delivery", ordered: true,
+			f: docstore.And(docstore.Eq("organisation", "org-1"), docstore.Eq("endpoint", "e-1")), sort: docstore.Sort("-createdAt")},
+		planCase{name: "oldest pending delivery", coll: "webhook_delivery", f: docstore.Eq("status", "Pending"),
+			sort: docstore.Sort("createdAt"), limit: 1, bare: true, ordered: true},
 	)
 
 	for _, tc := range cases {
@@ -260,6 +285,7 @@ func fill(t *testing.T, ctx context.Context, db *docstore.DB) {
 	insert(jobsName, 5000, func(i int) any { return job(i, statuses[i/3%len(statuses)]) })
 	insert(queueName, 2000, func(i int) any {
 		d := job(100_000+i, analysis.JobWaiting)
+		d.Slot = d.ID
 		if i%3 == 0 {
 			d.Status, d.Owner, d.LeaseUntil = analysis.JobInProgress, "worker", base+int64(i)*1000
 		}
@@ -273,6 +299,25 @@ func fill(t *testing.T, ctx context.Context, db *docstore.DB) {
 		}
 		return userDoc{ID: fmt.Sprintf("user-%05d", i), Name: fmt.Sprintf("User %d", i), Roles: roles[i%3], Status: status,
 			Organization: fmt.Sprintf("org-%d", i%5), CreatedAt: base + int64(i), UpdatedAt: base + int64(i)}
+	})
+	insert(eventsName, 3000, func(i int) any {
+		d := map[string]any{"_id": fmt.Sprintf("%011x-J%07d", base+int64(i), i), "operation": "Update", "objectType": "job",
+			"objectId": fmt.Sprintf("J%07d", i), "organisation": fmt.Sprintf("org-%d", i%5), "date": base + int64(i)*1000}
+		if i%50 == 0 {
+			d["held"] = 1
+		}
+		return d
+	})
+	insert("webhook_endpoint", 200, func(i int) any {
+		return map[string]any{"_id": fmt.Sprintf("e-%d", i), "organisation": fmt.Sprintf("org-%d", i%5), "enabled": true}
+	})
+	insert("webhook_delivery", 3000, func(i int) any {
+		status := "Delivered"
+		if i%10 == 0 {
+			status = "Pending"
+		}
+		return map[string]any{"_id": fmt.Sprintf("d-%d", i), "organisation": fmt.Sprintf("org-%d", i%5),
+			"endpoint": fmt.Sprintf("e-%d", i%200), "status": status, "seq": fmt.Sprintf("%08d", i), "createdAt": base + int64(i)}
 	})
 	insert(orgsName, 2000, func(i int) any {
 		return orgDoc{ID: fmt.Sprintf("org-%d", i), Status: "Active", CreatedAt: base + int64(i)}

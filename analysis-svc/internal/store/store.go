@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/events"
 )
 
 // The collections of analysis-svc.
@@ -35,7 +36,7 @@ const (
 // with these, so they see the same indexes and array fields.
 func Specs() []docstore.Spec {
 	asc, desc := docstore.Asc, docstore.Desc
-	return []docstore.Spec{
+	return append([]docstore.Spec{
 		// Superadmin's organization list: few documents, read by _id (primary key) and listed in _id order.
 		{Name: orgsName},
 		{Name: usersName, Arrays: []string{"roles"},
@@ -57,8 +58,10 @@ func Specs() []docstore.Spec {
 			}},
 		{Name: queueName,
 			Indexes: []docstore.Index{
-				// Claim: the oldest Waiting job.
-				{Name: "status_createdAt", Keys: []docstore.Key{asc("status"), asc("createdAt"), asc("_id")}},
+				// Claim: the organizations with Waiting jobs (one seek each) and an organization's oldest one.
+				{Name: "status_organization_createdAt", Keys: []docstore.Key{asc("status"), asc("organization"), asc("createdAt"), asc("_id")}},
+				// Claim under job.org_max: a running job holds one of its organization's slots, atomically.
+				{Name: "slot", Keys: []docstore.Key{asc("slot")}, Unique: true},
 				// The sweeper: InProgress jobs whose lease has ended.
 				{Name: "status_leaseUntil", Keys: []docstore.Key{asc("status"), asc("leaseUntil")}},
 				// Job searches read the queue too (an organization's jobs, newest first).
@@ -70,7 +73,8 @@ func Specs() []docstore.Spec {
 		{Name: cacheName, Indexes: []docstore.Index{{Name: "at", Keys: []docstore.Key{asc("at")}}}},
 		{Name: ratesName, Indexes: []docstore.Index{{Name: "expires", Keys: []docstore.Key{asc("expires")}}}},
 		{Name: idemName, Indexes: []docstore.Index{{Name: "at", Keys: []docstore.Key{asc("at")}}}},
-	}
+		EventSpec(),
+	}, events.OutboxSpecs()...)
 }
 
 // jobIndexes serve the job search of an organization (analysis.Jobs.Search: organization scope, Deleted

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openir/platform/pkg/benchkit"
 )
 
 // The bench with the -quick sizes, as a smoke test: it must run end to end (case-svc in process, a real
@@ -33,11 +35,12 @@ func TestBenchQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res Results
+	var res benchkit.Results
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}
-	if !res.Quick || res.Machine.NProc == 0 || res.Machine.Go == "" || res.Date == "" || res.Sizes.CasesLarge == 0 {
+	if sz, _ := res.Sizes.(map[string]any); !res.Quick || res.Machine.NProc == 0 || res.Machine.Go == "" || res.Date == "" ||
+		sz["casesLarge"] == nil || sz["casesLarge"] == 0.0 {
 		t.Errorf("results header: %+v", res)
 	}
 	sections := map[string]int{}
@@ -69,7 +72,7 @@ func TestMergeResults(t *testing.T) {
 	floor, ratio := 1.0, 2.0
 	other := map[string]any{
 		"date": "earlier", "quick": false, "sizes": map[string]any{"clients": 16}, "phases": []any{},
-		"rows": []Row{
+		"rows": []benchkit.Row{
 			{Section: "1 job pipeline", Service: "analysis-svc", Metric: "throughput", Figure: 5, Floor: &floor, Ratio: &ratio},
 			{Section: "6 case-svc", Service: "case-svc", Metric: "stale", Figure: 9},
 			{Section: "8 memory", Service: "analysis-svc", Metric: "RSS idle", Figure: 100},
@@ -79,7 +82,7 @@ func TestMergeResults(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := Results{Date: "now", Quick: true, Rows: []Row{
+	res := benchkit.Results{Date: "now", Quick: true, Rows: []benchkit.Row{
 		{Section: secCases, Service: "case-svc", Metric: "new", Figure: 1},
 		{Section: secConnector, Service: "connector", Metric: "run", Figure: 2},
 		{Section: secMemory, Service: "case-svc", Metric: "case-svc RSS", Figure: 3},
@@ -90,10 +93,10 @@ func TestMergeResults(t *testing.T) {
 	}
 	data, _ = os.ReadFile(path)
 	var got struct {
-		Date      string  `json:"date"`
-		Sizes     any     `json:"sizes"`
-		Rows      []Row   `json:"rows"`
-		CaseBench Results `json:"caseBench"`
+		Date      string           `json:"date"`
+		Sizes     any              `json:"sizes"`
+		Rows      []benchkit.Row   `json:"rows"`
+		CaseBench benchkit.Results `json:"caseBench"`
 	}
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
@@ -116,7 +119,7 @@ func TestMergeResults(t *testing.T) {
 		t.Fatalf("second merge: %q %v", how, err)
 	}
 	onlyOwn := filepath.Join(t.TempDir(), "own.json")
-	data, _ = json.Marshal(Results{Date: "old", Rows: []Row{{Section: secCases, Service: "case-svc", Metric: "old", Figure: 1}}})
+	data, _ = json.Marshal(benchkit.Results{Date: "old", Rows: []benchkit.Row{{Section: secCases, Service: "case-svc", Metric: "old", Figure: 1}}})
 	_ = os.WriteFile(onlyOwn, data, 0o644)
 	if how, err := mergeResults(onlyOwn, res); err != nil || how != "written to" {
 		t.Fatalf("own-only merge: %q %v", how, err)

@@ -128,7 +128,7 @@ func (r *caseRun) createAPI(ctx context.Context, target int) (time.Duration, err
 		ids[k], cl[k], ol[k] = id, d1, d2
 		if c := done.Add(1); c%1000 == 0 {
 			mu.Lock()
-			r.b.logf("cases: %d of %d created (%.0f/s)", from+int(c), target, 1000/time.Since(last).Seconds())
+			r.b.Logf("cases: %d of %d created (%.0f/s)", from+int(c), target, 1000/time.Since(last).Seconds())
 			last = time.Now()
 			mu.Unlock()
 		}
@@ -139,7 +139,7 @@ func (r *caseRun) createAPI(ctx context.Context, target int) (time.Duration, err
 	}
 	elapsed := time.Since(start)
 	if n%1000 != 0 {
-		r.b.logf("cases: %d created (%.0f/s)", n, float64(n)/elapsed.Seconds())
+		r.b.Logf("cases: %d created (%.0f/s)", n, float64(n)/elapsed.Seconds())
 	}
 	r.ids = append(r.ids, ids...)
 	r.caseLat, r.obsLat = append(r.caseLat, cl...), append(r.obsLat, ol...)
@@ -177,11 +177,11 @@ func (r *caseRun) readShapes(ctx context.Context) error {
 
 // runCases is section 6.
 func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
-	b.service = "case-svc"
+	b.Service = "case-svc"
 	r := &caseRun{b: b, s: st}
 	z := b.sizes
 	var createSmall time.Duration
-	if err := b.phase("create "+count(z.CasesSmall), func() (err error) {
+	if err := b.Phase("create "+count(z.CasesSmall), func() (err error) {
 		createSmall, err = r.createAPI(ctx, z.CasesSmall)
 		return err
 	}); err != nil {
@@ -192,7 +192,7 @@ func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
 	}
 	var floorRate float64
 	var floorCase, floorObs []time.Duration
-	if err := b.phase("create floor", func() (err error) {
+	if err := b.Phase("create floor", func() (err error) {
 		floorRate, floorCase, floorObs, err = r.createFloor(ctx, z.CasesSmall)
 		return err
 	}); err != nil {
@@ -200,7 +200,7 @@ func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
 	}
 	what := fmt.Sprintf("docstore Collection calls, %d goroutines, per case: FindOneAndUpdate counter + Insert case + InsertMany %d tasks + InsertMany %d observables",
 		z.Clients, z.TasksPerCase, z.ObservablesPerCase)
-	b.add(rateKind, secCases, fmt.Sprintf("create 0 → %s cases (+%d tasks, +%d observables each), %d clients", count(z.CasesSmall),
+	b.Add(benchkit.RateKind, secCases, fmt.Sprintf("create 0 → %s cases (+%d tasks, +%d observables each), %d clients", count(z.CasesSmall),
 		z.TasksPerCase, z.ObservablesPerCase, z.Clients), "cases/s", float64(z.CasesSmall)/createSmall.Seconds(), floorRate, what,
 		"a case = POST /api/case with its tasks + POST /api/case/{id}/artifact with its values")
 	r.addCreateLatency(0, z.CasesSmall, floorCase, floorObs)
@@ -210,7 +210,7 @@ func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
 		return nil, err
 	}
 	var small, large sizeResult
-	if err := b.phase("measure "+count(z.CasesSmall), func() (err error) {
+	if err := b.Phase("measure "+count(z.CasesSmall), func() (err error) {
 		small, err = r.measure(ctx, z.QueryReps, z.SimilarReps, z.BulkReps)
 		return err
 	}); err != nil {
@@ -219,7 +219,7 @@ func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
 	r.addSize(small)
 
 	var fillTime, sampleTime time.Duration
-	if err := b.phase("fill "+count(z.CasesLarge), func() (err error) {
+	if err := b.Phase("fill "+count(z.CasesLarge), func() (err error) {
 		if z.Fill == "bulk" {
 			if fillTime, err = r.fillBulk(ctx, z.CasesLarge-z.CreateSample); err != nil {
 				return err
@@ -233,14 +233,14 @@ func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
 		return nil, err
 	}
 	if z.Fill == "bulk" {
-		b.add(rateKind, secCases, fmt.Sprintf("create %s → %s cases through the API, %d clients", count(z.CasesLarge-z.CreateSample),
+		b.Add(benchkit.RateKind, secCases, fmt.Sprintf("create %s → %s cases through the API, %d clients", count(z.CasesLarge-z.CreateSample),
 			count(z.CasesLarge), z.Clients), "cases/s", float64(z.CreateSample)/sampleTime.Seconds(), floorRate,
 			"the same floor (measured at "+count(z.CasesSmall)+")", fmt.Sprintf("cases %s → %s were inserted with InsertMany "+
 				"(%.1f s; documents shaped as the API writes them), not through the API, which would take too long",
 				count(z.CasesSmall), count(z.CasesLarge-z.CreateSample), fillTime.Seconds()))
 	} else {
 		n := z.CasesLarge - z.CasesSmall
-		b.add(rateKind, secCases, fmt.Sprintf("create %s → %s cases, %d clients", count(z.CasesSmall), count(z.CasesLarge), z.Clients),
+		b.Add(benchkit.RateKind, secCases, fmt.Sprintf("create %s → %s cases, %d clients", count(z.CasesSmall), count(z.CasesLarge), z.Clients),
 			"cases/s", float64(n)/fillTime.Seconds(), floorRate, "the same floor (measured at "+count(z.CasesSmall)+")",
 			fmt.Sprintf("%.0f s for %d cases", fillTime.Seconds(), n))
 	}
@@ -250,7 +250,7 @@ func runCases(ctx context.Context, b *bench, st *stack) (*caseRun, error) {
 	}
 	r.addCreateLatency(last, len(r.ids), floorCase, floorObs)
 
-	if err := b.phase("measure "+count(z.CasesLarge), func() (err error) {
+	if err := b.Phase("measure "+count(z.CasesLarge), func() (err error) {
 		large, err = r.measure(ctx, z.QueryRepsLarge, z.SimilarRepsLarge, z.BulkRepsLarge)
 		return err
 	}); err != nil {
@@ -268,22 +268,22 @@ func (r *caseRun) addCreateLatency(from, to int, floorCase, floorObs []time.Dura
 	if from == 0 {
 		span = "the first " + count(to) + " cases"
 	}
-	r.b.add(timeKind, secCases, fmt.Sprintf("POST /api/case (%d tasks) p50, %s", r.b.sizes.TasksPerCase, span), "ms",
-		percentile(cl, .5), percentile(floorCase, .5), "Collection FindOneAndUpdate counter + Insert case + InsertMany tasks p50",
-		fmt.Sprintf("p99 %.1f ms (floor %.1f ms); %d clients at once", percentile(cl, .99), percentile(floorCase, .99), r.b.sizes.Clients))
-	r.b.add(timeKind, secCases, fmt.Sprintf("POST /api/case (%d tasks) p99, %s", r.b.sizes.TasksPerCase, span), "ms",
-		percentile(cl, .99), percentile(floorCase, .99), "Collection FindOneAndUpdate counter + Insert case + InsertMany tasks p99",
+	r.b.Add(benchkit.TimeKind, secCases, fmt.Sprintf("POST /api/case (%d tasks) p50, %s", r.b.sizes.TasksPerCase, span), "ms",
+		benchkit.Percentile(cl, .5), benchkit.Percentile(floorCase, .5), "Collection FindOneAndUpdate counter + Insert case + InsertMany tasks p50",
+		fmt.Sprintf("p99 %.1f ms (floor %.1f ms); %d clients at once", benchkit.Percentile(cl, .99), benchkit.Percentile(floorCase, .99), r.b.sizes.Clients))
+	r.b.Add(benchkit.TimeKind, secCases, fmt.Sprintf("POST /api/case (%d tasks) p99, %s", r.b.sizes.TasksPerCase, span), "ms",
+		benchkit.Percentile(cl, .99), benchkit.Percentile(floorCase, .99), "Collection FindOneAndUpdate counter + Insert case + InsertMany tasks p99",
 		fmt.Sprintf("%d cases, %d clients at once", len(cl), r.b.sizes.Clients))
-	r.b.add(timeKind, secCases, fmt.Sprintf("POST /api/case/{id}/artifact (%d values) p50, %s", r.b.sizes.ObservablesPerCase, span), "ms",
-		percentile(ol, .5), percentile(floorObs, .5), fmt.Sprintf("Collection InsertMany of %d observables p50", r.b.sizes.ObservablesPerCase),
-		fmt.Sprintf("p99 %.1f ms (floor %.1f ms)", percentile(ol, .99), percentile(floorObs, .99)))
+	r.b.Add(benchkit.TimeKind, secCases, fmt.Sprintf("POST /api/case/{id}/artifact (%d values) p50, %s", r.b.sizes.ObservablesPerCase, span), "ms",
+		benchkit.Percentile(ol, .5), benchkit.Percentile(floorObs, .5), fmt.Sprintf("Collection InsertMany of %d observables p50", r.b.sizes.ObservablesPerCase),
+		fmt.Sprintf("p99 %.1f ms (floor %.1f ms)", benchkit.Percentile(ol, .99), benchkit.Percentile(floorObs, .99)))
 }
 
 // createFloor does with docstore's Collection what creating n cases needs at least, with the same
 // goroutines, on a database of its own whose collections get the stores' indexes (through the store
 // constructors).
 func (r *caseRun) createFloor(ctx context.Context, n int) (float64, []time.Duration, []time.Duration, error) {
-	fdb, err := openDB(ctx, filepath.Join(r.b.tmp, "db"), "bench_floor", nil)
+	fdb, err := openDB(ctx, filepath.Join(r.b.Tmp, "db"), "bench_floor", nil)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -331,7 +331,24 @@ func (r *caseRun) createFloor(ctx context.Context, n int) (float64, []time.Durat
 		ol[i] = time.Since(t1)
 		return nil
 	})
-	return float64(n) / time.Since(start).Seconds(), cl, ol, err
+	rate := float64(n) / time.Since(start).Seconds()
+	if err != nil {
+		return rate, cl, ol, err
+	}
+	return rate, cl, ol, syncOrgCounter(ctx, counters)
+}
+
+// syncOrgCounter moves the bench organisation's case number sequence past the cases written directly (their
+// numbers are values of the id sequence, higher than any number the organisation had).
+func syncOrgCounter(ctx context.Context, counters *docstore.Collection) error {
+	var top struct {
+		Seq int64 `json:"seq"`
+	}
+	if err := counters.Get(ctx, "caseNumber", &top); err != nil {
+		return err
+	}
+	_, err := counters.UpdateOne(ctx, docstore.ID(store.CaseNumberCounter(benchOrg)), docstore.Set("seq", top.Seq), true)
+	return err
 }
 
 // insertAll inserts docs with one InsertMany and fails on the first document refused.
@@ -418,7 +435,7 @@ func (r *caseRun) fillBulk(ctx context.Context, target int) (time.Duration, erro
 			r.ids = append(r.ids, "~"+strconv.FormatInt(num-int64(batch)+1+int64(k), 10))
 		}
 		if len(r.ids)%10_000 == 0 {
-			r.b.logf("cases: %d stored (%.0fs)", len(r.ids), time.Since(start).Seconds())
+			r.b.Logf("cases: %d stored (%.0fs)", len(r.ids), time.Since(start).Seconds())
 		}
 		// The latencies of bulk cases are not API figures: leave them out of the percentiles.
 		r.caseLat, r.obsLat = append(r.caseLat, make([]time.Duration, batch)...), append(r.obsLat, make([]time.Duration, batch)...)
@@ -426,7 +443,10 @@ func (r *caseRun) fillBulk(ctx context.Context, target int) (time.Duration, erro
 	if _, err := colls["counters"].UpdateOne(ctx, docstore.ID("caseNumber"), docstore.Set("seq", num), false); err != nil {
 		return 0, err
 	}
-	r.b.logf("cases: %d stored by InsertMany in %.1fs", len(r.ids), time.Since(start).Seconds())
+	if err := syncOrgCounter(ctx, colls["counters"]); err != nil {
+		return 0, err
+	}
+	r.b.Logf("cases: %d stored by InsertMany in %.1fs", len(r.ids), time.Since(start).Seconds())
 	return time.Since(start), nil
 }
 
@@ -461,10 +481,10 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 	z := r.b.sizes
 	res.cases, res.tasks = int64(len(r.ids)), int64(len(r.ids)*z.TasksPerCase)
 	res.observables = int64(len(r.ids)*z.ObservablesPerCase + 2*alertShared)
-	r.b.logf("measure: %d cases, %d tasks, %d observables", res.cases, res.tasks, res.observables)
+	r.b.Logf("measure: %d cases, %d tasks, %d observables", res.cases, res.tasks, res.observables)
 	part := time.Now()
 	done := func(what string, lat, floor []time.Duration) {
-		r.b.logf("  %s: p50 %.1f ms, floor p50 %.1f ms (%.1fs)", what, percentile(lat, .5), percentile(floor, .5), time.Since(part).Seconds())
+		r.b.Logf("  %s: p50 %.1f ms, floor p50 %.1f ms (%.1fs)", what, benchkit.Percentile(lat, .5), benchkit.Percentile(floor, .5), time.Since(part).Seconds())
 		part = time.Now()
 	}
 
@@ -525,7 +545,7 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 			return res, err
 		}
 		if len(docs) != res.similarCount {
-			r.b.logf("similar: the floor finds %d observables, the service %d similar cases", len(docs), res.similarCount)
+			r.b.Logf("similar: the floor finds %d observables, the service %d similar cases", len(docs), res.similarCount)
 		}
 		res.similar, res.similarFloor = append(res.similar, d), append(res.similarFloor, fd)
 	}
@@ -581,7 +601,7 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 		if int(n) != added {
 			return res, fmt.Errorf("bulk cleanup: %d of %d removed", n, added)
 		}
-		r.b.logf("  cleanup: %d observables removed (%.1fs)", added, time.Since(part).Seconds())
+		r.b.Logf("  cleanup: %d observables removed (%.1fs)", added, time.Since(part).Seconds())
 	}
 	return res, nil
 }
@@ -637,8 +657,8 @@ func (r *caseRun) timeList(ctx context.Context, reps int, path string, body any,
 func (r *caseRun) addSize(s sizeResult) {
 	b, label := r.b, count(int(s.cases))+" cases"
 	pair := func(metric, floorWhat, note string, lat, floor []time.Duration) {
-		b.add(timeKind, secCases, metric+" p50, "+label, "ms", percentile(lat, .5), percentile(floor, .5), floorWhat+" p50", note)
-		b.add(timeKind, secCases, metric+" p99, "+label, "ms", percentile(lat, .99), percentile(floor, .99), floorWhat+" p99", note)
+		b.Add(benchkit.TimeKind, secCases, metric+" p50, "+label, "ms", benchkit.Percentile(lat, .5), benchkit.Percentile(floor, .5), floorWhat+" p50", note)
+		b.Add(benchkit.TimeKind, secCases, metric+" p99, "+label, "ms", benchkit.Percentile(lat, .99), benchkit.Percentile(floor, .99), floorWhat+" p99", note)
 	}
 	pair("waitingTasks query (sort startDate desc, page 0–50)", "Collection FindRaw (same filter, sort, limit 50) + Count",
 		fmt.Sprintf("%d queries, one client; %s tasks stored, X-Total %s", len(s.waiting), count(int(s.tasks)), s.waitingTotal),
@@ -656,7 +676,7 @@ func (r *caseRun) addSize(s sizeResult) {
 // addGrowth adds how each measure's p50 grew from the small to the large size, against the floor's growth.
 func (r *caseRun) addGrowth(s, l sizeResult) {
 	label := count(int(s.cases)) + " → " + count(int(l.cases)) + " cases"
-	growth := func(a, b []time.Duration) float64 { return percentile(b, .5) / percentile(a, .5) }
+	growth := func(a, b []time.Duration) float64 { return benchkit.Percentile(b, .5) / benchkit.Percentile(a, .5) }
 	for _, g := range []struct {
 		name           string
 		a, b, fa, fb   []time.Duration
@@ -668,6 +688,6 @@ func (r *caseRun) addGrowth(s, l sizeResult) {
 		{fmt.Sprintf("%d observables in one request", r.b.sizes.BulkValues), s.bulk, l.bulk, s.bulkFloor, l.bulkFloor,
 			"growth of the InsertMany", ""},
 	} {
-		r.b.add(timeKind, secCases, g.name+" growth "+label+" (p50)", "×", growth(g.a, g.b), growth(g.fa, g.fb), g.floorWhat, g.why)
+		r.b.Add(benchkit.TimeKind, secCases, g.name+" growth "+label+" (p50)", "×", growth(g.a, g.b), growth(g.fa, g.fb), g.floorWhat, g.why)
 	}
 }

@@ -115,14 +115,14 @@ func (c *connectorRun) runDirect(ctx context.Context, data string) (time.Duratio
 // runConnector is section 7 on a fresh case-svc (conn); then, when cr is not nil, a few connector runs on the
 // section 6 database (its many cases and observables).
 func runConnector(ctx context.Context, b *bench, conn *stack, ap *analysisProc, cr *caseRun) error {
-	b.service = "connector"
+	b.Service = "connector"
 	c := &connectorRun{b: b, ap: ap}
 	n := b.sizes.ConnectorRuns
 	const warm = 3
 	var through, written []time.Duration
 	vanished, vanishedDirect := 0, 0
 	var pollsPerRun float64
-	if err := b.phase("connector", func() error {
+	if err := b.Phase("connector", func() error {
 		// One case with an observable per run (fresh values: analysis-svc's job cache must not answer).
 		var cs struct {
 			ID string `json:"id"`
@@ -156,7 +156,7 @@ func runConnector(ctx context.Context, b *bench, conn *stack, ap *analysisProc, 
 			runs++
 			if errors.Is(err, errVanished) && vanished < maxVanished {
 				vanished++
-				b.logf("connector: %v", err)
+				b.Logf("connector: %v", err)
 				continue
 			}
 			if err != nil {
@@ -170,12 +170,12 @@ func runConnector(ctx context.Context, b *bench, conn *stack, ap *analysisProc, 
 			return fmt.Errorf("%d connector runs, want %d", len(through), n)
 		}
 		pollsPerRun = float64(c.polls-polls) / float64(runs)
-		b.logf("connector: per run %.1f polls", pollsPerRun)
+		b.Logf("connector: per run %.1f polls", pollsPerRun)
 		for i := 0; len(c.direct) < n; i++ {
 			d, err := c.runDirect(ctx, fmt.Sprintf("10.201.%d.%d", i/250, i%250+1))
 			if errors.Is(err, errVanished) && vanishedDirect < maxVanished {
 				vanishedDirect++
-				b.logf("direct: %v", err)
+				b.Logf("direct: %v", err)
 				continue
 			}
 			if err != nil {
@@ -190,22 +190,22 @@ func runConnector(ctx context.Context, b *bench, conn *stack, ap *analysisProc, 
 		return err
 	}
 	note := fmt.Sprintf("%d runs each, one at a time, built-in Echo on a real analysis-svc process; the record polled every %s; "+
-		"POST → the record's updatedAt (Success written): p50 %.1f ms, p99 %.1f ms", n, pollEvery, percentile(written, .5), percentile(written, .99))
+		"POST → the record's updatedAt (Success written): p50 %.1f ms, p99 %.1f ms", n, pollEvery, benchkit.Percentile(written, .5), benchkit.Percentile(written, .99))
 	if vanished+vanishedDirect > 0 {
 		note += fmt.Sprintf("; %d connector runs failed and %d direct waitreports answered 404 \"job not found\" (analysis-svc's "+
 			"JobStore.Job race, made again with another value)", vanished, vanishedDirect)
 	}
-	b.add(timeKind, secConnector, "analyzer run via case-svc, POST job → record Success, p50", "ms", percentile(through, .5),
-		percentile(c.direct, .5), "analysis-svc directly: POST run + waitreport p50", note)
-	b.add(timeKind, secConnector, "analyzer run via case-svc, POST job → record Success, p99", "ms", percentile(through, .99),
-		percentile(c.direct, .99), "analysis-svc directly p99", fmt.Sprintf("the record polled %.1f times per run", pollsPerRun))
+	b.Add(benchkit.TimeKind, secConnector, "analyzer run via case-svc, POST job → record Success, p50", "ms", benchkit.Percentile(through, .5),
+		benchkit.Percentile(c.direct, .5), "analysis-svc directly: POST run + waitreport p50", note)
+	b.Add(benchkit.TimeKind, secConnector, "analyzer run via case-svc, POST job → record Success, p99", "ms", benchkit.Percentile(through, .99),
+		benchkit.Percentile(c.direct, .99), "analysis-svc directly p99", fmt.Sprintf("the record polled %.1f times per run", pollsPerRun))
 
 	if cr == nil || b.sizes.ConnectorRunsLarge == 0 {
 		return nil
 	}
 	var large []time.Duration
 	var largeDB string
-	if err := b.phase("connector on "+count(len(cr.ids))+" cases", func() error {
+	if err := b.Phase("connector on "+count(len(cr.ids))+" cases", func() error {
 		polls := c.polls
 		defer func() {
 			n := b.sizes.ConnectorRunsLarge + 1
@@ -221,7 +221,7 @@ func runConnector(ctx context.Context, b *bench, conn *stack, ap *analysisProc, 
 			seen, _, err := c.viaConnector(ctx, cr.s, "~"+hex.EncodeToString(idSum[:16]))
 			if errors.Is(err, errVanished) && vanished < maxVanished {
 				vanished++
-				b.logf("connector: %v", err)
+				b.Logf("connector: %v", err)
 				continue
 			}
 			if err != nil {
@@ -236,8 +236,8 @@ func runConnector(ctx context.Context, b *bench, conn *stack, ap *analysisProc, 
 		return err
 	}
 	obs := len(cr.ids)*b.sizes.ObservablesPerCase + 2*alertShared
-	b.add(timeKind, secConnector, fmt.Sprintf("the same run with %s cases / %s observables stored, p50", count(len(cr.ids)), count(obs)),
-		"ms", percentile(large, .5), percentile(c.direct, .5), "analysis-svc directly p50",
-		fmt.Sprintf("%d runs on section 6's database; p99 %.1f ms; the record polled %s per run", len(large), percentile(large, .99), largeDB))
+	b.Add(benchkit.TimeKind, secConnector, fmt.Sprintf("the same run with %s cases / %s observables stored, p50", count(len(cr.ids)), count(obs)),
+		"ms", benchkit.Percentile(large, .5), benchkit.Percentile(c.direct, .5), "analysis-svc directly p50",
+		fmt.Sprintf("%d runs on section 6's database; p99 %.1f ms; the record polled %s per run", len(large), benchkit.Percentile(large, .99), largeDB))
 	return nil
 }

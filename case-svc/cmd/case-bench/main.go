@@ -21,6 +21,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/openir/platform/pkg/benchkit"
 )
 
 func main() {
@@ -47,12 +49,12 @@ func runWith(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	defer b.cleanup()
+	defer b.Cleanup()
 	if err := runAll(ctx, b); err != nil {
 		return err
 	}
-	res := b.results()
-	res.print(stdout)
+	res := b.Results(b.sizes)
+	res.Print(stdout)
 	if opts.out != "" {
 		how, err := mergeResults(opts.out, res)
 		if err != nil {
@@ -64,7 +66,7 @@ func runWith(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) e
 }
 
 func runAll(ctx context.Context, b *bench) error {
-	b.service = "case-svc"
+	b.Service = "case-svc"
 	var (
 		ap           *analysisProc
 		cases, conn  *stack
@@ -81,18 +83,18 @@ func runAll(ctx context.Context, b *bench) error {
 		}
 	}()
 	var bin string
-	if err := b.phase("build analysis-svc", func() (err error) {
-		bin, err = buildAnalysis(ctx, filepath.Join(b.tmp, "bin"))
+	if err := b.Phase("build analysis-svc", func() (err error) {
+		bin, err = buildAnalysis(ctx, filepath.Join(b.Tmp, "bin"))
 		return err
 	}); err != nil {
 		return err
 	}
-	if err := b.phase("start", func() error {
+	if err := b.Phase("start", func() error {
 		var err error
-		if ap, err = startAnalysis(ctx, bin, filepath.Join(b.tmp, "analysis-db"), b.log); err != nil {
+		if ap, err = startAnalysis(ctx, bin, filepath.Join(b.Tmp, "analysis-db"), b.Log); err != nil {
 			return err
 		}
-		dir, logs := filepath.Join(b.tmp, "db"), &logSink{out: b.log}
+		dir, logs := filepath.Join(b.Tmp, "db"), &logSink{out: b.Log}
 		servers := []serverConfig{{Name: serverName, URL: ap.url, Key: ap.key}}
 		if cases, err = startStack(ctx, dir, logs, "cases", servers); err != nil {
 			return err
@@ -102,8 +104,8 @@ func runAll(ctx context.Context, b *bench) error {
 	}); err != nil {
 		return err
 	}
-	rssIdle, _ := vmRSS()
-	heapIdle := heapInUse()
+	rssIdle, _ := benchkit.VMRSS()
+	heapIdle := benchkit.HeapInUse()
 	rssChildIdle, _ = ap.rss()
 
 	cr, err := runCases(ctx, b, cases)
@@ -114,20 +116,20 @@ func runAll(ctx context.Context, b *bench) error {
 		return err
 	}
 
-	b.service = "case-svc"
-	rssAfter, _ := vmRSS()
-	heapAfter := heapInUse()
+	b.Service = "case-svc"
+	rssAfter, _ := benchkit.VMRSS()
+	heapAfter := benchkit.HeapInUse()
 	rssChildAfter, _ := ap.rss()
 	note := "VmRSS of the bench process: case-svc (two instances) + their embedded SQLite databases + bench clients"
-	b.add(plainKind, secMemory, "case-svc RSS idle (after start and setup)", "MiB", rssIdle, -1, "",
-		fmt.Sprintf("%s; %.0f MiB before the services started", note, b.rssAtStart))
-	b.add(plainKind, secMemory, "case-svc RSS after the runs", "MiB", rssAfter, -1, "",
+	b.Add(benchkit.PlainKind, secMemory, "case-svc RSS idle (after start and setup)", "MiB", rssIdle, -1, "",
+		fmt.Sprintf("%s; %.0f MiB before the services started", note, b.RSSAtStart))
+	b.Add(benchkit.PlainKind, secMemory, "case-svc RSS after the runs", "MiB", rssAfter, -1, "",
 		fmt.Sprintf("%s; its databases hold %s cases", note, count(len(cr.ids))))
-	b.add(plainKind, secMemory, "case-svc Go heap in use idle", "MiB", heapIdle, -1, "", "runtime.MemStats.HeapInuse")
-	b.add(plainKind, secMemory, "case-svc Go heap in use after the runs", "MiB", heapAfter, -1, "", "runtime.MemStats.HeapInuse")
-	b.add(plainKind, secMemory, "analysis-svc child RSS idle (after start and setup)", "MiB", rssChildIdle, -1, "",
+	b.Add(benchkit.PlainKind, secMemory, "case-svc Go heap in use idle", "MiB", heapIdle, -1, "", "runtime.MemStats.HeapInuse")
+	b.Add(benchkit.PlainKind, secMemory, "case-svc Go heap in use after the runs", "MiB", heapAfter, -1, "", "runtime.MemStats.HeapInuse")
+	b.Add(benchkit.PlainKind, secMemory, "analysis-svc child RSS idle (after start and setup)", "MiB", rssChildIdle, -1, "",
 		fmt.Sprintf("/proc/%d/status VmRSS: the process the connector drives, embedded database included", ap.pid))
-	b.add(plainKind, secMemory, "analysis-svc child RSS after the runs", "MiB", rssChildAfter, -1, "",
+	b.Add(benchkit.PlainKind, secMemory, "analysis-svc child RSS after the runs", "MiB", rssChildAfter, -1, "",
 		fmt.Sprintf("after %d connector and %d direct Echo jobs", b.sizes.ConnectorRuns+b.sizes.ConnectorRunsLarge+4, b.sizes.ConnectorRuns+3))
-	return nil
+	return b.MemoryRow(ctx, secMemory, "github.com/openir/platform/case-svc/internal/api")
 }

@@ -8,10 +8,11 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/openir/platform/pkg/benchkit"
 )
 
 // ownServices are the services whose rows this program writes: a merge replaces them.
@@ -25,10 +26,10 @@ const caseBenchKey = "caseBench"
 // analysis-bench rows), it keeps them and every top-level key, replaces the rows of ownServices with res's
 // (ordered by section number) and puts res's header under caseBenchKey. Otherwise it writes res as the whole
 // file. It says which it did.
-func mergeResults(path string, res Results) (string, error) {
+func mergeResults(path string, res benchkit.Results) (string, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "written to", writeJSON(path, res)
+		return "written to", benchkit.WriteJSON(path, res)
 	}
 	if err != nil {
 		return "", err
@@ -37,18 +38,18 @@ func mergeResults(path string, res Results) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s is not a JSON object (%w); remove it or use -out elsewhere", path, err)
 	}
-	var rows []Row
+	var rows []benchkit.Row
 	if i := slices.Index(keys, "rows"); i >= 0 {
 		if err := json.Unmarshal(values[i], &rows); err != nil {
 			return "", fmt.Errorf("%s: rows: %w", path, err)
 		}
 	}
-	rows = slices.DeleteFunc(rows, func(r Row) bool { return slices.Contains(ownServices, r.Service) })
+	rows = slices.DeleteFunc(rows, func(r benchkit.Row) bool { return slices.Contains(ownServices, r.Service) })
 	if len(rows) == 0 {
-		return "written to", writeJSON(path, res) // nothing of another program's to keep
+		return "written to", benchkit.WriteJSON(path, res) // nothing of another program's to keep
 	}
 	rows = append(rows, res.Rows...)
-	slices.SortStableFunc(rows, func(a, b Row) int { return sectionNumber(a.Section) - sectionNumber(b.Section) })
+	slices.SortStableFunc(rows, func(a, b benchkit.Row) int { return sectionNumber(a.Section) - sectionNumber(b.Section) })
 	header := res
 	header.Rows = nil
 	for _, kv := range []struct {
@@ -82,7 +83,7 @@ func mergeResults(path string, res Results) (string, error) {
 		return "", err
 	}
 	out.WriteByte('\n')
-	return "merged into", writeFile(path, out.Bytes())
+	return "merged into", benchkit.WriteFile(path, out.Bytes())
 }
 
 // topLevel splits a JSON object into its keys and raw values, in file order.
@@ -119,39 +120,6 @@ func sectionNumber(s string) int {
 		return 1000
 	}
 	return n
-}
-
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFile(path, append(data, '\n'))
-}
-
-// writeFile replaces the file at once (a temporary file renamed over it).
-func writeFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".results-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // --- helpers shared by the sections ---

@@ -353,6 +353,6 @@ func startAnalysis(ctx context.Context, bin, dir string, stderr io.Writer) (*ana
 
 // rss is the process's resident set, in MiB.
 func (p *analysisProc) rss() (float64, error) {
-	kb, err := procField(fmt.Sprintf("/proc/%d/status", p.pid), "VmRSS:")
+	kb, err := benchkit.ProcField(fmt.Sprintf("/proc/%d/status", p.pid), "VmRSS:")
 	return kb / 1024, err
 }

@@ -56,7 +56,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ids, svc, err := wire(ctx, db, keys, events)
+	zipLimits, err := cfg.zipLimits()
+	if err != nil {
+		return err
+	}
+	ids, svc, err := wire(ctx, db, keys, events, zipLimits)
 	if err != nil {
 		return err
 	}
@@ -80,6 +84,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("observable.max_file: %w", err)
 	}
+	// The login throttle counts in the database, so that replicas share one limit.
+	attempts, err := auth.NewStoreCounter(ctx, db, time.Now)
+	if err != nil {
+		return fmt.Errorf("login throttle: %w", err)
+	}
 	tls := cfg.HTTP.TLS.Cert != ""
 	if cfg.HTTP.AllowInsecureCredentials && !tls {
 		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
@@ -91,7 +100,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	e := api.New(api.Config{
 		Log: log,
 		Auth: web.AuthConfig{Keyring: keys, SessionTTL: cfg.Auth.SessionTTL, Basic: cfg.Auth.Method.Basic, Secure: tls,
-			Throttle: auth.NewThrottle(cfg.Auth.Throttle.User, cfg.Auth.Throttle.Address, cfg.Auth.Throttle.Window, time.Now)},
+			Throttle: auth.NewSharedThrottle(cfg.Auth.Throttle.User, cfg.Auth.Throttle.Address, cfg.Auth.Throttle.Window, attempts)},
 		Secure:           web.SecureConfig{AllowInsecure: cfg.HTTP.AllowInsecureCredentials, TrustedProxies: proxies},
 		SearchMax:        cfg.Search.Max,
 		Limits:           limits,
@@ -150,11 +159,12 @@ func eventService(ctx context.Context, cfg config, db *docstore.DB, keys *auth.K
 	}
 	return audit.New(trail, hooks, keys, audit.Config{Retention: cfg.Audit.Retention, Poll: cfg.Stream.Poll,
 		Refresh: cfg.Stream.Refresh, Log: log, Webhooks: audit.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate,
-			MaxAttempts: cfg.Webhook.MaxAttempts, Timeout: cfg.Webhook.Timeout}}, time.Now), nil
+			MaxAttempts: cfg.Webhook.MaxAttempts, Timeout: cfg.Webhook.Timeout}, RepairAllAtStart: db.Embedded()}, time.Now), nil
 }
 
-// wire builds the stores and the domain services on the database; events audits their writes.
-func wire(ctx context.Context, db *docstore.DB, keys *auth.Keyring, events *audit.Service) (*cases.Identity, *cases.Service, error) {
+// wire builds the stores and the domain services on the database; events audits their writes; zips bounds
+// uploaded archives.
+func wire(ctx context.Context, db *docstore.DB, keys *auth.Keyring, events *audit.Service, zips cases.ZipLimits) (*cases.Identity, *cases.Service, error) {
 	idStore, err := store.NewIdentityStore(ctx, db)
 	if err != nil {
 		return nil, nil, err
@@ -195,7 +205,11 @@ func wire(ctx context.Context, db *docstore.DB, keys *auth.Keyring, events *audi
 	if err != nil {
 		return nil, nil, err
 	}
+	tally, err := store.NewTally(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
 	svc := cases.NewService(events.Wrap(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs}), time.Now)
+		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs, Tally: tally, Zip: zips}), time.Now)
 	return ids, svc, nil
 }

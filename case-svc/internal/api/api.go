@@ -5,14 +5,24 @@ package api
 
 import (
 	"context"
+	_ "embed"
 	"log/slog"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/openapi"
 	"github.com/openir/platform/pkg/web"
 )
+
+// openapiYAML is the service's OpenAPI 3.1 document (docs/openapi.md: how to add a route).
+//
+//go:embed openapi.yaml
+var openapiYAML []byte
+
+// OpenAPI returns the service's OpenAPI document, checked (its tests use it).
+func OpenAPI() (*openapi.Doc, error) { return openapi.Load(openapiYAML) }
 
 // Version is the service version reported by /api/status.
 const Version = "0.1.0"
@@ -69,6 +79,7 @@ func (h *handler) routes(e *echo.Echo) {
 	authn := web.Authenticate[cases.User](h.ids, h.auth)
 	secure := web.RequireSecure(h.cfg.Secure)
 	upload := web.Upload(h.cfg.MaxFile)
+	web.ServeOpenAPI(e, func() ([]byte, error) { return openapi.JSON(openapiYAML) }) // GET /api/openapi.json, without credentials
 
 	for _, prefix := range []string{"/api", "/api/v0", "/api/v1"} {
 		// --- without credentials ---
@@ -88,6 +99,7 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/user/:userId", h.getUser)
 		a.PATCH("/user/:userId", h.updateUser)
 		a.DELETE("/user/:userId", h.lockUser)
+		a.DELETE("/user/:userId/force", h.forceDeleteUser)
 		a.POST("/user/:userId/password/set", h.setPassword, secure)
 		a.POST("/user/:userId/password/change", h.changePassword, secure)
 		a.GET("/user/:userId/key", h.getKey, secure)
@@ -105,25 +117,33 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/profile/:profileId", h.getProfile)
 
 		h.eventRoutes(a) // audit, flow, stream, webhooks (events.go)
+		h.uiRoutes(a)    // describe, config (ui.go)
 
 		if prefix == "/api/v1" {
 			continue // the case routes below are the v0 API: /api and /api/v0
 		}
 
+		// --- statistics of users, organisations, several models (stats.go) ---
+		a.POST("/user/_stats", h.stats("user"))
+		a.POST("/organisation/_stats", h.stats("organisation"))
+		a.POST("/_stats", h.allStats)
+
 		// --- cases ---
 		a.POST("/case", h.createCase)
 		a.GET("/case", h.listCases)
 		a.POST("/case/_search", h.listCases)
-		a.POST("/case/_stats", h.caseStats)
+		a.POST("/case/_stats", h.stats("case"))   // statistics: stats.go
 		a.PATCH("/case/_bulk", h.bulkUpdateCases) // static segments win over /case/:caseId (bulk.go)
 		a.GET("/case/:caseId", h.getCase)
 		a.PATCH("/case/:caseId", h.updateCase)
 		a.DELETE("/case/:caseId", h.deleteCase)
 		a.DELETE("/case/:caseId/force", h.deleteCase)
+		a.GET("/case/:caseId/links", h.caseLinks)
 
 		// --- case templates ---
 		a.GET("/case/template", h.listTemplates)
 		a.POST("/case/template/_search", h.listTemplates)
+		a.POST("/case/template/_stats", h.stats("caseTemplate"))
 		a.POST("/case/template", h.createTemplate)
 		a.GET("/case/template/:templateId", h.getTemplate)
 		a.PATCH("/case/template/:templateId", h.updateTemplate)
@@ -137,6 +157,7 @@ func (h *handler) routes(e *echo.Echo) {
 		a.POST("/case/:caseId/task/_search", h.listCaseTasks)
 		a.GET("/case/task", h.listTasks)
 		a.POST("/case/task/_search", h.listTasks)
+		a.POST("/case/task/_stats", h.stats("case_task"))
 		a.GET("/case/task/:taskId", h.getTask)
 		a.PATCH("/case/task/:taskId", h.updateTask)
 
@@ -145,13 +166,18 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/case/task/:taskId/log", h.listTaskLogs)
 		a.POST("/case/task/:taskId/log/_search", h.listTaskLogs)
 		a.POST("/case/task/log/_search", h.listLogs)
+		a.POST("/case/task/log/_stats", h.stats("case_task_log"))
 		a.GET("/case/task/log/:logId", h.getLog)
+		a.PATCH("/case/task/log/:logId", h.updateLog)
+		a.DELETE("/case/task/log/:logId", h.deleteLog)
 		a.GET("/datastore/:fileId", h.download)
+		a.GET("/datastorezip/:fileId", h.downloadZip)
 
 		// --- custom fields ---
 		a.GET("/customField", h.listCustomFields)
 		a.POST("/customField/_search", h.listCustomFields)
 		a.POST("/customFields/_search", h.listCustomFields)
+		a.POST("/customField/_stats", h.stats("customField"))
 		a.POST("/customField", h.createCustomField)
 		a.GET("/customField/:fieldId", h.getCustomField)
 		a.PATCH("/customField/:fieldId", h.updateCustomField)
@@ -162,8 +188,10 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/case/:caseId/artifact", h.listCaseObservables)
 		a.POST("/case/:caseId/artifact/_search", h.listCaseObservables)
 		a.POST("/case/artifact/_search", h.searchObservables)
+		a.POST("/case/artifact/_stats", h.stats("case_artifact"))
 		a.PATCH("/case/artifact/_bulk", h.bulkUpdateObservables)
 		a.GET("/case/artifact/:observableId", h.getObservable)
+		a.GET("/case/artifact/:observableId/similar", h.observableSimilar)
 		a.PATCH("/case/artifact/:observableId", h.updateObservable)
 		a.DELETE("/case/artifact/:observableId", h.deleteObservable)
 		a.POST("/alert/:alertId/artifact", h.createAlertObservables, upload)
@@ -178,6 +206,7 @@ func (h *handler) routes(e *echo.Echo) {
 		a.POST("/alert", h.createAlert)
 		a.GET("/alert", h.listAlerts)
 		a.POST("/alert/_search", h.listAlerts)
+		a.POST("/alert/_stats", h.stats("alert"))
 		a.POST("/alert/merge/_bulk", h.mergeAlerts)
 		a.POST("/alert/delete/_bulk", h.bulkDeleteAlerts)
 		a.GET("/alert/:alertId", h.getAlert)

@@ -34,7 +34,7 @@ func TestStatusAndProbes(t *testing.T) {
 // Every API route but the public ones refuses a request without credentials with 401.
 func TestEveryRouteNeedsCredentials(t *testing.T) {
 	e := newEnv(t)
-	public := regexp.MustCompile(`^/(healthz|readyz|metrics|api(/v[01])?/(status|health|login|logout))$`)
+	public := regexp.MustCompile(`^/(healthz|readyz|metrics|api/openapi\.json|api(/v[01])?/(status|health|login|logout))$`)
 	param := regexp.MustCompile(`:[A-Za-z]+`)
 	n := 0
 	for _, r := range e.echo.Routes() {

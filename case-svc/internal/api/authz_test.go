@@ -199,6 +199,9 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 	case "{newTask}":
 		return oa.call(t, http.MethodPost, "/api/case/"+f.objects["{case}"]+"/task", map[string]any{"title": fmt.Sprint("fresh ", n)}).
 			want(t, 201).object(t).str(t, "id")
+	case "{newLog}":
+		return oa.call(t, http.MethodPost, "/api/case/task/"+f.objects["{task}"]+"/log", map[string]any{"message": fmt.Sprint("fresh ", n)}).
+			want(t, 201).object(t).str(t, "id")
 	case "{newTemplate}":
 		return oa.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": fmt.Sprint("fresh-", n)}).
 			want(t, 201).object(t).str(t, "id")
@@ -228,7 +231,7 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 
 // shared are the records a {new…} placeholder stands for when the call is refused: nothing changes then, so the
 // fixture's own record shows that a refusal does not depend on the record.
-var azShared = map[string]string{"{newCase}": "{case}", "{newTask}": "{task}", "{newTemplate}": "{template}",
+var azShared = map[string]string{"{newCase}": "{case}", "{newTask}": "{task}", "{newLog}": "{log}", "{newTemplate}": "{template}",
 	"{newField}": "{field}", "{newObservable}": "{observable}", "{newAlert}": "{alert}",
 	"{newAlertObservable}": "{alertObservable}", "{newUser}": azTarget, "{newWebhook}": "{webhook}"}
 
@@ -351,9 +354,9 @@ var (
 )
 
 // azDownStatus is what a permitted connector call that reaches the analysis server gets when the server
-// cannot be reached: 503 ServiceUnavailable, nothing written (internal/cases/analysis.go RunAnalyzer, action.go
-// RunResponder).
-const azDownStatus = http.StatusServiceUnavailable
+// cannot be reached: 201, the record accepted Waiting for the tracker to submit (internal/cases/analysis.go
+// RunAnalyzer, action.go RunResponder).
+const azDownStatus = http.StatusCreated
 
 func azRows() []azRow {
 	rows := []azRow{
@@ -367,6 +370,7 @@ func azRows() []azRow {
 		{name: "liveness", method: "GET", path: "/healthz", abs: true, public: true, want: azEveryone(200)},
 		{name: "readiness", method: "GET", path: "/readyz", abs: true, public: true, want: azEveryone(200)},
 		{name: "metrics", method: "GET", path: "/metrics", abs: true, public: true, want: azEveryone(200), raw: true},
+		{name: "OpenAPI document", method: "GET", path: "/api/openapi.json", abs: true, public: true, want: azEveryone(200)},
 
 		// --- users: see README "Identity" (who manages whom) ---
 		{name: "current user", method: "GET", path: "/user/current", want: azAll(200)},
@@ -384,6 +388,7 @@ func azRows() []azRow {
 			want: azNeed(200, 404, azManagers...)},
 		{name: "rename self", method: "PATCH", path: "/user/{self}", body: `{"name": "renamed self"}`, want: azAll(200)},
 		{name: "lock user of soc", method: "DELETE", path: "/user/{newUser}", want: azNeed(204, 404, azManagers...)},
+		{name: "force delete user of soc", method: "DELETE", path: "/user/{newUser}/force?organisation=soc", want: azNeed(204, 404, azManagers...)},
 		{name: "set password of user of soc", method: "POST", path: "/user/{newUser}/password/set",
 			body: `{"password": "new-password-1"}`, want: azNeed(204, 404, azManagers...)},
 		// only the user itself, whatever the caller's permissions
@@ -417,6 +422,42 @@ func azRows() []azRow {
 		{name: "search profiles", method: "POST", path: "/profile/_search", body: `{"query": {}}`, want: azAll(200)},
 		{name: "get profile", method: "GET", path: "/profile/analyst", want: azAll(200)},
 
+		// --- statistics (stats.go) and what a UI reads first (ui.go) ---
+		{name: "alert stats", method: "POST", path: "/alert/_stats", body: `{"query": {}, "stats": [{"_agg": "count"}]}`, want: azAll(200)},
+		{name: "task stats", method: "POST", path: "/case/task/_stats", body: `{"stats": [{"_agg": "field", "_field": "status"}]}`, want: azAll(200)},
+		{name: "log stats", method: "POST", path: "/case/task/log/_stats", body: `{"stats": [{"_agg": "count"}]}`, want: azAll(200)},
+		{name: "observable stats", method: "POST", path: "/case/artifact/_stats", body: `{"stats": [{"_agg": "field", "_field": "dataType"}]}`, want: azAll(200)},
+		{name: "template stats", method: "POST", path: "/case/template/_stats", body: `{"stats": [{"_agg": "count"}]}`, want: azAll(200)},
+		{name: "custom field stats", method: "POST", path: "/customField/_stats", body: `{"stats": [{"_agg": "count"}]}`, want: azAll(200)},
+		{name: "user stats", method: "POST", path: "/user/_stats", body: `{"stats": [{"_agg": "count"}]}`, want: azAll(200)},
+		{name: "organisation stats", method: "POST", path: "/organisation/_stats", body: `{"stats": [{"_agg": "count"}]}`, want: azAll(200)},
+		{name: "stats of several models", method: "POST", path: "/_stats",
+			body: `{"stats": [{"model": "case", "stats": [{"_agg": "count"}]}, {"model": "alert", "stats": [{"_agg": "count"}]}]}`, want: azAll(200)},
+		{name: "describe all", method: "GET", path: "/describe/_all", want: azAll(200)},
+		{name: "describe a model", method: "GET", path: "/describe/case", want: azAll(200)},
+		{name: "list config", method: "GET", path: "/config", want: azNeed(200, 200, azAdmin, azOrgAdmin)},
+		{name: "user config item", method: "GET", path: "/config/user/ui.theme", want: azAll(200)},
+		{name: "organisation config item", method: "GET", path: "/config/organisation/ui.hideEmptyCaseButton", want: azAll(200)},
+		{name: "query count step", method: "POST", path: "/query", body: `{"query": [{"_name": "countCase"}]}`, want: azAll(200)},
+		{name: "query limited count", method: "POST", path: "/query",
+			body: `{"query": [{"_name": "listAlert"}, {"_name": "limitedCount", "threshold": 10}]}`, want: azAll(200)},
+		{name: "query aggregation", method: "POST", path: "/query",
+			body: `{"query": [{"_name": "listCase"}, {"_name": "aggregation", "_agg": "field", "_field": "status"}]}`, want: azAll(200)},
+		{name: "query my tasks", method: "POST", path: "/query", body: `{"query": [{"_name": "myTasks"}, {"_name": "count"}]}`, want: azAll(200)},
+		{name: "query current user", method: "POST", path: "/query", body: `{"query": [{"_name": "currentUser"}]}`, want: azAll(200)},
+		{name: "query users", method: "POST", path: "/query", body: `{"query": [{"_name": "listUser"}, {"_name": "page", "from": 0, "to": 5}]}`,
+			want: azAll(200)},
+		{name: "query organisations", method: "POST", path: "/query", body: `{"query": [{"_name": "listOrganisation"}]}`, want: azAll(200)},
+		{name: "query users of an organisation", method: "POST", path: "/query",
+			body: `{"query": [{"_name": "getOrganisation", "idOrName": "soc"}, {"_name": "users"}]}`,
+			want: map[string]int{azAdmin: 200, azOrgAdmin: 200, azAnalyst: 200, azReadOnly: 200, azOther: 404}},
+		{name: "query assignable users", method: "POST", path: "/query",
+			body: `{"query": [{"_name": "getCase", "idOrName": "{case}"}, {"_name": "assignableUsers"}]}`, want: azMembers(200)},
+		{name: "query custom fields", method: "POST", path: "/query", body: `{"query": [{"_name": "listCustomField"}]}`, want: azAll(200)},
+		{name: "query case templates", method: "POST", path: "/query", body: `{"query": [{"_name": "listCaseTemplate"}]}`, want: azAll(200)},
+		{name: "query profiles", method: "POST", path: "/query", body: `{"query": [{"_name": "listProfile"}]}`, want: azAll(200)},
+		{name: "query observable types", method: "POST", path: "/query", body: `{"query": [{"_name": "listObservableType"}]}`, want: azAll(200)},
+
 		// --- cases ---
 		{name: "create case", method: "POST", path: "/case", body: `{"title": "t", "description": "d"}`,
 			want: azNeed(201, 201, azWorkers...)},
@@ -427,6 +468,7 @@ func azRows() []azRow {
 		{name: "update case", method: "PATCH", path: "/case/{newCase}", body: `{"title": "changed"}`, want: azNeed(200, 404, azWorkers...)},
 		{name: "delete case", method: "DELETE", path: "/case/{newCase}", want: azNeed(204, 404, azWorkers...)},
 		{name: "force delete case", method: "DELETE", path: "/case/{newCase}/force", want: azNeed(204, 404, azWorkers...)},
+		{name: "case links", method: "GET", path: "/case/{case}/links", want: azMembers(200)},
 		{name: "bulk update cases", method: "PATCH", path: "/case/_bulk", body: `{"ids": ["{newCase}"], "title": "changed"}`,
 			want: azNeed(200, 404, azWorkers...)},
 		{name: "case stats", method: "POST", path: "/case/_stats", body: `{"query": {}, "stats": [{"_agg": "count"}]}`, want: azAll(200)},
@@ -461,7 +503,10 @@ func azRows() []azRow {
 		{name: "search logs", method: "POST", path: "/case/task/log/_search?range=all", body: `{"query": {}}`, want: azAll(200),
 			shows: []string{"{log}"}, hiddenFromAdmin: true},
 		{name: "get log", method: "GET", path: "/case/task/log/{log}", want: azMembers(200)},
+		{name: "update log", method: "PATCH", path: "/case/task/log/{log}", body: `{"message": "fixture log"}`, want: azNeed(200, 404, azWorkers...)},
+		{name: "delete log", method: "DELETE", path: "/case/task/log/{newLog}", want: azNeed(204, 404, azWorkers...)},
 		{name: "download a file", method: "GET", path: "/datastore/{hash}?name=x.txt", want: azMembers(200), raw: true},
+		{name: "download a file zipped", method: "GET", path: "/datastorezip/{hash}?name=x.txt", want: azMembers(200), raw: true},
 		{name: "download an unknown file", method: "GET", path: "/datastore/" + strings.Repeat("0", 64), want: azAll(404)},
 
 		// --- custom fields: global to every organisation, readable by everyone, changed by the platform
@@ -486,6 +531,7 @@ func azRows() []azRow {
 		{name: "search observables of cases", method: "POST", path: "/case/artifact/_search?range=all", body: `{"query": {}}`,
 			want: azAll(200), shows: []string{"{observable}"}, hiddenFromAdmin: true},
 		{name: "get case observable", method: "GET", path: "/case/artifact/{observable}", want: azMembers(200)},
+		{name: "similar observables", method: "GET", path: "/case/artifact/{observable}/similar", want: azMembers(200)},
 		{name: "update case observable", method: "PATCH", path: "/case/artifact/{newObservable}", body: `{"ioc": true}`,
 			want: azNeed(200, 404, azWorkers...)},
 		{name: "delete case observable", method: "DELETE", path: "/case/artifact/{newObservable}", want: azNeed(204, 404, azWorkers...)},
@@ -533,6 +579,8 @@ func azRows() []azRow {
 			shows: []string{"{case}"}, hiddenFromAdmin: true},
 		{name: "query get", method: "POST", path: "/query", body: `{"query": [{"_name": "getCase", "idOrName": "{case}"}]}`,
 			want: azMembers(200)},
+		{name: "query linked cases", method: "POST", path: "/query",
+			body: `{"query": [{"_name": "getCase", "idOrName": "{case}"}, {"_name": "linkedCases"}]}`, want: azMembers(200)},
 	}
 
 	// --- the connector (/api only), at both spellings ---
@@ -555,6 +603,12 @@ func azRows() []azRow {
 				body: `{"analysisId": "down", "responderId": "Tagger_1_0", "objectType": "case_task", "objectId": "{task}"}`,
 				want: azNeed(azDownStatus, 404, azWorkers...)},
 			azRow{name: n + " get action", method: "GET", path: p + "/action/{action}", want: azMembers(200)},
+			azRow{name: n + " search jobs", method: "POST", path: p + "/job/_search?range=all", body: `{"query": {}}`, want: azAll(200),
+				shows: []string{"{job}"}, hiddenFromAdmin: true},
+			// the only server is down: a permitted caller finds no analyzer
+			azRow{name: n + " one analyzer", method: "GET", path: p + "/analyzer/Echo_1_0", want: azNeed(404, 404, azWorkers...)},
+			azRow{name: n + " search responders", method: "POST", path: p + "/responder/_search", body: `{"query": {}}`, want: azAll(200)},
+			azRow{name: n + " actions of an object", method: "GET", path: p + "/action/case_task/{task}", want: azMembers(200), shows: []string{"{action}"}},
 		)
 	}
 	rows = append(rows, azEventRows()...) // events_test.go

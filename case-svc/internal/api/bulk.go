@@ -9,7 +9,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -136,79 +135,4 @@ func (h *handler) bulkDeleteAlerts(c echo.Context) error {
 		}
 	}
 	return c.NoContent(http.StatusNoContent)
-}
-
-// caseStats is POST /case/_stats {query, stats: [{_agg: "field", _field: F} | {_agg: "count"}]}, the
-// reference system's v0 shape, within the caller's organisation: {"count": n} for a count and
-// {F: {value: {"count": n}}} for a field (cases without the field under ""); the results are merged into one
-// object. Other aggregations are a 400.
-func (h *handler) caseStats(c echo.Context) error {
-	ctx, cl := c.Request().Context(), caller(c)
-	f, _, err := web.Search(c, cases.CaseFields, h.max)
-	if err != nil {
-		return err
-	}
-	fields, err := web.Fields(c)
-	if err != nil {
-		return err
-	}
-	var stats []map[string]any
-	switch s := fields["stats"].(type) {
-	case nil:
-		stats = []map[string]any{{"_agg": "count"}}
-	case map[string]any:
-		stats = []map[string]any{s}
-	case []any:
-		for _, e := range s {
-			m, ok := e.(map[string]any)
-			if !ok {
-				return apperr.Fields(apperr.FieldError{Name: "stats", Message: "must be a list of objects"})
-			}
-			stats = append(stats, m)
-		}
-	default:
-		return apperr.Fields(apperr.FieldError{Name: "stats", Message: "must be a list of objects"})
-	}
-	if len(stats) > 32 {
-		return apperr.Fields(apperr.FieldError{Name: "stats", Message: "at most 32 aggregations"})
-	}
-	out := map[string]any{}
-	for _, st := range stats {
-		switch st["_agg"] {
-		case "count":
-			n, err := h.svc.CountCases(ctx, cl, f)
-			if err != nil {
-				return err
-			}
-			out["count"] = n
-		case "field":
-			field, _ := st["_field"].(string)
-			groups, err := h.svc.CaseGroups(ctx, cl, f, field)
-			if err != nil {
-				return err
-			}
-			byValue := make(map[string]any, len(groups))
-			for _, g := range groups {
-				byValue[statKey(g.Value)] = map[string]int64{"count": g.Count}
-			}
-			out[field] = byValue
-		default:
-			return apperr.Fields(apperr.FieldError{Name: "_agg", Message: fmt.Sprintf("unsupported aggregation %v (count, field)", st["_agg"])})
-		}
-	}
-	return c.JSON(http.StatusOK, out)
-}
-
-// statKey writes a grouped value as an object key.
-func statKey(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case json.Number:
-		return x.String()
-	default:
-		return fmt.Sprint(x)
-	}
 }

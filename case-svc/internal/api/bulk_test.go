@@ -117,6 +117,6 @@ func TestStats_Cases(t *testing.T) {
 		t.Fatalf("narrowed count %v", got)
 	}
 	tm.analyst.call(t, http.MethodPost, "/api/case/_stats", map[string]any{"stats": []any{map[string]any{"_agg": "field", "_field": "nope"}}}).want(t, 400)
-	tm.analyst.call(t, http.MethodPost, "/api/case/_stats", map[string]any{"stats": []any{map[string]any{"_agg": "avg", "_field": "severity"}}}).want(t, 400)
+	tm.analyst.call(t, http.MethodPost, "/api/case/_stats", map[string]any{"stats": []any{map[string]any{"_agg": "median", "_field": "severity"}}}).want(t, 400)
 	tm.anon().call(t, http.MethodPost, "/api/case/_stats", map[string]any{}).wantError(t, 401, "AuthenticationError")
 }

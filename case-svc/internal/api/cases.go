@@ -169,6 +169,9 @@ func (h *handler) getCase(c echo.Context) error {
 
 func (h *handler) listCases(c echo.Context) error {
 	ctx := c.Request().Context()
+	if err := h.rewriteChildQuery(c); err != nil { // _child (child.go)
+		return err
+	}
 	f, p, err := web.Search(c, cases.CaseFields, h.max)
 	if err != nil {
 		return err

@@ -142,12 +142,14 @@ func TestCase_Create(t *testing.T) {
 	})
 }
 
-// Case numbers come from one atomic sequence: parallel creates never share one.
+// Case numbers come from one atomic sequence per organisation: parallel creates in two organisations never
+// share a number within one, each organisation's numbers are 1..25, and case ids are unique across both.
 func TestCase_NumbersAreUnique(t *testing.T) {
 	tm := newTeam(t)
 	const n = 50
 	var wg sync.WaitGroup
 	nums := make([]float64, n)
+	ids := make([]string, n)
 	errs := make(chan string, n)
 	for i := range n {
 		wg.Add(1)
@@ -155,14 +157,15 @@ func TestCase_NumbersAreUnique(t *testing.T) {
 			defer wg.Done()
 			c := tm.analyst
 			if i%2 == 1 {
-				c = tm.other // two organisations share the sequence
+				c = tm.other // another organisation, its own sequence
 			}
 			r := c.call(t, http.MethodPost, "/api/case", map[string]any{"title": fmt.Sprint("case ", i), "description": "d"})
 			if r.status != 201 {
 				errs <- string(r.body)
 				return
 			}
-			nums[i] = r.object(t).num(t, "caseId")
+			o := r.object(t)
+			nums[i], ids[i] = o.num(t, "caseId"), o.str(t, "id")
 		}()
 	}
 	wg.Wait()
@@ -170,12 +173,19 @@ func TestCase_NumbersAreUnique(t *testing.T) {
 	for e := range errs {
 		t.Fatalf("create failed: %s", e)
 	}
-	slices.Sort(nums)
-	if len(slices.Compact(slices.Clone(nums))) != n {
-		t.Fatalf("duplicate case numbers: %v", nums)
+	for org := range 2 {
+		var mine []float64
+		for i := org; i < n; i += 2 {
+			mine = append(mine, nums[i])
+		}
+		slices.Sort(mine)
+		if len(slices.Compact(slices.Clone(mine))) != n/2 || mine[0] != 1 || mine[n/2-1] != n/2 {
+			t.Fatalf("numbers of organisation %d: %v, want 1..%d each once", org, mine, n/2)
+		}
 	}
-	if nums[0] != 1 || nums[n-1] != n {
-		t.Fatalf("numbers %v, want 1..%d", nums, n)
+	slices.Sort(ids)
+	if len(slices.Compact(ids)) != n {
+		t.Fatalf("duplicate case ids: %v", ids)
 	}
 }
 

@@ -27,6 +27,7 @@ func (h *handler) connectorRoutes(a prefixed) {
 		a.GET(p+"/responder/:objectType/:objectId", h.respondersFor)
 		a.POST(p+"/action", h.runResponder)
 		a.GET(p+"/action/:actionId", h.getAction)
+		h.connectorSearchRoutes(a, n) // connector_search.go
 	}
 }
 
@@ -86,19 +87,24 @@ func (h *handler) listRemoteWorkers(responder bool) echo.HandlerFunc {
 }
 
 func (h *handler) remoteList(c echo.Context, ws []cases.ServerWorkers, warnings []string) error {
+	return h.remoteListTotal(c, ws, warnings, int64(len(ws)))
+}
+
+// remoteListTotal writes a page of workers with the total of the whole list.
+func (h *handler) remoteListTotal(c echo.Context, ws []cases.ServerWorkers, warnings []string, total int64) error {
 	if len(warnings) > 0 {
 		c.Response().Header().Set("X-Analysis-Warnings", strings.Join(warnings, "; "))
 	}
-	out := make([]remoteWorkerResponse, len(ws))
-	for i, w := range ws {
-		dt := w.DataTypeList
-		if dt == nil {
-			dt = []string{}
-		}
-		out[i] = remoteWorkerResponse{ID: w.ID, Name: w.Name, Version: w.Version, Description: w.Description,
-			DataTypeList: dt, AnalysisIDs: w.Servers, CortexIDs: w.Servers}
+	return web.List(c, total, mapSlice(ws, remoteWorkerJSON))
+}
+
+func remoteWorkerJSON(w cases.ServerWorkers) remoteWorkerResponse {
+	dt := w.DataTypeList
+	if dt == nil {
+		dt = []string{}
 	}
-	return web.List(c, int64(len(out)), out)
+	return remoteWorkerResponse{ID: w.ID, Name: w.Name, Version: w.Version, Description: w.Description,
+		DataTypeList: dt, AnalysisIDs: w.Servers, CortexIDs: w.Servers}
 }
 
 // respondersFor lists the responders that accept an object of the caller's organisation.
@@ -253,8 +259,9 @@ type actionResponse struct {
 	Status              string  `json:"status"`
 	StartDate           int64   `json:"startDate"`
 	EndDate             *int64  `json:"endDate"`
-	Operations          string  `json:"operations"` // the contract: a JSON-encoded string
-	Report              string  `json:"report"`     // likewise
+	Operations          string  `json:"operations"`        // the contract: a JSON-encoded string
+	Report              string  `json:"report"`            // likewise
+	Message             string  `json:"message,omitempty"` // why a Waiting action has not reached its server
 	CreatedBy           string  `json:"createdBy"`
 	CreatedAt           int64   `json:"createdAt"`
 	UpdatedBy           *string `json:"updatedBy"`
@@ -266,7 +273,7 @@ func actionJSON(a cases.Action) actionResponse {
 		ResponderDefinition: a.ResponderDefinition, AnalysisID: a.AnalysisID, CortexID: a.AnalysisID,
 		AnalysisJobID: a.AnalysisJobID, CortexJobID: a.AnalysisJobID, ObjectType: cases.ObjectTypeLabel(a.ObjectType),
 		ObjectID: a.ObjectID, Status: a.Status, StartDate: a.StartDate.UnixMilli(), Operations: a.Operations,
-		CreatedBy: a.CreatedBy, CreatedAt: a.CreatedAt.UnixMilli()}
+		CreatedBy: a.CreatedBy, CreatedAt: a.CreatedAt.UnixMilli(), Message: a.Message}
 	if !a.EndDate.IsZero() {
 		v := a.EndDate.UnixMilli()
 		r.EndDate = &v

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -340,13 +341,14 @@ func contains(list []string, s string) bool {
 // is down), refuse only reads (the server died after accepting a job), or answer 503 to the first job
 // creations after forwarding them (the reply was lost).
 type faultProxy struct {
-	target string
-	mu     sync.Mutex
-	down   bool
-	reads  bool // refuse GETs only
-	fail   int  // how many POSTs still get a 503 after being forwarded
-	posts  int
-	srv    *httptest.Server
+	target  string
+	mu      sync.Mutex
+	down    bool
+	reads   bool // refuse GETs only
+	fail    int  // how many POSTs still get a 503 after being forwarded
+	posts   int
+	refused int // calls dropped
+	srv     *httptest.Server
 }
 
 func newFaultProxy(t *testing.T, target string) *faultProxy {
@@ -362,6 +364,9 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 		}
 		if r.Method == http.MethodPost {
 			p.posts++
+		}
+		if down {
+			p.refused++
 		}
 		p.mu.Unlock()
 		if down { // drop the connection, as a dead server would
@@ -407,9 +412,10 @@ func (as *analysisServer) jobCount(t *testing.T) int {
 	return n
 }
 
-// Faults between case-svc and an analysis server: a creation whose reply is lost twice makes one job; a
-// server down at creation gives a clear error and leaves nothing; a server that dies while a job runs and
-// comes back lets the job complete; another server keeps working meanwhile.
+// Faults between case-svc and an analysis server: a creation whose reply is lost twice makes one job; a job
+// requested while its server is down is accepted Waiting with a message naming the server and submitted once
+// when the server is back; a server that dies while a job runs and comes back lets the job complete; another
+// server keeps working meanwhile.
 func TestConnector_Faults(t *testing.T) {
 	as := startAnalysis(t, "127.0.0.1:0")
 	p := newFaultProxy(t, as.URL)
@@ -421,10 +427,6 @@ func TestConnector_Faults(t *testing.T) {
 	run := func(server string) *resp {
 		return tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
 			map[string]any{"analysisId": server, "artifactId": ob.str(t, "id"), "analyzerId": as.Analyzers["Echo"]})
-	}
-	jobsOf := func() int {
-		return len(tm.analyst.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
-			map[string]any{"_name": "getObservable", "idOrName": ob.str(t, "id")}, map[string]any{"_name": "jobs"}}}).want(t, http.StatusOK).list(t))
 	}
 
 	t.Run("503 twice then 200 makes one job", func(t *testing.T) {
@@ -442,17 +444,43 @@ func TestConnector_Faults(t *testing.T) {
 		}, func(o obj) bool { return o["status"] == "Success" })
 	})
 
-	t.Run("down at creation: clear error, nothing written", func(t *testing.T) {
-		before := jobsOf()
-		p.set(func(p *faultProxy) { p.down = true })
-		msg := run("flaky").wantError(t, http.StatusServiceUnavailable, "ServiceUnavailable")
-		if !strings.Contains(msg, "flaky") {
-			t.Fatalf("message %q does not name the server", msg)
+	t.Run("down at creation: accepted Waiting, submitted once when the server is back", func(t *testing.T) {
+		// Another observable, so that the analysis server's cache cannot answer for it.
+		ob := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"down.example.org"}})[0]
+		jobsOf := func() int {
+			return len(tm.analyst.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
+				map[string]any{"_name": "getObservable", "idOrName": ob.str(t, "id")}, map[string]any{"_name": "jobs"}}}).want(t, http.StatusOK).list(t))
 		}
-		if after := jobsOf(); after != before {
-			t.Fatalf("job records %d -> %d", before, after)
+		before, remoteBefore := jobsOf(), as.jobCount(t)
+		p.set(func(p *faultProxy) { p.down, p.refused = true, 0 })
+		j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "flaky", "artifactId": ob.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).want(t, http.StatusCreated).object(t)
+		if j["status"] != "Waiting" || !strings.Contains(fmt.Sprint(j["message"]), "analysis server flaky is unreachable") {
+			t.Fatalf("job %v: want Waiting with a message naming the server", j)
 		}
+		if after := jobsOf(); after != before+1 {
+			t.Fatalf("job records %d -> %d, want one more", before, after)
+		}
+		got := tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		if got["status"] != "Waiting" || got["message"] != j["message"] {
+			t.Fatalf("stored job %v", got)
+		}
+		// The tracker keeps trying while the server is down (the proxy counts the refused calls), then submits it.
+		waitFor(t, "the tracker's retries", func() bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return p.refused >= 3
+		})
 		p.set(func(p *faultProxy) { p.down = false })
+		done := eventually(t, "the job after the server is back", func() obj {
+			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+		if _, ok := done["message"]; ok || done["analysisJobId"] == "" {
+			t.Fatalf("finished job %v: want the server's job id and no message", done)
+		}
+		if after := as.jobCount(t); after != remoteBefore+1 {
+			t.Fatalf("analysis server jobs %d -> %d, want one more", remoteBefore, after)
+		}
 	})
 
 	t.Run("dies while the job runs, comes back: the job completes", func(t *testing.T) {
@@ -470,6 +498,72 @@ func TestConnector_Faults(t *testing.T) {
 			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
 	})
+}
+
+// waitFor polls cond until it holds (deadline 30 s).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not done within 30 s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval; the deadline bounds the wait
+	}
+}
+
+// analysis.give_up counts from when the server stopped answering, not from submission: a job submitted long
+// ago whose server has just gone down keeps being retried; it fails once the outage itself lasts GiveUp,
+// with a message naming the server. A responder action requested while the server is down is accepted too.
+func TestConnector_GiveUpCountsFromUnreachability(t *testing.T) {
+	as := startAnalysis(t, "127.0.0.1:0")
+	p := newFaultProxy(t, as.URL)
+	var offset atomic.Int64 // the connector's clock runs ahead of real time by this much
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	cfg := fastTracker
+	cfg.GiveUp = time.Hour
+	flaky := connector.Adapter{Client: connector.New(connector.Server{Name: "flaky", URL: p.srv.URL, Key: as.Key, Timeout: 10 * time.Second},
+		connector.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
+	tm := newTeam(t, withoutTracker(), withConnectorClock(clock), withServers(cfg, flaky))
+	cs := tm.analyst.newCase(t, nil)
+	ob := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.net"}})[0]
+	j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
+		map[string]any{"analysisId": "flaky", "artifactId": ob.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
+		want(t, http.StatusCreated).object(t)
+	if j["analysisJobId"] == "" {
+		t.Fatalf("job %v was not submitted", j)
+	}
+	// Two hours after the submission (twice GiveUp), the server stops answering.
+	offset.Add(int64(2 * time.Hour))
+	p.set(func(p *faultProxy) { p.down, p.refused = true, 0 })
+	// A responder action asked for now is accepted and waits too.
+	act := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{"analysisId": "flaky",
+		"responderId": as.Responder["Tagger"], "objectType": "case", "objectId": cs.str(t, "id")}).want(t, http.StatusCreated).object(t)
+	if act["status"] != "Waiting" || !strings.Contains(fmt.Sprint(act["message"]), "flaky") {
+		t.Fatalf("action %v: want Waiting with a message naming the server", act)
+	}
+	tm.startTracker()
+	waitFor(t, "the tracker's retries", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.refused >= 6
+	})
+	get := func() obj {
+		return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+	}
+	if st := get()["status"]; st == "Failure" || st == "Success" {
+		t.Fatalf("the job ended (%v) though its server has been down for less than GiveUp", st)
+	}
+	// The outage itself now lasts longer than GiveUp: the job and the action fail, naming the server.
+	offset.Add(int64(time.Hour + time.Minute))
+	failed := eventually(t, "the job after GiveUp", get, func(o obj) bool { return o["status"] == "Failure" })
+	msg := fmt.Sprint(failed["report"].(map[string]any)["errorMessage"])
+	if !strings.Contains(msg, "flaky") || !strings.Contains(msg, "gave up after 1h0m0s") {
+		t.Fatalf("errorMessage %q", msg)
+	}
+	eventually(t, "the action after GiveUp", func() obj {
+		return tm.analyst.call(t, http.MethodGet, "/api/connector/analysis/action/"+act.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+	}, func(o obj) bool { return o["status"] == "Failure" })
 }
 
 // Jobs pending when case-svc stops complete after it starts again: the tracker works from the database.

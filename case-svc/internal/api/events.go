@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
 )
@@ -44,7 +44,7 @@ func (h *handler) eventRoutes(a prefixed) {
 
 	a.POST("/stream", h.createStream)
 	a.GET("/stream/status", h.streamStatus)
-	a.GET("/stream/:streamId", h.pollStream)
+	a.GET("/stream/:streamId", h.pollStream, web.LongPoll)
 
 	a.GET("/webhook", h.listWebhooks)
 	a.POST("/webhook", h.createWebhook)
@@ -98,45 +98,6 @@ func (h *handler) auditObject(v any) map[string]any {
 	return m
 }
 
-type auditResponse struct {
-	ID           string                    `json:"_id"`
-	IDv0         string                    `json:"id"`
-	Type         string                    `json:"_type"`
-	Operation    string                    `json:"operation"`
-	Details      map[string]any            `json:"details"`
-	ObjectType   string                    `json:"objectType"`
-	ObjectID     string                    `json:"objectId"`
-	RootID       string                    `json:"rootId"`
-	RequestID    string                    `json:"requestId"`
-	Object       map[string]any            `json:"object"`
-	Organisation string                    `json:"organisation"`
-	StartDate    int64                     `json:"startDate"`
-	CreatedAt    int64                     `json:"createdAt"`
-	CreatedBy    string                    `json:"createdBy"`
-	Base         *bool                     `json:"base,omitempty"`
-	Summary      map[string]map[string]int `json:"summary,omitempty"`
-}
-
-func auditJSON(e audit.Event) auditResponse {
-	if e.Details == nil {
-		e.Details = map[string]any{}
-	}
-	return auditResponse{ID: e.ID, IDv0: e.ID, Type: "audit", Operation: e.Operation, Details: e.Details,
-		ObjectType: e.ObjectType, ObjectID: e.ObjectID, RootID: e.RootID, RequestID: e.RequestID, Object: e.Object,
-		Organisation: e.Org, StartDate: e.Date.UnixMilli(), CreatedAt: e.Date.UnixMilli(), CreatedBy: e.User}
-}
-
-func groupedJSON(evs []audit.Event) []auditResponse {
-	gs := audit.Grouped(evs)
-	out := make([]auditResponse, len(gs))
-	for i, g := range gs {
-		out[i] = auditJSON(g.Event)
-		base := g.Base
-		out[i].Base, out[i].Summary = &base, g.Summary
-	}
-	return out
-}
-
 func (h *handler) listAudit(c echo.Context) error {
 	f, p, err := web.Search(c, audit.Fields, h.max)
 	if err != nil {
@@ -146,7 +107,7 @@ func (h *handler) listAudit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(list, auditJSON))
+	return web.List(c, total, mapSlice(list, events.MessageOf))
 }
 
 // flow answers the latest events of a case or alert (rootId), or of the organisation, grouped by request.
@@ -168,7 +129,7 @@ func (h *handler) flow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, groupedJSON(list))
+	return c.JSON(http.StatusOK, events.Messages(list))
 }
 
 // auditQuery runs a query whose records are audit events: listAudit, listAuditFromObject {objectId}, or any
@@ -265,7 +226,7 @@ func (h *handler) auditQuery(c echo.Context, steps []map[string]any, v1 bool) er
 	if out.page && !v1 {
 		c.Response().Header().Set("X-Total", strconv.FormatInt(total, 10))
 	}
-	return c.JSON(http.StatusOK, mapSlice(list, auditJSON))
+	return c.JSON(http.StatusOK, mapSlice(list, events.MessageOf))
 }
 
 // startSteps runs the steps of a query of records (before audits).
@@ -315,7 +276,7 @@ func (h *handler) pollStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, groupedJSON(evs))
+	return c.JSON(http.StatusOK, events.Messages(evs))
 }
 
 func (h *handler) streamStatus(c echo.Context) error {
@@ -324,73 +285,25 @@ func (h *handler) streamStatus(c echo.Context) error {
 
 // --- webhooks ---
 
-type webhookRequest struct {
-	Name     *string         `json:"name"`
-	URL      *string         `json:"url"`
-	Auth     *string         `json:"auth"`
-	Username *string         `json:"username"`
-	Password *string         `json:"password"`
-	Token    *string         `json:"token"`
-	Secret   *string         `json:"secret"`
-	Filter   json.RawMessage `json:"filter"`
-	Enabled  *bool           `json:"enabled"`
-}
-
-func (r webhookRequest) input() audit.EndpointInput {
-	return audit.EndpointInput{Name: r.Name, URL: r.URL, Auth: r.Auth, Username: r.Username, Password: r.Password,
-		Token: r.Token, Secret: r.Secret, Filter: r.Filter, Enabled: r.Enabled}
-}
-
-// webhookResponse never holds the password, token or secret: only whether they are set.
+// webhookResponse is events.EndpointView with case-svc's identity fields.
 type webhookResponse struct {
-	ID          string          `json:"_id"`
-	IDv0        string          `json:"id"`
-	Type        string          `json:"_type"`
-	Name        string          `json:"name"`
-	URL         string          `json:"url"`
-	Auth        string          `json:"auth"`
-	Username    string          `json:"username,omitempty"`
-	HasPassword bool            `json:"hasPassword"`
-	HasToken    bool            `json:"hasToken"`
-	HasSecret   bool            `json:"hasSecret"`
-	Filter      json.RawMessage `json:"filter"`
-	Enabled     bool            `json:"enabled"`
-	CreatedBy   string          `json:"createdBy"`
-	CreatedAt   int64           `json:"createdAt"`
-	UpdatedAt   *int64          `json:"updatedAt"`
+	ID   string `json:"_id"`
+	Type string `json:"_type"`
+	events.EndpointView
 }
 
 func webhookJSON(e audit.Endpoint) webhookResponse {
-	f := json.RawMessage("null")
-	if e.Filter != "" {
-		f = json.RawMessage(e.Filter)
-	}
-	return webhookResponse{ID: e.ID, IDv0: e.ID, Type: "webhook", Name: e.Name, URL: e.URL, Auth: e.Auth,
-		Username: e.Username, HasPassword: e.Password != "", HasToken: e.Token != "", HasSecret: e.Secret != "",
-		Filter: f, Enabled: e.Enabled, CreatedBy: e.CreatedBy, CreatedAt: millis(e.CreatedAt), UpdatedAt: nullMillis(e.UpdatedAt)}
+	return webhookResponse{ID: e.ID, Type: "webhook", EndpointView: events.ViewEndpoint(e)}
 }
 
+// deliveryResponse is events.DeliveryView with case-svc's _id.
 type deliveryResponse struct {
-	ID          string `json:"_id"`
-	IDv0        string `json:"id"`
-	EventID     string `json:"eventId"`
-	Webhook     string `json:"webhook"`
-	Status      string `json:"status"`
-	Attempts    int    `json:"attempts"`
-	NextAttempt *int64 `json:"nextAttempt"`
-	LastStatus  int    `json:"lastStatus,omitempty"`
-	LastError   string `json:"lastError,omitempty"`
-	CreatedAt   int64  `json:"createdAt"`
-	DeliveredAt *int64 `json:"deliveredAt"`
+	ID string `json:"_id"`
+	events.DeliveryView
 }
 
 func deliveryJSON(d audit.Delivery) deliveryResponse {
-	r := deliveryResponse{ID: d.ID, IDv0: d.ID, EventID: d.EventID, Webhook: d.Endpoint, Status: d.Status, Attempts: d.Attempts,
-		LastStatus: d.LastStatus, LastError: d.LastError, CreatedAt: millis(d.CreatedAt), DeliveredAt: nullMillis(d.DeliveredAt)}
-	if d.Status == audit.Pending {
-		r.NextAttempt = nullMillis(d.NextAttempt)
-	}
-	return r
+	return deliveryResponse{ID: d.ID, DeliveryView: events.ViewDelivery(d)}
 }
 
 func (h *handler) listWebhooks(c echo.Context) error {
@@ -402,11 +315,11 @@ func (h *handler) listWebhooks(c echo.Context) error {
 }
 
 func (h *handler) createWebhook(c echo.Context) error {
-	var req webhookRequest
+	var req audit.EndpointInput
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	e, err := h.events.CreateEndpoint(c.Request().Context(), caller(c), req.input())
+	e, err := h.events.CreateEndpoint(c.Request().Context(), caller(c), req)
 	if err != nil {
 		return err
 	}
@@ -422,11 +335,11 @@ func (h *handler) getWebhook(c echo.Context) error {
 }
 
 func (h *handler) updateWebhook(c echo.Context) error {
-	var req webhookRequest
+	var req audit.EndpointInput
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	e, err := h.events.UpdateEndpoint(c.Request().Context(), caller(c), c.Param("webhookId"), req.input())
+	e, err := h.events.UpdateEndpoint(c.Request().Context(), caller(c), c.Param("webhookId"), req)
 	if err != nil {
 		return err
 	}

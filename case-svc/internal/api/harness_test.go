@@ -56,22 +56,33 @@ type envOptions struct {
 	analysis      cases.AnalysisConfig
 	noTracker     bool                // configure the servers but do not run the tracker until env.startTracker
 	now           func() time.Time    // the sessions' clock; nil = time.Now
+	connectorNow  func() time.Time    // the connector's clock; nil = time.Now
 	logs          *syncBuffer         // where the service logs; nil = a new buffer
 	limits        web.Limits          // zero: the tests' defaults (2M bodies, 64K before authentication)
 	maxFile       int64               // the upload limit; 0 = 2M
 	throttle      *auth.Throttle      // nil = none
 	events        func(*audit.Config) // adjusts the events' settings (events_test.go)
 	db            *docstore.DB        // nil = a fresh database
+	zipPassword   string              // datastore.password; "" = the default
 }
 
 type envOption func(*envOptions)
 
 func withBasic() envOption                    { return func(o *envOptions) { o.basic = true } }
+func withZipPassword(p string) envOption      { return func(o *envOptions) { o.zipPassword = p } }
 func withSecure(s web.SecureConfig) envOption { return func(o *envOptions) { o.secure = s } }
 func withAdminPassword() envOption            { return func(o *envOptions) { o.adminPassword = true } }
 
+// withZipLimits sets observable.zip's limits on uploaded archives.
+func withZipLimits(l cases.ZipLimits) envOption { return func(o *envOptions) { o.zip = l } }
+
 // withClock makes sessions use now as their clock (an expired session without waiting an hour).
 func withClock(now func() time.Time) envOption { return func(o *envOptions) { o.now = now } }
+
+// withConnectorClock makes the connector use now as its clock (analysis.give_up without waiting a day).
+func withConnectorClock(now func() time.Time) envOption {
+	return func(o *envOptions) { o.connectorNow = now }
+}
 
 // withLogs makes the service (and the connector's tracker) log into buf, which the test may also hand to
 // the connector clients it builds.
@@ -109,6 +120,8 @@ type env struct {
 	startTracker func()
 	events       *audit.Service // the audit trail, streams and webhooks, running (events_test.go)
 	stopEvents   func()         // stops their background work (a restart)
+	// check sends the clients' requests and validates each response against the OpenAPI document.
+	check http.RoundTripper
 }
 
 // syncBuffer collects the service's logs; handlers write from several goroutines.
@@ -187,8 +200,12 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("file store: %v", err)
 	}
+	tally, err := store.NewTally(ctx, db)
+	if err != nil {
+		t.Fatalf("tally: %v", err)
+	}
 	svc := cases.NewService(events.svc.Wrap(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs,
+		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs, Tally: tally,
 		Zip: o.zip}), time.Now)
 	pw := ""
 	if o.adminPassword {
@@ -210,7 +227,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if o.analysis.Log == nil {
 		o.analysis.Log = log
 	}
-	analyses := cases.NewAnalyses(svc, o.servers, astore, events.svc.WrapActions(astore), o.analysis, time.Now)
+	analyses := cases.NewAnalyses(svc, o.servers, astore, events.svc.WrapActions(astore), o.analysis, o.connectorNow)
 	// The tracker is the same service's, as in run.go (requests hold the records they submit); started late,
 	// it finds the pending records in the database as a restarted service would.
 	startTracker := func() {
@@ -234,11 +251,14 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		MaxFile:   o.maxFile,
 		Ready:     db.Ping,
 		Events:    events.svc,
+		// datastore.password
+		DownloadPassword: o.zipPassword,
 	}, ids, svc, analyses)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	e := &env{echo: h, db: db, jobs: jobs, analyses: astore, userReads: idStore.userReads, srv: srv, logs: logs,
 		startTracker: startTracker, events: events.svc, stopEvents: events.stop}
+	e.check = openapiTransport(t)
 	e.admin = e.keyClient(adminLogin, adminKey)
 	return e
 }
@@ -267,7 +287,7 @@ type client struct {
 }
 
 func (e *env) newClient(login string) *client {
-	return &client{e: e, login: login, hc: &http.Client{Timeout: 30 * time.Second}, header: http.Header{}}
+	return &client{e: e, login: login, hc: &http.Client{Timeout: 30 * time.Second, Transport: e.check}, header: http.Header{}}
 }
 
 // anon returns a client without credentials.

@@ -757,3 +757,71 @@ func TestHostile_Archives(t *testing.T) {
 	})
 	failedRequests(t, tm.env)
 }
+
+// The statistics (_stats, /api/_stats, the query API's count… steps and aggregations) and what a UI reads
+// first (describe, config, the identity steps): hostile aggregations are refused or bounded, never a 5xx.
+func TestHostile_StatsAndUISteps(t *testing.T) {
+	t.Parallel()
+	tm := newTeam(t)
+	tm.analyst.newCase(t, map[string]any{"title": "c", "tags": []string{"a.b", "$x", "(.*)+"}})
+	var twelve []string
+	for i := range 12 {
+		twelve = append(twelve, fmt.Sprint("tag", i))
+	}
+	tm.analyst.newCase(t, map[string]any{"title": "c", "tags": twelve})
+	// nested groupings multiply queries (1 + 15 + 15² + 15³ here): past the request's budget, a 400
+	nested := `{"_agg": "count"}`
+	for range 4 {
+		nested = `{"_agg": "field", "_field": "tags", "_select": [` + nested + `]}`
+	}
+	deep := `{"_agg": "count"}`
+	for range 40 {
+		deep = `{"_agg": "field", "_field": "status", "_select": [` + deep + `]}`
+	}
+	many := strings.Repeat(`{"_agg": "count"},`, 1000) + `{"_agg": "count"}`
+	manyModels := strings.Repeat(`{"model": "case", "stats": [{"_agg": "count"}]},`, 1000) + `{"model": "case"}`
+	for _, tc := range []struct {
+		path, body string
+		allowed    []int
+	}{
+		{"/api/case/_stats", `{"stats": [` + deep + `]}`, []int{400}},
+		{"/api/case/_stats", `{"stats": [` + many + `]}`, []int{400}},
+		{"/api/_stats", `{"stats": [` + manyModels + `]}`, []int{400}},
+		{"/api/_stats", `{"stats": [{"model": "case", "stats": [` + deep + `]}]}`, []int{400}},
+		{"/api/case/_stats", `{"stats": [{"_agg": "field", "_field": "$where"}]}`, []int{400}},
+		{"/api/case/_stats", `{"stats": [` + nested + `]}`, []int{400}},
+		{"/api/v1/query", `{"query": [{"_name": "listCase"}, {"_name": "aggregation", "_agg": "field", "_field": "tags", "_select": [` + nested + `]}]}`, []int{400}},
+		{"/api/case/_stats", `{"stats": [{"_agg": "field", "_field": "tags"}]}`, []int{200}},
+		{"/api/case/_stats", `{"stats": [{"_agg": "field", "_field": "status", "_size": 1e300}]}`, []int{400}},
+		{"/api/case/_stats", `{"stats": [{"_agg": "field", "_field": "status", "_order": [{"$gt": 1}]}]}`, []int{400}},
+		{"/api/case/_stats", `{"stats": [{"_agg": "time", "_fields": ["createdAt"], "_interval": "999999y"}]}`, []int{200}},
+		{"/api/case/_stats", `{"stats": [{"_agg": "time", "_fields": ["createdAt"], "_interval": "1s", "_select": [{"_agg": "field", "_field": "tags"}]}]}`, []int{200}},
+		{"/api/case/_stats", `{"stats": [{"_agg": "time", "_fields": ["createdAt"], "_interval": 1e30, "_unit": "DAYS"}]}`, []int{400}},
+		{"/api/case/_stats", `{"stats": [{"_agg": "time", "_fields": [], "_interval": "1d"}]}`, []int{400}},
+		{"/api/case/_stats", `{"stats": [{"_agg": ["field"]}]}`, []int{400}},
+		{"/api/case/_stats", `{"query": {"title": {"$ne": 1}}, "stats": [{"_agg": "count"}]}`, []int{400}},
+		{"/api/case/_stats", `{"query": "not json", "stats": [{"_agg": "count"}]}`, []int{400}},
+		{"/api/case/_stats", `{"query": {"_like": {"_field": "title", "_value": "(.*)+\u0000"}}, "stats": [{"_agg": "count"}]}`, []int{200, 400}},
+		{"/api/v1/query", `{"query": [{"_name": "listCase"}, {"_name": "aggregation", "_agg": "field", "_field": "status", "_select": [` + deep + `]}]}`, []int{400}},
+		{"/api/v1/query", `{"query": [{"_name": "listCase"}, {"_name": "limitedCount", "threshold": 1e30}]}`, []int{400}},
+		{"/api/v1/query", `{"query": [{"_name": "countCase", "\u0000": 1}]}`, []int{400}},
+		{"/api/v1/query", `{"query": [{"_name": "getOrganisation", "idOrName": "` + strings.Repeat("x", 100000) + `"}, {"_name": "users"}]}`, []int{404}},
+		{"/api/v1/query", `{"query": [{"_name": "getOrganisation", "idOrName": {"$ne": ""}}]}`, []int{400}},
+		{"/api/v1/query", `{"query": [{"_name": "listUser"}, {"_name": "filter", "_like": {"_field": "login", "_value": ".*"}}, {"_name": "page", "from": 0, "to": 1e30}]}`, []int{400}},
+		{"/api/v1/query", `{"query": [{"_name": "listProfile"}, {"_name": "filter", "_or": [{"name": "a"}, {"name": "b"}]}]}`, []int{400}},
+		{"/api/v1/query", `{"query": [{"_name": "currentUser"}, {"_name": "sort", "_fields": [{"$where": "asc"}]}]}`, []int{400}},
+	} {
+		hostileJSON(t, tm.analyst, http.MethodPost, tc.path, tc.body, tc.allowed...)
+	}
+	if r := hostileJSON(t, tm.analyst, http.MethodPost, "/api/case/_stats", `{"stats": [`+nested+`]}`, 400); !strings.Contains(string(r.body), "database queries") {
+		t.Errorf("nested groupings: %s", r.body)
+	}
+	for _, p := range []string{"/api/describe/%00", "/api/describe/..%2F..%2Fetc", "/api/v1/describe/" + strings.Repeat("m", 5000)} {
+		hostile(t, tm.analyst, http.MethodGet, p, "", nil, 404)
+	}
+	for _, p := range []string{"/api/config/user/a%00b", "/api/config/organisation/" + strings.Repeat("a", 200), "/api/config/user/%24where",
+		"/api/config/user/..%2F.."} {
+		hostile(t, tm.analyst, http.MethodGet, p, "", nil, 400)
+	}
+	failedRequests(t, tm.env)
+}

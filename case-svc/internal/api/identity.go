@@ -1,7 +1,6 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -266,6 +265,15 @@ func (h *handler) lockUser(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
+// forceDeleteUser removes a user from the organisation of the request (or ?organisation=), deleting the account
+// with its last organisation (the reference system's DELETE /api/v1/user/{id}/force).
+func (h *handler) forceDeleteUser(c echo.Context) error {
+	if err := h.ids.DeleteUser(c.Request().Context(), caller(c), c.Param("userId"), c.QueryParam("organisation")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
 type setPasswordRequest struct {
 	Password string `json:"password"`
 }
@@ -390,19 +398,9 @@ func (h *handler) listProfiles(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var want []string // names to keep, when filtered
-	filtered := true
-	switch {
-	case f.Op == search.OpAll || (f.Op == search.OpAnd && len(f.Children) == 0):
-		filtered = false
-	case f.Op == search.OpEq:
-		want = []string{fmt.Sprint(f.Value)}
-	case f.Op == search.OpIn:
-		for _, v := range f.Values {
-			want = append(want, fmt.Sprint(v))
-		}
-	default:
-		return apperr.New(apperr.BadRequest, "profiles can only be filtered by name equality")
+	want, filtered, err := namesIn(f) // names to keep, when filtered (ui.go)
+	if err != nil {
+		return err
 	}
 	var all []cases.Profile
 	for _, pr := range cases.Profiles() {

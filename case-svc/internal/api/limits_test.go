@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -440,6 +441,7 @@ func TestLimits_MemoryUnderConcurrency(t *testing.T) {
 		{"observable file over observable.max_file", "/api/case/" + caseID + "/artifact", overType, analyst, over, []int{413}, true},
 	}
 
+	each := benchkit.MemoryEach() // 64; fewer when make bench runs it for a quick check
 	resetPeak(t, pid)
 	before := peakRSS(t, pid)
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -448,7 +450,7 @@ func TestLimits_MemoryUnderConcurrency(t *testing.T) {
 	got := map[string]map[string]int{}
 	for _, k := range kinds {
 		got[k.name] = map[string]int{}
-		for range 64 {
+		for range each {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -466,6 +468,7 @@ func TestLimits_MemoryUnderConcurrency(t *testing.T) {
 	}
 	wg.Wait()
 	p := peakRSS(t, pid)
+	unexpected := 0
 	for _, k := range kinds {
 		for key, n := range got[k.name] {
 			ok := key == "transport error" && k.refuse
@@ -473,16 +476,18 @@ func TestLimits_MemoryUnderConcurrency(t *testing.T) {
 				ok = ok || key == strconv.Itoa(w)
 			}
 			if !ok {
+				unexpected += n
 				t.Errorf("%s: %d answered %s, want %v", k.name, n, key, k.want)
 			}
 		}
 	}
-	t.Logf("64 concurrent requests of each of %d kinds: the service's peak RSS %d MiB (%d MiB before); answers %v",
-		len(kinds), p>>20, before>>20, got)
+	t.Logf("%d concurrent requests of each of %d kinds: the service's peak RSS %d MiB (%d MiB before); answers %v",
+		each, len(kinds), p>>20, before>>20, got)
 	if p > 300<<20 {
 		t.Errorf("peak RSS %d MiB, want under 300 MiB", p>>20)
 	}
 	// The service still answers.
+	answered := true
 	for _, path := range []string{"/api/case?range=0-1", "/api/status"} {
 		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
 		req.Header.Set("Authorization", "Bearer "+info["reader"])
@@ -492,8 +497,14 @@ func TestLimits_MemoryUnderConcurrency(t *testing.T) {
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
+			answered = false
 			t.Errorf("GET %s after the load: %d", path, resp.StatusCode)
 		}
+	}
+	// make bench's memory row (pkg/benchkit.RunMemoryLoad) reads these figures.
+	if err := benchkit.WriteMemoryResult(benchkit.MemoryLoad{Kinds: len(kinds), Each: each, PeakMiB: float64(p) / (1 << 20),
+		BeforeMiB: float64(before) / (1 << 20), Answered: answered, Unexpected: unexpected}); err != nil {
+		t.Fatal(err)
 	}
 }
 

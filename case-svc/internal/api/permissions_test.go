@@ -34,6 +34,10 @@ func TestPermissions(t *testing.T) {
 		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/"+newCase(t)+"/task", map[string]any{"title": "t"}).
 			want(t, 201).object(t).str(t, "id")
 	}
+	newLog := func(t *testing.T) string {
+		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/task/"+newTask(t)+"/log", map[string]any{"message": "m"}).
+			want(t, 201).object(t).str(t, "id")
+	}
 	newTemplate := func(t *testing.T) string {
 		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": unique("tpl")}).
 			want(t, 201).object(t).str(t, "id")
@@ -76,6 +80,9 @@ func TestPermissions(t *testing.T) {
 			func() any { return map[string]any{"status": "InProgress"} }, 200},
 		{"create log", "POST", []string{"manageTask"}, func(t *testing.T) string { return "/api/case/task/" + newTask(t) + "/log" },
 			func() any { return map[string]any{"message": "m"} }, 201},
+		{"update log", "PATCH", []string{"manageTask"}, func(t *testing.T) string { return "/api/case/task/log/" + newLog(t) },
+			func() any { return map[string]any{"message": "changed"} }, 200},
+		{"delete log", "DELETE", []string{"manageTask"}, func(t *testing.T) string { return "/api/case/task/log/" + newLog(t) }, nil, 204},
 		{"create template", "POST", []string{"manageCaseTemplate"}, func(*testing.T) string { return "/api/case/template" },
 			func() any { return map[string]any{"name": unique("t")} }, 201},
 		{"update template", "PATCH", []string{"manageCaseTemplate"}, func(t *testing.T) string { return "/api/case/template/" + newTemplate(t) },
@@ -88,6 +95,11 @@ func TestPermissions(t *testing.T) {
 		{"delete custom field", "DELETE", []string{"manageCustomField as a platform administrator"}, func(t *testing.T) string { return "/api/customField/" + newField(t) }, nil, 204},
 		{"create user", "POST", []string{"manageUser"}, func(*testing.T) string { return "/api/user" },
 			func() any { return map[string]any{"login": unique("u"), "profile": "analyst", "organisation": "soc"} }, 201},
+		{"force delete user", "DELETE", []string{"manageUser"}, func(t *testing.T) string {
+			login := unique("fd")
+			tm.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "profile": "read-only", "organisation": "soc"}).want(t, 201)
+			return "/api/user/" + login + "/force?organisation=soc"
+		}, nil, 204},
 		{"create organisation", "POST", []string{"manageOrganisation"}, func(*testing.T) string { return "/api/organisation" },
 			func() any { return map[string]any{"name": unique("org")} }, 201},
 		{"update organisation", "PATCH", []string{"manageOrganisation"}, func(*testing.T) string { return "/api/organisation/soc" },

@@ -36,13 +36,17 @@ const (
 	kindTask       kind = "task"
 	kindLog        kind = "log"
 	kindJob        kind = "job"
+	kindAction     kind = "action"
 	kindSimilar    kind = "similarCase"
+	kindLinked     kind = "linkedCase"
 )
 
 var kindFields = map[kind]search.Fields{
 	kindCase: cases.CaseFields, kindAlert: cases.AlertFields, kindObservable: cases.ObservableFields,
 	kindTask: cases.TaskFields, kindLog: cases.LogFields, kindJob: cases.JobFields, kindSimilar: cases.CaseFields,
-	kindAudit: audit.Fields,
+	kindAction: cases.ActionFields,
+	kindLinked: cases.CaseFields,
+	kindAudit:  audit.Fields,
 }
 
 // pipeline is the state of a query between steps.
@@ -53,6 +57,8 @@ type pipeline struct {
 	// similar cases: computed from one alert, filtered on the cases, ordered in memory
 	alert       cases.Alert
 	similarSort []similarKey
+	// linked cases: computed from one case, filtered on the cases
+	origin cases.Case
 }
 
 func (p *pipeline) and(n search.Node) {
@@ -69,6 +75,8 @@ type output struct {
 	page      bool
 	from, to  int
 	extraData []string
+	threshold int64 // limitedCount: the largest number answered
+	agg       *agg  // aggregation: its answer replaces the records
 }
 
 func badStep(name, format string, args ...any) error {
@@ -100,6 +108,9 @@ func (h *handler) query(v1 bool) echo.HandlerFunc {
 			}
 			return h.auditQuery(c, steps, v1) // events.go
 		}
+		if isUIQuery(raw) {
+			return h.uiQuery(c, raw, v1) // users, organisations, profiles, definitions: ui.go
+		}
 		ctx := c.Request().Context()
 		cl := caller(c)
 		var p *pipeline
@@ -113,13 +124,14 @@ func (h *handler) query(v1 bool) echo.HandlerFunc {
 			if name == "" {
 				return apperr.Errorf(apperr.BadRequest, "query step %d has no _name", i+1)
 			}
-			if out.page || out.count {
-				return badStep(name, "nothing may follow page or count")
+			if out.page || out.count || out.agg != nil {
+				return badStep(name, "nothing may follow page, count or aggregation")
 			}
 			if p == nil {
 				if p, err = h.start(ctx, cl, name, step); err != nil {
 					return err
 				}
+				out.count = isCountStart(name) // count… steps end the query (query_count.go)
 				continue
 			}
 			if err := h.next(ctx, cl, p, &out, name, step); err != nil {
@@ -149,8 +161,11 @@ func shorten(s string) string {
 
 // start runs the first step, which must name where the query starts.
 func (h *handler) start(ctx context.Context, cl cases.Caller, name string, step map[string]any) (*pipeline, error) {
+	if p, ok, err := startCounting(cl, name, step); ok {
+		return p, err
+	}
 	lists := map[string]kind{"listCase": kindCase, "listAlert": kindAlert, "listObservable": kindObservable,
-		"listTask": kindTask, "listLog": kindLog, "listJob": kindJob}
+		"listTask": kindTask, "listLog": kindLog, "listJob": kindJob, "listAction": kindAction}
 	if k, ok := lists[name]; ok {
 		return &pipeline{kind: k, filter: search.Node{Op: search.OpAll}}, params(name, step)
 	}
@@ -158,7 +173,7 @@ func (h *handler) start(ctx context.Context, cl cases.Caller, name string, step 
 		return &pipeline{kind: kindTask, filter: waiting()}, params(name, step)
 	}
 	gets := map[string]kind{"getCase": kindCase, "getAlert": kindAlert, "getObservable": kindObservable,
-		"getTask": kindTask, "getLog": kindLog, "getJob": kindJob}
+		"getTask": kindTask, "getLog": kindLog, "getJob": kindJob, "getAction": kindAction}
 	k, ok := gets[name]
 	if !ok {
 		if isStep(name) {
@@ -192,6 +207,8 @@ func (h *handler) start(ctx context.Context, cl cases.Caller, name string, step 
 		_, err = h.svc.Log(ctx, cl, id)
 	case kindJob:
 		_, err = h.svc.Job(ctx, cl, id)
+	case kindAction:
+		_, err = h.analyses.Action(ctx, cl, id)
 	}
 	if err != nil {
 		return nil, err
@@ -204,9 +221,12 @@ func waiting() search.Node {
 	return search.Node{Op: search.OpEq, Path: "status", Value: cases.TaskWaiting}
 }
 
-var stepNames = []string{"listCase", "listAlert", "listObservable", "listTask", "listLog", "listJob", "waitingTasks",
+var stepNames = []string{"listCase", "listAlert", "listObservable", "listTask", "listLog", "listJob", "listAction", "getAction", "actions", "waitingTasks",
 	"getCase", "getAlert", "getObservable", "getTask", "getLog", "getJob", "tasks", "observables", "alerts", "logs",
-	"jobs", "case", "similarCases", "filter", "sort", "page", "count", "listAudit", "listAuditFromObject", "audits"}
+	"jobs", "case", "similarCases", "linkedCases", "filter", "sort", "page", "count", "listAudit", "listAuditFromObject", "audits",
+	"countCase", "countAlert", "countUnreadAlert", "countImportedAlert", "countRelatedAlert", "countTask", "countCaseObservable",
+	"countAlertObservable", "myTasks", "limitedCount", "aggregation", "currentUser", "listUser", "listOrganisation",
+	"getOrganisation", "listCustomField", "listCaseTemplate", "listProfile", "listObservableType", "users", "assignableUsers"}
 
 func isStep(name string) bool { return slices.Contains(stepNames, name) }
 
@@ -221,11 +241,15 @@ var traversals = map[string]struct {
 	"alerts":       {[]kind{kindCase}, kindAlert},
 	"logs":         {[]kind{kindTask}, kindLog},
 	"jobs":         {[]kind{kindObservable}, kindJob},
+	"actions":      {[]kind{kindCase, kindTask, kindLog, kindAlert, kindObservable}, kindAction},
 	"case":         {[]kind{kindAlert, kindTask, kindObservable, kindLog, kindJob}, kindCase},
 }
 
 // next runs a step after the first.
 func (h *handler) next(ctx context.Context, cl cases.Caller, p *pipeline, out *output, name string, step map[string]any) error {
+	if ok, err := endCounting(p, out, name, step); ok {
+		return err
+	}
 	switch name {
 	case "filter":
 		q := make(map[string]any, len(step))
@@ -253,6 +277,22 @@ func (h *handler) next(ctx context.Context, cl cases.Caller, p *pipeline, out *o
 	case "count":
 		out.count = true
 		return params(name, step)
+	case "linkedCases":
+		if err := params(name, step); err != nil {
+			return err
+		}
+		if p.kind != kindCase {
+			return badStep(name, "applies to cases, not to %ss", p.kind)
+		}
+		items, err := h.collect(ctx, cl, p, name)
+		if err != nil {
+			return err
+		}
+		if len(items) != 1 {
+			return badStep(name, "needs exactly one case (start with getCase), got %d", len(items))
+		}
+		*p = pipeline{kind: kindLinked, origin: items[0].(cases.Case), filter: search.Node{Op: search.OpAll}}
+		return nil
 	case "similarCases":
 		if err := params(name, step, "caseFilter"); err != nil {
 			return err
@@ -287,6 +327,7 @@ func (h *handler) next(ctx context.Context, cl cases.Caller, p *pipeline, out *o
 	if !slices.Contains(t.from, p.kind) {
 		return badStep(name, "does not apply to %ss", p.kind)
 	}
+	t0 := p.kind
 	items, err := h.collect(ctx, cl, p, name)
 	if err != nil {
 		return err
@@ -301,6 +342,8 @@ func (h *handler) next(ctx context.Context, cl cases.Caller, p *pipeline, out *o
 		path = cases.PathTaskID
 	case name == "jobs":
 		path = cases.PathObservableID
+	case name == "actions":
+		path = "objectId"
 	case name == "observables" && p.kind == kindAlert:
 		path = cases.PathAlertID
 	}
@@ -317,6 +360,9 @@ func (h *handler) next(ctx context.Context, cl cases.Caller, p *pipeline, out *o
 	*p = pipeline{kind: t.to, filter: search.Node{Op: search.OpIn, Path: path, Values: ids}}
 	if name == "waitingTasks" {
 		p.and(waiting())
+	}
+	if name == "actions" { // the responder history of the records
+		p.and(search.Node{Op: search.OpEq, Path: "objectType", Value: actionObjectTypes[t0]})
 	}
 	return nil
 }
@@ -379,33 +425,12 @@ func recordID(it any) string {
 
 // setSort reads _fields: [{"field": "asc"|"desc"}, "+field", "-field", "field", ...].
 func (p *pipeline) setSort(name string, v any) error {
-	list, ok := v.([]any)
-	if !ok {
-		return badStep(name, `_fields must be an array such as [{"startDate": "desc"}]`)
+	specs, err := sortSpecs(name, v) // ui.go
+	if err != nil {
+		return err
 	}
-	var specs []string
-	for _, x := range list {
-		switch f := x.(type) {
-		case string:
-			specs = append(specs, f)
-		case map[string]any:
-			if len(f) != 1 {
-				return badStep(name, `each of _fields is one {"field": "asc" or "desc"}`)
-			}
-			for field, dir := range f {
-				d, _ := dir.(string)
-				switch strings.ToLower(d) {
-				case "asc":
-					specs = append(specs, "+"+field)
-				case "desc":
-					specs = append(specs, "-"+field)
-				default:
-					return badStep(name, "the order of %s must be asc or desc", strconv.Quote(shorten(field)))
-				}
-			}
-		default:
-			return badStep(name, `each of _fields is one {"field": "asc" or "desc"}`)
-		}
+	if p.kind == kindLinked {
+		return badStep(name, "linked cases come newest first and take no sort")
 	}
 	if p.kind == kindSimilar {
 		keys, err := similarSort(specs)
@@ -543,6 +568,13 @@ func (h *handler) run(ctx context.Context, cl cases.Caller, p *pipeline, offset,
 		for _, x := range l {
 			items = append(items, x)
 		}
+	case kindAction:
+		var l []cases.Action
+		l, total, err = h.analyses.Actions(ctx, cl, p.filter, pg)
+		collectAll(len(l))
+		for _, x := range l {
+			items = append(items, x)
+		}
 	case kindSimilar:
 		var l []cases.SimilarCase
 		l, err = h.svc.SimilarCases(ctx, cl, p.alert, p.filter)
@@ -550,6 +582,18 @@ func (h *handler) run(ctx context.Context, cl cases.Caller, p *pipeline, offset,
 			return nil, 0, err
 		}
 		sortSimilar(l, p.similarSort)
+		total = int64(len(l))
+		l = l[min(offset, len(l)):]
+		l = l[:min(pg.Limit, len(l))]
+		collectAll(len(l))
+		for _, x := range l {
+			items = append(items, x)
+		}
+	case kindLinked:
+		var l []cases.LinkedCase
+		if l, err = h.svc.LinkedCases(ctx, cl, p.origin, p.filter); err != nil {
+			return nil, 0, err
+		}
 		total = int64(len(l))
 		l = l[min(offset, len(l)):]
 		l = l[:min(pg.Limit, len(l))]
@@ -568,12 +612,8 @@ func (h *handler) run(ctx context.Context, cl cases.Caller, p *pipeline, offset,
 // and for a v1 page whose extraData names "total").
 func (h *handler) finish(c echo.Context, cl cases.Caller, p *pipeline, out output, v1 bool) error {
 	ctx := c.Request().Context()
-	if out.count {
-		_, total, err := h.run(ctx, cl, p, 0, 0)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, total)
+	if out.count || out.agg != nil {
+		return h.finishCounting(c, cl, p, out) // query_count.go
 	}
 	from, limit := 0, h.max
 	if out.page {
@@ -599,6 +639,9 @@ func (h *handler) finish(c echo.Context, cl cases.Caller, p *pipeline, out outpu
 			return badStep("page", "unknown extraData %s for %ss (known: %s)", strconv.Quote(shorten(e)), p.kind,
 				strings.Join(append([]string{"total"}, extraNames[p.kind]...), ", "))
 		}
+	}
+	if err := boundExtraData(len(items), extras); err != nil {
+		return err
 	}
 	rendered := make([]any, 0, len(items))
 	for _, it := range items {
@@ -644,8 +687,12 @@ func (h *handler) render(ctx context.Context, cl cases.Caller, it any, v1 bool, 
 		v = logJSON(x)
 	case cases.Job:
 		v = jobJSON(x)
+	case cases.Action:
+		v = actionJSON(x)
 	case cases.SimilarCase:
 		return h.similarJSON(cl, x, false), nil
+	case cases.LinkedCase:
+		v = h.linkedJSON(cl, x)
 	}
 	if !v1 && len(extras) == 0 {
 		return v, nil
@@ -867,14 +914,18 @@ type jobResponse struct {
 	EndDate            *int64         `json:"endDate"`
 	AnalysisID         string         `json:"analysisId"`
 	AnalysisJobID      string         `json:"analysisJobId"`
+	CortexID           string         `json:"cortexId"`    // the reference system's name of analysisId
+	CortexJobID        string         `json:"cortexJobId"` // and of analysisJobId
 	Report             map[string]any `json:"report"`
 	ObservableID       string         `json:"observableId"`
 	CaseID             string         `json:"caseId"`
+	Message            string         `json:"message,omitempty"` // why a Waiting job has not reached its server
 }
 
 func jobJSON(j cases.Job) jobResponse {
 	return jobResponse{meta: metaOf(j.ID, "case_artifact_job", j.Meta), AnalyzerID: j.AnalyzerID,
 		AnalyzerName: j.AnalyzerName, AnalyzerDefinition: j.AnalyzerDefinition, Status: j.Status,
 		StartDate: nullMillis(j.StartDate), EndDate: nullMillis(j.EndDate), AnalysisID: j.AnalysisID,
-		AnalysisJobID: j.AnalysisJobID, Report: j.Report, ObservableID: j.ObservableID, CaseID: j.CaseID}
+		AnalysisJobID: j.AnalysisJobID, CortexID: j.AnalysisID, CortexJobID: j.AnalysisJobID, Report: j.Report, ObservableID: j.ObservableID, CaseID: j.CaseID,
+		Message: j.Message}
 }

@@ -140,9 +140,9 @@ func TestSecrets_NeverStoredLoggedOrAnswered(t *testing.T) {
 	}
 	for _, server := range []string{"down", "creds"} {
 		keep(tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job", map[string]any{"analysisId": server,
-			"artifactId": obs[0].str(t, "id"), "analyzerId": "File_Info_1_0"})).wantError(t, 503, "ServiceUnavailable")
+			"artifactId": obs[0].str(t, "id"), "analyzerId": "File_Info_1_0"})).want(t, 201) // accepted, Waiting
 		keep(tm.analyst.call(t, http.MethodPost, "/api/connector/cortex/action", map[string]any{"cortexId": server,
-			"responderId": "Tagger_1_0", "objectType": "case_task", "objectId": task.str(t, "id")})).wantError(t, 503, "ServiceUnavailable")
+			"responderId": "Tagger_1_0", "objectType": "case_task", "objectId": task.str(t, "id")})).want(t, 201)
 	}
 	keep(tm.analyst.call(t, http.MethodPost, "/api/connector/cortex/action", map[string]any{"responderId": "Tagger_1_0",
 		"objectType": "case", "objectId": caseID})).wantError(t, 404, "NotFoundError")

@@ -5,10 +5,9 @@ import (
 	"runtime"
 
 	"github.com/labstack/echo/v4"
-)
 
-// defaultDownloadPassword is the reference systems' password of downloaded zips (datastore.attachment.password).
-const defaultDownloadPassword = "malware"
+	"github.com/openir/platform/pkg/protectzip"
+)
 
 type statusResponse struct {
 	Versions   map[string]string `json:"versions"`
@@ -39,10 +38,7 @@ type cortexStatusJSON struct {
 }
 
 func (h *handler) downloadPassword() string {
-	if h.cfg.DownloadPassword == "" {
-		return defaultDownloadPassword
-	}
-	return h.cfg.DownloadPassword
+	return protectzip.Password(h.cfg.DownloadPassword)
 }
 
 // status is public, as in the reference system. connectors.cortex lists the analysis servers with their

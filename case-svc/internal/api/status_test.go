@@ -3,15 +3,15 @@ package api_test
 import (
 	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/openir/platform/case-svc/internal/cases"
 )
 
 // TestStatus_ConnectorsAndHealth plays what TheHive 4's status page and thehive4py's health() read: the
 // config keys, connectors.cortex with one entry per analysis server (a real analysis-svc answering OK, the
-// same server with a key it refuses as AUTH_ERROR, a closed port as ERROR), the sum WARNING, and the health
+// same server with a key it refuses as AUTH_ERROR, a closed port as ERROR, a server that accepts and never
+// answers as ERROR once the probe's own timeout ends it), the sum WARNING, and the health
 // word as text. The check is cached: a second status right after costs no new call to the servers.
 func TestStatus_ConnectorsAndHealth(t *testing.T) {
 	as := startAnalysis(t, "127.0.0.1:0")
@@ -23,13 +23,13 @@ func TestStatus_ConnectorsAndHealth(t *testing.T) {
 	}
 	down := "http://" + ln.Addr().String()
 	ln.Close()
-	e := newEnv(t, withServers(fastTracker, server("main", as, ""), server("badkey", &bad, ""), server("down", as, down)),
-		withoutTracker())
+	hung, probes := hungServer(t)
+	e := newEnv(t, withServers(fastTracker, server("main", as, ""), server("badkey", &bad, ""), server("down", as, down),
+		server("hung", as, hung)), withoutTracker())
 
-	start := time.Now()
 	st := e.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK).object(t)
-	if d := time.Since(start); d > cases.ProbeTimeout+time.Second {
-		t.Errorf("status took %v", d)
+	if probes.Load() == 0 {
+		t.Fatalf("the hung server was never probed")
 	}
 	cfg := st["config"].(map[string]any)
 	for k, want := range map[string]any{"protectDownloadsWith": "malware", "ssoAutoLogin": false,
@@ -49,7 +49,7 @@ func TestStatus_ConnectorsAndHealth(t *testing.T) {
 		t.Errorf("cortex = %v", cortex)
 	}
 	servers := cortex["servers"].([]any)
-	want := []struct{ name, status string }{{"main", "OK"}, {"badkey", "AUTH_ERROR"}, {"down", "ERROR"}}
+	want := []struct{ name, status string }{{"main", "OK"}, {"badkey", "AUTH_ERROR"}, {"down", "ERROR"}, {"hung", "ERROR"}}
 	if len(servers) != len(want) {
 		t.Fatalf("servers = %v", servers)
 	}
@@ -64,11 +64,11 @@ func TestStatus_ConnectorsAndHealth(t *testing.T) {
 		}
 	}
 
-	// cached: a second status within cases.StatusTTL answers at once with the same servers
-	start = time.Now()
+	// cached: a second status within cases.StatusTTL probes no server again and answers the same servers
+	before := probes.Load()
 	again := e.anon().call(t, http.MethodGet, "/api/v0/status", nil).want(t, http.StatusOK).object(t)
-	if d := time.Since(start); d > 200*time.Millisecond {
-		t.Errorf("cached status took %v", d)
+	if n := probes.Load(); n != before {
+		t.Errorf("cached status probed the servers again (%d connections, was %d)", n, before)
 	}
 	if got := again["connectors"].(map[string]any)["cortex"].(map[string]any)["status"]; got != "WARNING" {
 		t.Errorf("cached status = %v", got)
@@ -89,4 +89,38 @@ func TestStatus_NoServers(t *testing.T) {
 	if h := e.anon().call(t, http.MethodGet, "/api/health", nil).want(t, http.StatusOK).text(t); h != "Ok" {
 		t.Errorf("health = %q", h)
 	}
+}
+
+// hungServer accepts connections and never answers (a server that hangs); it counts the connections, so a test
+// sees whether it was probed. The connections are closed when the test ends.
+func hungServer(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String(), &n
 }

@@ -205,6 +205,42 @@ func (h *handler) getLog(c echo.Context) error {
 	return c.JSON(http.StatusOK, logJSON(l))
 }
 
+type updateLogRequest struct {
+	Message *string `json:"message"`
+}
+
+// updateLog changes a log's message (PATCH /api/case/task/log/{id}); without a message the log is answered as
+// it is.
+func (h *handler) updateLog(c echo.Context) error {
+	var req updateLogRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	ctx, cl := c.Request().Context(), caller(c)
+	var (
+		l   cases.Log
+		err error
+	)
+	if req.Message == nil {
+		if err = cl.Require(cases.ManageTask); err == nil {
+			l, err = h.svc.Log(ctx, cl, c.Param("logId"))
+		}
+	} else {
+		l, err = h.svc.UpdateLog(ctx, cl, c.Param("logId"), *req.Message)
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, logJSON(l))
+}
+
+func (h *handler) deleteLog(c echo.Context) error {
+	if err := h.svc.DeleteLog(c.Request().Context(), caller(c), c.Param("logId")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
 // download streams an attached file (GET /api/datastore/{id}?name=), as the reference system does.
 func (h *handler) download(c echo.Context) error {
 	r, a, err := h.svc.Attachment(c.Request().Context(), caller(c), c.Param("fileId"))

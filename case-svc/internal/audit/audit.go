@@ -1,69 +1,47 @@
 // Package audit owns what case-svc tells about its changes: the audit trail (one record per change of a case,
-// task, log, observable, alert, template, custom field, user, organisation, job or action), the live streams
-// that follow it, and the webhooks delivered from a durable outbox. It sees the changes through decorators of
-// the cases stores (wrap.go), so every write path of the domain is audited without a hook in each service
-// method; who made the change and in which request comes from the context (WithActor, set by the API).
+// task, log, observable, alert, template, custom field, user, organisation, job or action), on pkg/events's
+// bus, which also feeds the live streams and queues the webhooks in a durable outbox. It sees the changes
+// through decorators of the cases stores (wrap.go), so every write path of the domain is audited without a
+// hook in each service method; who made the change and in which request comes from the context (WithActor,
+// set by the API).
 //
 // The record is written right after the change, in the same service call, before the request answers: it is
 // not one transaction with the change (DECISIONS.md rules out multi-document transactions). A crash between
 // the change and the record loses that record (the change stays); an insert that fails makes the request
-// answer 500 although the change was made, so that the failure is seen. The webhook deliveries of an event are
-// queued right after its record, with the same caveat.
+// answer 500 although the change was made, so that the failure is seen. The webhook deliveries of an event
+// cannot be lost that way: an event with deliveries is written held, and the bus's repair sweep queues the
+// deliveries of an event a crash left held (pkg/events.Bus).
 package audit
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
 	"maps"
 	"reflect"
 	"sync/atomic"
 	"time"
 
-	"crypto/rand"
-	"encoding/binary"
-
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
 )
 
 // Operations of an event.
 const (
-	Creation = "Creation"
-	Update   = "Update"
-	Delete   = "Delete"
+	Creation = events.Creation
+	Update   = events.Update
+	Delete   = events.Delete
 )
 
-// Event is one change: what changed (objectType, objectId, rootId: the case or alert it belongs to), how
-// (operation and the changed attributes in Details), the object after the change, who, in which request and
-// organisation, and when.
-type Event struct {
-	ID         string
-	Operation  string
-	ObjectType string
-	ObjectID   string
-	RootID     string
-	Details    map[string]any
-	Object     map[string]any
-	User       string
-	RequestID  string
-	Org        string
-	Date       time.Time
-}
+// Event is one change (pkg/events).
+type Event = events.Event
 
-// Store persists events.
+// Store persists events: pkg/events's log, and the searches of the audit API.
 type Store interface {
-	InsertEvent(ctx context.Context, e Event) error
-	// InsertEvents stores several events at once (the tasks of a new case).
-	InsertEvents(ctx context.Context, es []Event) error
+	events.Log
 	// Events lists the events matching f (the caller's organisation is part of f).
 	Events(ctx context.Context, f search.Node, p search.Page) ([]Event, int64, error)
-	// EventsSince returns the events dated at or after since, oldest first, at most limit.
-	EventsSince(ctx context.Context, since time.Time, limit int) ([]Event, error)
-	// DeleteBefore removes the events older than t.
-	DeleteBefore(ctx context.Context, t time.Time) (int64, error)
 }
 
 // Fields is the allow-list of audit searches and sorts.
@@ -98,65 +76,31 @@ func ActorOf(ctx context.Context) (Actor, bool) {
 // Renderer writes a domain record (cases.Case, cases.Task…) as the API shows it.
 type Renderer func(v any) map[string]any
 
-// Config tunes the service.
-type Config struct {
-	// Retention: events older than this are deleted in the background; 0 keeps them.
-	Retention time.Duration
-	// Poll is how often the stream tailer reads new events written by other replicas (default 1 s); events of
-	// this replica wake it at once.
-	Poll time.Duration
-	// Lookback is how far before the last seen event the tailer reads again, for events committed late or
-	// dated by a replica whose clock is behind (default 2 s).
-	Lookback time.Duration
-	// Refresh is how long a stream poll waits for an event (default 60 s); Window batches the events that
-	// follow the first (default 200 ms); Idle drops a stream nobody polled for that long (default 5 min).
-	Refresh, Window, Idle time.Duration
-	Webhooks              WebhookConfig
-	Log                   *slog.Logger
-}
+// Config tunes the service: pkg/events's (retention, streams, webhooks).
+type Config = events.Config
 
-func (c *Config) defaults() {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	def(&c.Poll, time.Second)
-	def(&c.Lookback, 2*time.Second)
-	def(&c.Refresh, time.Minute)
-	def(&c.Window, 200*time.Millisecond)
-	def(&c.Idle, 5*time.Minute)
-	c.Webhooks.defaults()
-	if c.Log == nil {
-		c.Log = slog.New(slog.DiscardHandler)
-	}
-}
+// WebhookConfig tunes delivery (pkg/events).
+type WebhookConfig = events.WebhookConfig
 
 // Service records events, serves them, streams them and delivers them to webhooks.
 type Service struct {
 	store   Store
-	hooks   WebhookStore
-	cfg     Config
+	bus     *events.Bus
 	render  atomic.Pointer[Renderer]
 	now     func() time.Time
-	seq     atomic.Uint64
-	hub     *Hub
-	sender  *Sender
-	Metrics *Metrics
+	Metrics *events.Metrics
 }
 
 // New returns the service. hooks may be nil (no webhooks).
 func New(st Store, hooks WebhookStore, sealer Sealer, cfg Config, now func() time.Time) *Service {
-	cfg.defaults()
 	if now == nil {
 		now = time.Now
 	}
-	s := &Service{store: st, hooks: hooks, cfg: cfg, now: now, Metrics: newMetrics()}
-	s.hub = newHub(st, cfg, now)
-	if hooks != nil {
-		s.sender = newSender(hooks, sealer, cfg.Webhooks, s.Metrics, cfg.Log, now)
+	m := events.NewMetrics("case", "audit")
+	if hooks == nil { // a nil *Outbox in the interface would look like webhooks
+		return &Service{store: st, bus: events.NewBus(st, nil, sealer, m, cfg, now), now: now, Metrics: m}
 	}
-	return s
+	return &Service{store: st, bus: events.NewBus(st, hooks, sealer, m, cfg, now), now: now, Metrics: m}
 }
 
 // SetRenderer sets how records are written into events (the API's rendering); before it is set, records are
@@ -164,56 +108,17 @@ func New(st Store, hooks WebhookStore, sealer Sealer, cfg Config, now func() tim
 func (s *Service) SetRenderer(r Renderer) { s.render.Store(&r) }
 
 // Hub is the service's stream hub.
-func (s *Service) Hub() *Hub { return s.hub }
+func (s *Service) Hub() *events.Hub { return s.bus.Hub() }
 
 // Sender is the webhook sender (nil without webhooks).
-func (s *Service) Sender() *Sender { return s.sender }
+func (s *Service) Sender() *events.Sender { return s.bus.Sender() }
 
-// Run runs the background work until ctx ends: the stream tailer, the webhook sender and the retention sweep.
-func (s *Service) Run(ctx context.Context) {
-	done := make(chan struct{}, 3)
-	go func() { s.hub.Run(ctx); done <- struct{}{} }()
-	n := 1
-	if s.sender != nil {
-		n++
-		go func() { s.sender.Run(ctx); done <- struct{}{} }()
-	}
-	if s.cfg.Retention > 0 {
-		n++
-		go func() { s.retain(ctx); done <- struct{}{} }()
-	}
-	for range n {
-		<-done
-	}
-}
+// Bus is the event bus (record, repair).
+func (s *Service) Bus() *events.Bus { return s.bus }
 
-// retain deletes the events older than the retention, at start and then hourly.
-func (s *Service) retain(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		cctx, cancel := context.WithTimeout(ctx, time.Minute)
-		n, err := s.store.DeleteBefore(cctx, s.now().Add(-s.cfg.Retention))
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			s.cfg.Log.Error("audit retention", "err", err)
-		} else if n > 0 {
-			s.cfg.Log.Info("audit retention", "deleted", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// newEventID returns an id that sorts by date, then by the order of this process's events, then at random.
-func (s *Service) newEventID(now time.Time) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%011x%08x%08x", now.UnixMilli(), s.seq.Add(1)&0xffffffff, binary.BigEndian.Uint32(b[:]))
-}
+// Run runs the background work until ctx ends: the stream tailer, the webhook sender, the repair sweep and
+// the retention sweep.
+func (s *Service) Run(ctx context.Context) { s.bus.Run(ctx) }
 
 // change is one change seen by a store decorator.
 type change struct {
@@ -241,24 +146,8 @@ func (s *Service) recordAll(ctx context.Context, cs []change) error {
 	for i, c := range cs {
 		evs[i] = s.event(ctx, c)
 	}
-	var err error
-	if len(evs) == 1 {
-		err = s.store.InsertEvent(ctx, evs[0])
-	} else {
-		err = s.store.InsertEvents(ctx, evs)
-	}
-	if err != nil {
-		s.Metrics.recordFailures.Add(float64(len(evs)))
-		return apperr.Wrap(apperr.Internal, "the change was made but its audit record could not be written", err)
-	}
-	for _, e := range evs {
-		s.Metrics.events.WithLabelValues(e.ObjectType, e.Operation).Inc()
-	}
-	s.hub.Kick()
-	if s.sender != nil {
-		if err := s.sender.enqueue(ctx, evs); err != nil {
-			return apperr.Wrap(apperr.Internal, "the change was made but its webhooks could not be queued", err)
-		}
+	if err := s.bus.Record(ctx, evs); err != nil {
+		return apperr.Wrap(apperr.Internal, "the change was made but its audit record or webhooks could not be written", err)
 	}
 	return nil
 }
@@ -283,7 +172,7 @@ func (s *Service) event(ctx context.Context, c change) Event {
 	if e.RootID == "" {
 		e.RootID = c.id
 	}
-	e.ID = s.newEventID(e.Date)
+	e.ID = s.bus.NewID(e.Date)
 	e.Object = s.renderOf(c.obj)
 	switch c.op {
 	case Creation:

@@ -136,6 +136,26 @@ func (w taskStore) CreateLog(ctx context.Context, l cases.Log) error {
 	return w.s.record(ctx, change{op: Creation, objectType: TypeLog, id: l.ID, root: l.CaseID, org: l.Org, by: l.CreatedBy, obj: l})
 }
 
+func (w taskStore) UpdateLogMessage(ctx context.Context, id, message, by string, at time.Time) (cases.Log, error) {
+	out, err := w.TaskStore.UpdateLogMessage(ctx, id, message, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeLog, id: out.ID, root: out.CaseID, org: out.Org, by: by, obj: out,
+		fields: []string{"message"}})
+}
+
+func (w taskStore) DeleteLog(ctx context.Context, id string) error {
+	before, err := w.TaskStore.Log(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.TaskStore.DeleteLog(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeLog, id: id, root: before.CaseID, org: before.Org, obj: before})
+}
+
 type templateStore struct {
 	cases.TemplateStore
 	s *Service
@@ -402,6 +422,17 @@ func (w identityStore) UpdateOrg(ctx context.Context, name, description, by stri
 		return out, err
 	}
 	return out, w.s.record(ctx, change{op: Update, objectType: TypeOrg, id: out.Name, by: by, obj: out, fields: []string{"description"}})
+}
+
+func (w identityStore) DeleteUser(ctx context.Context, login string) error {
+	before, err := w.IdentityStore.User(ctx, login)
+	if err != nil {
+		return err
+	}
+	if err := w.IdentityStore.DeleteUser(ctx, login); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeUser, id: login, obj: public(before)})
 }
 
 func (w identityStore) CreateUser(ctx context.Context, u cases.User) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
 )
 
 // Action is a responder run on a case-svc object through an analysis server.
@@ -29,6 +30,7 @@ type Action struct {
 	EndDate             time.Time
 	Operations          string // JSON array, each operation with its status once applied
 	Report              string // JSON object
+	Message             string // why a Waiting action has not reached its server yet; "" once it has
 	Meta
 }
 
@@ -40,6 +42,8 @@ type ActionStore interface {
 	UpdateAction(ctx context.Context, a Action) error
 	// DeleteAction removes an action whose submission failed.
 	DeleteAction(ctx context.Context, id string) error
+	// Actions lists actions (the responder history of an object: ActionsOf).
+	Actions(ctx context.Context, f search.Node, p search.Page) ([]Action, int64, error)
 }
 
 // ErrActionNotFound is returned for an unknown action or another organisation's.
@@ -92,7 +96,8 @@ func ObjectTypeLabel(t string) string {
 }
 
 // RunResponder starts a responder on an object. Without analysisID the first server (in configuration
-// order) that offers the responder runs it.
+// order) that offers the responder runs it. As for analyzer jobs, an action whose server cannot be reached
+// is accepted Waiting, with a message, and submitted by the tracker when the server answers.
 func (a *Analyses) RunResponder(ctx context.Context, c Caller, analysisID, responderID string, obj ResponderObject) (Action, error) {
 	if err := c.Require(ManageAction); err != nil {
 		return Action{}, err
@@ -145,7 +150,21 @@ func (a *Analyses) RunResponder(ctx context.Context, c Caller, analysisID, respo
 		return Action{}, err
 	}
 	remote, err := a.submitAction(ctx, act)
-	if err != nil {
+	switch {
+	case apperr.Is(err, apperr.Unavailable):
+		// Accepted all the same, as an analyzer job: the tracker submits it when the server answers.
+		msg, uerr := a.unreachable(ctx, act.ID, act.AnalysisID, now, err)
+		if uerr != nil {
+			return Action{}, uerr
+		}
+		act.Message = msg
+		if err := a.actions.UpdateAction(context.WithoutCancel(ctx), act); err != nil {
+			return Action{}, err
+		}
+		return act, nil
+	case err != nil && ctx.Err() != nil:
+		return Action{}, err // the server may have it: the tracker resubmits it with the same Idempotency-Key
+	case err != nil:
 		_ = a.pending.RemovePending(context.WithoutCancel(ctx), act.ID)
 		_ = a.actions.DeleteAction(context.WithoutCancel(ctx), act.ID)
 		return Action{}, err

@@ -643,6 +643,15 @@ type SimilarCase struct {
 	ObservableTypes    map[string]int
 }
 
+// SimilarMax bounds the work of one similarity computation (SimilarCases): the case observables of the
+// organisation sharing a value with the alert, counted on the index first. Beyond it the computation is
+// refused (ErrTooSimilar) rather than truncated: partial counts would look like exact ones.
+const SimilarMax = 10000
+
+// ErrTooSimilar refuses a similarity computation over SimilarMax observables.
+var ErrTooSimilar = apperr.Errorf(apperr.BadRequest,
+	"the alert's observables occur in more than %d observables of cases: similar cases are not computed (mark its most common values ignoreSimilarity)", SimilarMax)
+
 // SimilarCases returns the cases of the caller's organisation (other than the alert's own) holding
 // observables with the same data as the alert's — of any type; files compare by content — matching
 // caseFilter, newest case first. Observables marked ignoreSimilarity count on neither side.
@@ -659,6 +668,12 @@ func (s *Service) SimilarCases(ctx context.Context, c Caller, a Alert, caseFilte
 	}
 	if len(keys) == 0 {
 		return []SimilarCase{}, nil
+	}
+	// Bounded work (issue 15): counted on the similarity index before any observable is read.
+	if n, err := s.observables.CountSimilar(ctx, c.Org, keys, ""); err != nil {
+		return nil, err
+	} else if n > SimilarMax {
+		return nil, ErrTooSimilar
 	}
 	similar, err := s.observables.SimilarObservables(ctx, c.Org, keys)
 	if err != nil {

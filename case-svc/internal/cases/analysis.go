@@ -103,6 +103,9 @@ type Pending struct {
 	Org      string
 	RemoteID string // "" until the server accepted the job
 	Since    time.Time
+	// Unreachable is when the server stopped answering this record's calls; zero while it answers. GiveUp
+	// counts from here, so a long job on a server that goes down briefly is not failed.
+	Unreachable time.Time
 }
 
 // PendingStore keeps the pending records.
@@ -110,6 +113,8 @@ type PendingStore interface {
 	AddPending(ctx context.Context, p Pending) error
 	PendingOf(ctx context.Context, server string) ([]Pending, error)
 	SetRemote(ctx context.Context, id, remoteID string) error
+	// SetUnreachable records since when the record's server has not answered (zero: it answers again).
+	SetUnreachable(ctx context.Context, id string, since time.Time) error
 	RemovePending(ctx context.Context, id string) error
 }
 
@@ -117,7 +122,7 @@ type PendingStore interface {
 type AnalysisConfig struct {
 	LongPoll  time.Duration // one waitreport (default 60 s)
 	Scan      time.Duration // how often a server's pending list is read for new work (default 2 s)
-	GiveUp    time.Duration // a job whose server stays unreachable this long fails (default 24 h)
+	GiveUp    time.Duration // a record whose server stays unreachable this long, without a break, fails (default 24 h)
 	MaxBusy   int           // concurrent long polls per server (default 64)
 	BackoffLo time.Duration // first retry delay after a server error (default 1 s)
 	BackoffHi time.Duration // longest retry delay (default 1 min)
@@ -263,7 +268,8 @@ func (a *Analyses) Workers(ctx context.Context, c Caller, responder bool, dataTy
 
 // RunAnalyzer starts an analyzer of a server on an observable of a case. The job record is stored before the
 // server is called, and the call carries the record id as its Idempotency-Key: when the server cannot be
-// reached the record stays Waiting and the tracker submits it when the server is back.
+// reached the job is still accepted, stays Waiting with a message naming the server, and the tracker submits
+// it when the server answers. A refusal (unknown analyzer, data type, rate limit…) leaves no record.
 func (a *Analyses) RunAnalyzer(ctx context.Context, c Caller, analysisID, observableID, analyzerID string) (Job, error) {
 	if err := c.Require(ManageAnalyse); err != nil {
 		return Job{}, err
@@ -295,15 +301,40 @@ func (a *Analyses) RunAnalyzer(ctx context.Context, c Caller, analysisID, observ
 		return Job{}, err
 	}
 	remote, err := a.submitJob(ctx, j)
-	if err != nil {
-		// Refused, or the server cannot be reached: a clear error and no record left behind. (A record whose
-		// submission was interrupted by a crash stays pending and the tracker resubmits it with the same
-		// Idempotency-Key.)
-		_ = a.pending.RemovePending(context.WithoutCancel(ctx), j.ID)
-		_ = a.svc.jobs.Delete(context.WithoutCancel(ctx), j.ID)
+	switch {
+	case err == nil:
+		return a.accepted(ctx, j, remote)
+	case apperr.Is(err, apperr.Unavailable):
+		msg, uerr := a.unreachable(ctx, j.ID, j.AnalysisID, now, err)
+		if uerr != nil {
+			return Job{}, uerr
+		}
+		j.Message = msg
+		return a.svc.jobs.Update(context.WithoutCancel(ctx), j, []string{"message"}, j.CreatedBy, now)
+	case ctx.Err() != nil:
+		// The request ended during the call: the server may have the job. The record stays pending and the
+		// tracker resubmits it with the same Idempotency-Key, as after a crash.
 		return Job{}, err
 	}
-	return a.accepted(ctx, j, remote)
+	// Refused: a clear error and no record left behind.
+	_ = a.pending.RemovePending(context.WithoutCancel(ctx), j.ID)
+	_ = a.svc.jobs.Delete(context.WithoutCancel(ctx), j.ID)
+	return Job{}, err
+}
+
+// unreachable records that a record's server did not answer its submission and returns the message the
+// record shows until the server takes it.
+func (a *Analyses) unreachable(ctx context.Context, id, server string, at time.Time, cause error) (string, error) {
+	msg := "analysis server " + server + " is unreachable"
+	if e := apperr.As(cause); e != nil && e.Message != "" {
+		msg = e.Message
+	}
+	msg += "; submitted when it answers"
+	if err := a.pending.SetUnreachable(context.WithoutCancel(ctx), id, at); err != nil {
+		return "", err
+	}
+	a.cfg.Log.Warn("analysis server unavailable; the record waits", "server", server, "record", id)
+	return msg, nil
 }
 
 // submitJob sends a job record's observable to its server.
@@ -348,7 +379,8 @@ func (a *Analyses) accepted(ctx context.Context, j Job, r RemoteJob) (Job, error
 	if r.Finished() {
 		j.Status = JobInProgress
 	}
-	fields := []string{"analysisJobId", "analyzerName", "analyzerDefinition", "status"}
+	j.Message = ""
+	fields := []string{"analysisJobId", "analyzerName", "analyzerDefinition", "status", "message"}
 	if cur, err := a.svc.jobs.Job(ctx, j.ID); err == nil && (cur.Status == JobSuccess || cur.Status == JobFailure) {
 		return cur, nil // another replica's tracker imported it already
 	}
@@ -485,6 +517,7 @@ func (a *Analyses) track(ctx context.Context, p Pending) {
 				}
 			}
 			if err == nil {
+				a.reachable(ctx, &p)
 				continue // the creation answer has no report: fetch it with waitreport
 			}
 		} else {
@@ -503,18 +536,31 @@ func (a *Analyses) track(ctx context.Context, p Pending) {
 		}
 		if err == nil {
 			backoff = a.cfg.BackoffLo
+			a.reachable(ctx, &p)
 			continue
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		if !apperr.Is(err, apperr.Unavailable) || a.clock().Sub(p.Since) > a.cfg.GiveUp {
-			// Refused for good (the job vanished, the analyzer is gone…) or unreachable for too long.
-			msg := err.Error()
-			if e := apperr.As(err); e != nil {
-				msg = e.Message
+		gaveUp := false
+		if apperr.Is(err, apperr.Unavailable) {
+			if p.Unreachable.IsZero() { // the server stopped answering now: GiveUp counts from here
+				p.Unreachable = a.clock()
+				if serr := a.pending.SetUnreachable(ctx, p.ID, p.Unreachable); serr != nil && ctx.Err() == nil {
+					a.cfg.Log.Error("record unreachable server", "record", p.ID, "err", serr)
+				}
 			}
-			if a.clock().Sub(p.Since) > a.cfg.GiveUp {
+			gaveUp = a.clock().Sub(p.Unreachable) > a.cfg.GiveUp
+		}
+		if !apperr.Is(err, apperr.Unavailable) || gaveUp {
+			// Refused for good (the job vanished, the analyzer is gone…) or unreachable for too long.
+			msg := "the analysis server failed"
+			if e := apperr.As(err); e != nil && e.Kind != apperr.Internal {
+				msg = e.Message
+			} else {
+				a.cfg.Log.Error("analysis record failed", "server", p.Server, "record", p.ID, "err", err)
+			}
+			if gaveUp {
 				msg = fmt.Sprintf("%s; gave up after %s", msg, a.cfg.GiveUp)
 			}
 			if ferr := a.fail(ctx, p, msg); ferr != nil && ctx.Err() == nil {
@@ -525,6 +571,17 @@ func (a *Analyses) track(ctx context.Context, p Pending) {
 		a.cfg.Log.Warn("analysis server unavailable; will retry", "server", p.Server, "record", p.ID, "retry_in", backoff.String())
 		a.sleep(ctx, backoff)
 		backoff = min(backoff*2, a.cfg.BackoffHi)
+	}
+}
+
+// reachable notes that the record's server answered again, so a later outage counts GiveUp from its own start.
+func (a *Analyses) reachable(ctx context.Context, p *Pending) {
+	if p.Unreachable.IsZero() {
+		return
+	}
+	p.Unreachable = time.Time{}
+	if err := a.pending.SetUnreachable(ctx, p.ID, time.Time{}); err != nil && ctx.Err() == nil {
+		a.cfg.Log.Error("record reachable server", "record", p.ID, "err", err)
 	}
 }
 
@@ -559,6 +616,7 @@ func (a *Analyses) recordAccepted(ctx context.Context, p Pending, r RemoteJob) e
 			return err
 		}
 		act.AnalysisJobID, act.ResponderName, act.ResponderDefinition = r.ID, r.WorkerName, r.DefinitionID
+		act.Message = ""
 		return a.actions.UpdateAction(ctx, act)
 	}
 	j, err := a.svc.jobs.Job(ctx, p.ID)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -62,7 +61,7 @@ type Case struct {
 	Meta
 }
 
-// CaseID returns the id of the case with this number.
+// CaseID returns the id of the case with this value of the id sequence (CaseStore.NextCaseNumber).
 func CaseID(number int64) string { return "~" + strconv.FormatInt(number, 10) }
 
 // NewCase is a case as a client creates it.
@@ -103,8 +102,11 @@ type CaseUpdate struct {
 
 // CaseStore persists cases and their number sequence.
 type CaseStore interface {
-	// NextCaseNumber returns the next number of the one sequence shared by all organisations.
-	NextCaseNumber(ctx context.Context) (int64, error)
+	// NextCaseNumber returns a new case's value of the id sequence shared by all organisations (its id is
+	// CaseID(seq)) and its number in org's own sequence.
+	NextCaseNumber(ctx context.Context, org string) (seq, number int64, err error)
+	// CaseByNumber returns org's case with that number; it fails with ErrCaseNotFound.
+	CaseByNumber(ctx context.Context, org string, number int64) (Case, error)
 	CreateCase(ctx context.Context, c Case) error
 	// Case fails with ErrCaseNotFound.
 	Case(ctx context.Context, id string) (Case, error)
@@ -112,9 +114,6 @@ type CaseStore interface {
 	// UpdateCase writes the named fields (CaseUpdate's names: title, status, endDate…) of c.
 	UpdateCase(ctx context.Context, c Case, fields []string, by string, at time.Time) (Case, error)
 	DeleteCase(ctx context.Context, id string) error
-	// CountCases counts the cases matching f; CaseGroups counts them by the value of path (nil: without it).
-	CountCases(ctx context.Context, f search.Node) (int64, error)
-	CaseGroups(ctx context.Context, f search.Node, path string) ([]ValueCount, error)
 }
 
 // ValueCount is one group of a count by field: a value and how many records have it.
@@ -277,11 +276,11 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 		}
 	}
 
-	num, err := s.cases.NextCaseNumber(ctx)
+	seq, num, err := s.cases.NextCaseNumber(ctx, c.Org)
 	if err != nil {
 		return Case{}, nil, err
 	}
-	cs.Number, cs.ID = num, CaseID(num)
+	cs.Number, cs.ID = num, CaseID(seq)
 	for i := range tasks {
 		t := &tasks[i]
 		t.ID, t.Org, t.CaseID = newID(now), c.Org, cs.ID
@@ -308,7 +307,8 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 	return cs, tasks, nil
 }
 
-// Case returns a case of the caller's organisation by id ("~42") or number ("42").
+// Case returns a case of the caller's organisation by id ("~42") or number ("42": numbers are per
+// organisation, so a number is looked up in the caller's organisation only).
 func (s *Service) Case(ctx context.Context, c Caller, idOrNumber string) (Case, error) {
 	id := idOrNumber
 	if len(id) == 0 || id[0] != '~' {
@@ -316,7 +316,7 @@ func (s *Service) Case(ctx context.Context, c Caller, idOrNumber string) (Case, 
 		if err != nil || n <= 0 {
 			return Case{}, ErrCaseNotFound
 		}
-		id = CaseID(n)
+		return s.cases.CaseByNumber(ctx, c.Org, n)
 	}
 	cs, err := s.cases.Case(ctx, id)
 	if err != nil {
@@ -331,21 +331,6 @@ func (s *Service) Case(ctx context.Context, c Caller, idOrNumber string) (Case, 
 // Cases lists and searches the cases of the caller's organisation.
 func (s *Service) Cases(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Case, int64, error) {
 	return s.cases.Cases(ctx, and(f, orgScope(c)), p)
-}
-
-// CountCases counts the cases of the caller's organisation matching f.
-func (s *Service) CountCases(ctx context.Context, c Caller, f search.Node) (int64, error) {
-	return s.cases.CountCases(ctx, and(f, orgScope(c)))
-}
-
-// CaseGroups counts the cases of the caller's organisation matching f by the value of a searchable field
-// (CaseFields).
-func (s *Service) CaseGroups(ctx context.Context, c Caller, f search.Node, field string) ([]ValueCount, error) {
-	fd, ok := CaseFields[field]
-	if !ok {
-		return nil, apperr.Fields(apperr.FieldError{Name: "_field", Message: fmt.Sprintf("unknown field %q", field)})
-	}
-	return s.cases.CaseGroups(ctx, and(f, orgScope(c)), fd.Path)
 }
 
 // UpdateCase changes a case (manageCase). Setting status Resolved or Duplicated closes it: endDate is set

@@ -5,14 +5,13 @@
 package cases
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/ids"
 )
 
 // Meta is the bookkeeping every record carries.
@@ -34,13 +33,13 @@ type Change[T any] struct {
 // value reports whether the change sets a (non-null) value.
 func (c Change[T]) value() bool { return c.Set && !c.Null }
 
-// newID returns a record id: "~" followed by 19 hex digits, the creation time in milliseconds then 32 random
-// bits, so ids sort roughly by creation and never collide in practice.
-func newID(now time.Time) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
-	return fmt.Sprintf("~%011x%08x", now.UnixMilli(), binary.BigEndian.Uint32(b[:]))
-}
+// newID returns a record id: "~" followed by a pkg/ids id (the creation time in milliseconds, this process's
+// sequence, 32 random bits), so ids sort by creation and never collide.
+func newID(now time.Time) string { return "~" + idgen.New(now) }
+
+// idgen makes this process's record ids (pkg/ids: one sequence per process, so a case's 30000 tasks of one
+// millisecond never collide).
+var idgen ids.Generator
 
 // ms is the millisecond precision of every stored time.
 func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }

@@ -99,6 +99,8 @@ type IdentityStore interface {
 	SetKey(ctx context.Context, login, sealed, hash, by string, at time.Time) error
 	// EndSessions raises the user's session version atomically, which ends every session of the user.
 	EndSessions(ctx context.Context, login string) error
+	// DeleteUser removes a user and its key's lookup entry; it fails with ErrUserNotFound.
+	DeleteUser(ctx context.Context, login string) error
 	// UserByKeyHash fails with ErrUserNotFound.
 	UserByKeyHash(ctx context.Context, hash string) (User, error)
 	AnyUser(ctx context.Context) (bool, error)

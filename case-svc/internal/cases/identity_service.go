@@ -556,6 +556,44 @@ func (s *Identity) LockUser(ctx context.Context, c Caller, id string) error {
 	return err
 }
 
+// DeleteUser is the reference system's force-delete: it removes the user from an organisation (org: "" = the
+// caller's) and, when that was its last one, deletes the account (its key stops working, its sessions with
+// it). manageUser in that organisation is needed (a platform administrator: in any); a user never deletes
+// itself.
+func (s *Identity) DeleteUser(ctx context.Context, c Caller, id, org string) error {
+	if err := c.Require(ManageUser); err != nil {
+		return err
+	}
+	u, err := s.visible(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	if u.Login == c.Login {
+		return apperr.New(apperr.Forbidden, "a user cannot delete itself")
+	}
+	if org = idName(org); org == "" {
+		org = c.Org
+	}
+	if !c.PlatformAdmin() && org != c.Org {
+		return apperr.Errorf(apperr.Forbidden, "missing permission %s in organisation %s", ManageUser, org)
+	}
+	if _, member := u.ProfileIn(org); !member {
+		return ErrUserNotFound
+	}
+	if len(u.Memberships) > 1 {
+		next := u
+		next.Memberships = nil
+		for _, m := range u.Memberships {
+			if m.Org != org {
+				next.Memberships = append(next.Memberships, m)
+			}
+		}
+		_, err := s.store.UpdateUser(ctx, next, c.Login, s.clock())
+		return err
+	}
+	return s.store.DeleteUser(ctx, u.Login)
+}
+
 // SetPassword sets a user's password (whoever administers it) and ends the user's sessions.
 func (s *Identity) SetPassword(ctx context.Context, c Caller, id, password string) error {
 	u, err := s.manageable(ctx, c, id)

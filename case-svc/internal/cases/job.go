@@ -35,14 +35,16 @@ type Job struct {
 	// Report is nil until the job ends; then {success, full, artifacts} (or {success: false, errorMessage}),
 	// any JSON-compatible values (map[string]any, []any, string, float64, int64, bool, nil, json.Number).
 	Report map[string]any
+	// Message says why a Waiting job has not reached its server yet (the server is unreachable); "" once it has.
+	Message string
 	Meta
 }
 
-// NewID returns a fresh record id ("~" and 19 hex digits: creation time, then random bits).
+// NewID returns a fresh record id (newID: "~" and a pkg/ids id).
 func NewID(now time.Time) string { return newID(now) }
 
 // JobStore persists analyzer jobs (the collection jobs). Update writes the named fields: status, startDate,
-// endDate, report, analysisJobId, analysisId, analyzerId, analyzerName, analyzerDefinition.
+// endDate, report, analysisJobId, analysisId, analyzerId, analyzerName, analyzerDefinition, message.
 type JobStore interface {
 	Create(ctx context.Context, j Job) error
 	// Job fails with ErrJobNotFound.

@@ -24,6 +24,8 @@ type Stores struct {
 	Observables ObservableStore
 	Alerts      AlertStore
 	Jobs        JobStore
+	// Tally counts records for the statistics (nil: they fail).
+	Tally TallyStore
 	// Zip bounds unpacked archives; zero = DefaultZipLimits.
 	Zip ZipLimits
 }
@@ -40,6 +42,7 @@ type Service struct {
 	observables ObservableStore
 	alerts      AlertStore
 	jobs        JobStore
+	tally       TallyStore
 	zip         ZipLimits
 	now         func() time.Time
 }
@@ -53,7 +56,7 @@ func NewService(st Stores, now func() time.Time) *Service {
 		st.Zip = DefaultZipLimits
 	}
 	return &Service{cases: st.Cases, tasks: st.Tasks, templates: st.Templates, fields: st.Fields, files: st.Files,
-		members: st.Members, observables: st.Observables, alerts: st.Alerts, jobs: st.Jobs, zip: st.Zip, now: now}
+		members: st.Members, observables: st.Observables, alerts: st.Alerts, jobs: st.Jobs, tally: st.Tally, zip: st.Zip, now: now}
 }
 
 func (s *Service) clock() time.Time { return ms(s.now()) }

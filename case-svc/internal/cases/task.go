@@ -132,6 +132,10 @@ type TaskStore interface {
 	Logs(ctx context.Context, f search.Node, p search.Page) ([]Log, int64, error)
 	// LogWithAttachment finds a log of the organisation holding the file; it fails with ErrLogNotFound.
 	LogWithAttachment(ctx context.Context, org, fileID string) (Log, error)
+	// UpdateLogMessage sets a log's message; it fails with ErrLogNotFound.
+	UpdateLogMessage(ctx context.Context, id, message, by string, at time.Time) (Log, error)
+	// DeleteLog removes a log; it fails with ErrLogNotFound.
+	DeleteLog(ctx context.Context, id string) error
 }
 
 // Storage paths of the task and log references.
@@ -412,6 +416,37 @@ func (s *Service) Log(ctx context.Context, c Caller, id string) (Log, error) {
 		return Log{}, ErrLogNotFound
 	}
 	return l, nil
+}
+
+// UpdateLog changes the message of a log of the caller's organisation (manageTask), the one attribute of a
+// log the reference system lets a client change.
+func (s *Service) UpdateLog(ctx context.Context, c Caller, id, message string) (Log, error) {
+	if err := c.Require(ManageTask); err != nil {
+		return Log{}, err
+	}
+	l, err := s.Log(ctx, c, id)
+	if err != nil {
+		return Log{}, err
+	}
+	var p problems
+	p.text("message", message, true, maxDescription)
+	if err := p.err(); err != nil {
+		return Log{}, err
+	}
+	return s.tasks.UpdateLogMessage(ctx, l.ID, message, c.Login, s.clock())
+}
+
+// DeleteLog removes a log of the caller's organisation (manageTask). Its file stays in the attachment store
+// (stored once per content, other records may hold it); the organisation's grant to it goes with the log.
+func (s *Service) DeleteLog(ctx context.Context, c Caller, id string) error {
+	if err := c.Require(ManageTask); err != nil {
+		return err
+	}
+	l, err := s.Log(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	return s.tasks.DeleteLog(ctx, l.ID)
 }
 
 // Logs lists and searches the logs of the caller's organisation, or of one of its tasks when taskID is set.

@@ -223,7 +223,10 @@ func readerAt(r io.Reader) (io.ReaderAt, int64, func(), error) {
 	size, err := io.Copy(tmp, r)
 	if err != nil {
 		release()
-		return nil, 0, nil, apperr.Wrap(apperr.BadRequest, "cannot read the uploaded file", err)
+		if apperr.As(err) != nil {
+			return nil, 0, nil, err
+		}
+		return nil, 0, nil, fmt.Errorf("spool archive: %w", err) // a spooled upload or the disk: a 500
 	}
 	return tmp, size, release, nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/search"
 )
 
 // AnalysisStore keeps the connector's state: responder actions, and the small `pending` collection of jobs
@@ -22,7 +24,11 @@ var (
 )
 
 var (
-	actionSpec  = docstore.Spec{Name: "actions"}
+	// actionSpec: the responder history of an object, newest first (ActionsOf); the organisation's actions (listAction)
+	actionSpec = docstore.Spec{Name: "actions", Indexes: []docstore.Index{
+		{Name: "objectId_organisation_startDate", Keys: []docstore.Key{docstore.Asc("objectId"), docstore.Asc(cases.PathOrg), docstore.Desc("startDate")}},
+		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
+	}}
 	pendingSpec = docstore.Spec{Name: "pending", Indexes: []docstore.Index{
 		{Name: "server__id", Keys: []docstore.Key{docstore.Asc("server"), docstore.Asc("_id")}},
 	}}
@@ -48,12 +54,14 @@ type pendingDoc struct {
 	Org      string `json:"organisation"`
 	RemoteID string `json:"remoteId"`
 	Since    int64  `json:"since"`
+	// Unreachable is when the server stopped answering this record's calls (0 while it answers).
+	Unreachable int64 `json:"unreachableSince,omitempty"`
 }
 
 // AddPending records a job or action to track.
 func (s *AnalysisStore) AddPending(ctx context.Context, p cases.Pending) error {
 	err := s.pending.Insert(ctx, pendingDoc{ID: p.ID, Kind: p.Kind, Server: p.Server, Org: p.Org, RemoteID: p.RemoteID,
-		Since: docstore.Millis(p.Since)})
+		Since: docstore.Millis(p.Since), Unreachable: docstore.Millis(p.Unreachable)})
 	if err != nil && !docstore.IsDuplicate(err) {
 		return fmt.Errorf("add pending %s: %w", p.ID, err)
 	}
@@ -68,7 +76,8 @@ func (s *AnalysisStore) PendingOf(ctx context.Context, server string) ([]cases.P
 	}
 	out := make([]cases.Pending, len(docs))
 	for i, d := range docs {
-		out[i] = cases.Pending{ID: d.ID, Kind: d.Kind, Server: d.Server, Org: d.Org, RemoteID: d.RemoteID, Since: docstore.Time(d.Since)}
+		out[i] = cases.Pending{ID: d.ID, Kind: d.Kind, Server: d.Server, Org: d.Org, RemoteID: d.RemoteID, Since: docstore.Time(d.Since),
+			Unreachable: docstore.Time(d.Unreachable)}
 	}
 	return out, nil
 }
@@ -77,6 +86,14 @@ func (s *AnalysisStore) PendingOf(ctx context.Context, server string) ([]cases.P
 func (s *AnalysisStore) SetRemote(ctx context.Context, id, remoteID string) error {
 	if _, err := s.pending.UpdateOne(ctx, docstore.ID(id), docstore.Set("remoteId", remoteID), false); err != nil {
 		return fmt.Errorf("set remote job of %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetUnreachable records since when the record's server has not answered (zero: it answers again).
+func (s *AnalysisStore) SetUnreachable(ctx context.Context, id string, since time.Time) error {
+	if _, err := s.pending.UpdateOne(ctx, docstore.ID(id), docstore.Set("unreachableSince", docstore.Millis(since)), false); err != nil {
+		return fmt.Errorf("set unreachable of %s: %w", id, err)
 	}
 	return nil
 }
@@ -107,6 +124,7 @@ type actionDoc struct {
 	EndDate             *int64 `json:"endDate"`
 	Operations          string `json:"operations"`
 	Report              string `json:"report"`
+	Message             string `json:"message,omitempty"`
 	CreatedAt           int64  `json:"createdAt"`
 	CreatedBy           string `json:"createdBy"`
 	UpdatedAt           *int64 `json:"updatedAt"`
@@ -118,7 +136,7 @@ func toActionDoc(a cases.Action) actionDoc {
 		ResponderDefinition: a.ResponderDefinition, AnalysisID: a.AnalysisID, AnalysisJobID: a.AnalysisJobID,
 		ObjectType: a.ObjectType, ObjectID: a.ObjectID, CaseID: a.CaseID, AlertID: a.AlertID, TaskID: a.TaskID,
 		Status: a.Status, StartDate: docstore.Millis(a.StartDate), EndDate: nullMillis(a.EndDate), Operations: a.Operations,
-		Report: a.Report, CreatedAt: docstore.Millis(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: nullMillis(a.UpdatedAt),
+		Report: a.Report, Message: a.Message, CreatedAt: docstore.Millis(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: nullMillis(a.UpdatedAt),
 		UpdatedBy: a.UpdatedBy}
 }
 
@@ -127,7 +145,7 @@ func (d actionDoc) action() cases.Action {
 		ResponderDefinition: d.ResponderDefinition, AnalysisID: d.AnalysisID, AnalysisJobID: d.AnalysisJobID,
 		ObjectType: d.ObjectType, ObjectID: d.ObjectID, CaseID: d.CaseID, AlertID: d.AlertID, TaskID: d.TaskID,
 		Status: d.Status, StartDate: docstore.Time(d.StartDate), EndDate: timeOf(d.EndDate), Operations: d.Operations,
-		Report: d.Report, Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy,
+		Report: d.Report, Message: d.Message, Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy,
 			UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 
@@ -140,6 +158,11 @@ func (s *AnalysisStore) CreateAction(ctx context.Context, a cases.Action) error 
 }
 
 // Action finds an action by id.
+// Actions lists actions.
+func (s *AnalysisStore) Actions(ctx context.Context, f search.Node, p search.Page) ([]cases.Action, int64, error) {
+	return page(ctx, s.actions, f, p, actionDoc.action)
+}
+
 func (s *AnalysisStore) Action(ctx context.Context, id string) (cases.Action, error) {
 	var d actionDoc
 	if err := get(ctx, s.actions, id, &d, cases.ErrActionNotFound); err != nil {

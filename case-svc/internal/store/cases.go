@@ -11,11 +11,17 @@ import (
 	"github.com/openir/platform/pkg/search"
 )
 
-// caseCounter is the _id of the case number sequence in the counters collection.
+// caseCounter is the _id of the case id sequence in the counters collection: one sequence for all
+// organisations, so that case ids ("~" and the value) stay unique. Until case numbers became per
+// organisation it was also the number sequence, which is why existing cases have id "~<number>".
 const caseCounter = "caseNumber"
 
-// CaseStore keeps cases and the case number sequence: a counter document found by _id and incremented
-// atomically (one find-one-and-update, atomic on both engines), backed by a unique index on the number.
+// CaseNumberCounter is the _id of an organisation's case number sequence in the counters collection.
+func CaseNumberCounter(org string) string { return caseCounter + ":" + org }
+
+// CaseStore keeps cases and their sequences: counter documents found by _id and incremented atomically (one
+// find-one-and-update, atomic on both engines), the id sequence shared by all organisations and a number
+// sequence per organisation, backed by a unique index on (organisation, number).
 type CaseStore struct {
 	cases    *docstore.Collection
 	counters *docstore.Collection
@@ -24,14 +30,17 @@ type CaseStore struct {
 var _ cases.CaseStore = (*CaseStore)(nil)
 
 // caseSpec: the unique number; the case list of an organisation in its default order (_id), by number, by
-// start date (the usual order of case lists), and by status then start date (open cases, newest first).
+// start date (the usual order of case lists), and by status then start date (open cases, newest first); the
+// count of a search by status and severity (X-Total of the usual "open cases of severity ≥ n") reads
+// (organisation, status, severity) alone, without the documents.
 var caseSpec = docstore.Spec{Name: "cases", Arrays: []string{"tags"}, Indexes: []docstore.Index{
-	{Name: "caseId", Keys: []docstore.Key{docstore.Asc("caseId")}, Unique: true},
+	{Name: "organisation_caseId_unique", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("caseId")}, Unique: true},
 	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
 	{Name: "organisation_caseId", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Desc("caseId")}},
 	{Name: "organisation_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Desc("startDate")}},
 	{Name: "organisation_status_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Desc("startDate")}},
 	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
+	{Name: "organisation_status_severity", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Asc("severity")}},
 }}
 
 var counterSpec = docstore.Spec{Name: "counters"}
@@ -53,6 +62,10 @@ func NewCaseStore(ctx context.Context, db *docstore.DB) (*CaseStore, error) {
 		return nil, err
 	}
 	s := &CaseStore{cases: cs, counters: counters}
+	// Numbers were unique across organisations; now each organisation has its own (issue 15).
+	if err := cs.DropIndex(ctx, "caseId"); err != nil {
+		return nil, err
+	}
 	var c counterDoc
 	if err := counters.Get(ctx, caseCounter, &c); errors.Is(err, docstore.ErrNotFound) {
 		var top struct {
@@ -121,16 +134,53 @@ func (d caseDoc) toCase() cases.Case {
 			UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 
-// NextCaseNumber increments the sequence document (found by _id, made when missing) and returns the new
-// value: one atomic find-one-and-update on both engines, so concurrent callers never share a number.
-func (s *CaseStore) NextCaseNumber(ctx context.Context) (int64, error) {
+// NextCaseNumber returns the next value of the id sequence and of org's number sequence: each one atomic
+// find-one-and-update on both engines, so concurrent callers never share a value. An organisation's
+// sequence is made on its first case, starting after the highest number its cases have (the numbers of
+// cases made before sequences were per organisation are kept).
+func (s *CaseStore) NextCaseNumber(ctx context.Context, org string) (seq, number int64, err error) {
 	var d counterDoc
-	err := s.counters.FindOneAndUpdate(ctx, docstore.ID(caseCounter), nil, docstore.Inc("seq", 1),
+	err = s.counters.FindOneAndUpdate(ctx, docstore.ID(caseCounter), nil, docstore.Inc("seq", 1),
 		docstore.FindAndUpdate{Upsert: true}, &d)
 	if err != nil {
-		return 0, fmt.Errorf("next case number: %w", err)
+		return 0, 0, fmt.Errorf("next case id: %w", err)
 	}
-	return d.Seq, nil
+	seq = d.Seq
+	key := CaseNumberCounter(org)
+	for range 2 {
+		err = s.counters.FindOneAndUpdate(ctx, docstore.ID(key), nil, docstore.Inc("seq", 1), docstore.FindAndUpdate{}, &d)
+		if err == nil {
+			return seq, d.Seq, nil
+		}
+		if !errors.Is(err, docstore.ErrNotFound) {
+			break
+		}
+		var top struct {
+			Number int64 `json:"caseId"`
+		}
+		err = s.cases.FindOne(ctx, docstore.Eq(cases.PathOrg, org), docstore.Sort("-caseId"), &top)
+		if err != nil && !errors.Is(err, docstore.ErrNotFound) {
+			break
+		}
+		err = s.counters.Insert(ctx, counterDoc{ID: key, Seq: top.Number})
+		if err != nil && !docstore.IsDuplicate(err) { // a concurrent first case made it: fine
+			break
+		}
+	}
+	return 0, 0, fmt.Errorf("next case number of %s: %w", org, err)
+}
+
+// CaseByNumber returns org's case with this number; ErrCaseNotFound when there is none.
+func (s *CaseStore) CaseByNumber(ctx context.Context, org string, number int64) (cases.Case, error) {
+	var d caseDoc
+	err := s.cases.FindOne(ctx, docstore.And(docstore.Eq(cases.PathOrg, org), docstore.Eq("caseId", number)), nil, &d)
+	if errors.Is(err, docstore.ErrNotFound) {
+		return cases.Case{}, fmt.Errorf("case %d: %w", number, cases.ErrCaseNotFound)
+	}
+	if err != nil {
+		return cases.Case{}, err
+	}
+	return d.toCase(), nil
 }
 
 // CreateCase inserts a case.
@@ -153,24 +203,6 @@ func (s *CaseStore) Case(ctx context.Context, id string) (cases.Case, error) {
 // Cases lists cases.
 func (s *CaseStore) Cases(ctx context.Context, f search.Node, p search.Page) ([]cases.Case, int64, error) {
 	return page(ctx, s.cases, f, p, caseDoc.toCase)
-}
-
-// CountCases counts the cases matching f.
-func (s *CaseStore) CountCases(ctx context.Context, f search.Node) (int64, error) {
-	return s.cases.Count(ctx, f)
-}
-
-// CaseGroups counts the cases matching f by the value of path.
-func (s *CaseStore) CaseGroups(ctx context.Context, f search.Node, path string) ([]cases.ValueCount, error) {
-	groups, err := s.cases.GroupCount(ctx, f, path, 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]cases.ValueCount, len(groups))
-	for i, g := range groups {
-		out[i] = cases.ValueCount{Value: g.Value, Count: g.Count}
-	}
-	return out, nil
 }
 
 // UpdateCase writes the named fields of c.

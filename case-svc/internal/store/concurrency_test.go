@@ -30,8 +30,9 @@ func concurrently(n int, f func(i int) error) []error {
 	return errs
 }
 
-// Case numbers come from one counter document incremented atomically: 200 concurrent callers get 200
-// distinct numbers, 1 to 200.
+// Case ids and numbers come from counter documents incremented atomically: 200 concurrent callers of two
+// organisations get 200 distinct ids, 1 to 200, and each organisation its own numbers, 1 to 100, even on
+// the first case of the organisation (its sequence is made by one of the racing callers).
 func TestCaseStore_NextCaseNumberConcurrent(t *testing.T) {
 	ctx := context.Background()
 	s, err := NewCaseStore(ctx, docstoretest.New(t))
@@ -39,18 +40,30 @@ func TestCaseStore_NextCaseNumberConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 200
-	nums := make([]int64, n)
-	for i, err := range concurrently(n, func(i int) (err error) { nums[i], err = s.NextCaseNumber(ctx); return err }) {
+	seqs, nums := make([]int64, n), make([]int64, n)
+	orgs := []string{"a", "b"}
+	for i, err := range concurrently(n, func(i int) (err error) {
+		seqs[i], nums[i], err = s.NextCaseNumber(ctx, orgs[i%2])
+		return err
+	}) {
 		if err != nil {
 			t.Fatalf("caller %d: %v", i, err)
 		}
 	}
 	seen := map[int64]bool{}
-	for _, v := range nums {
+	for _, v := range seqs {
 		if v < 1 || v > n || seen[v] {
-			t.Fatalf("numbers %v", nums)
+			t.Fatalf("ids %v", seqs)
 		}
 		seen[v] = true
+	}
+	perOrg := map[string]map[int64]bool{"a": {}, "b": {}}
+	for i, v := range nums {
+		o := orgs[i%2]
+		if v < 1 || v > n/2 || perOrg[o][v] {
+			t.Fatalf("numbers of %s: %v", o, nums)
+		}
+		perOrg[o][v] = true
 	}
 }
 
@@ -72,8 +85,12 @@ func TestCaseStore_SequenceStartsAfterStoredCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.NextCaseNumber(ctx); err != nil || n != 42 {
-		t.Fatalf("next number %d, %v; want 42", n, err)
+	if seq, n, err := s.NextCaseNumber(ctx, "o"); err != nil || seq != 42 || n != 42 {
+		t.Fatalf("next id %d, number %d, %v; want 42, 42", seq, n, err)
+	}
+	// Another organisation's numbers start at 1; ids go on.
+	if seq, n, err := s.NextCaseNumber(ctx, "p"); err != nil || seq != 43 || n != 1 {
+		t.Fatalf("next id %d, number %d of another organisation, %v; want 43, 1", seq, n, err)
 	}
 }
 

@@ -238,6 +238,28 @@ func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by stri
 	return nil
 }
 
+// DeleteUser removes the user's key lookup entry, then the user: a crash between the two leaves a user
+// without a working key, never a key without its user.
+func (s *IdentityStore) DeleteUser(ctx context.Context, login string) error {
+	u, err := s.User(ctx, login)
+	if err != nil {
+		return err
+	}
+	if u.KeyHash != "" {
+		if _, err := s.keys.DeleteOne(ctx, docstore.ID(u.KeyHash)); err != nil {
+			return fmt.Errorf("remove key of %s: %w", login, err)
+		}
+	}
+	ok, err := s.users.DeleteOne(ctx, docstore.ID(login))
+	if err != nil {
+		return fmt.Errorf("delete user %s: %w", login, err)
+	}
+	if !ok {
+		return cases.ErrUserNotFound
+	}
+	return nil
+}
+
 // UserByKeyHash finds the user holding the key with this hash.
 func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (cases.User, error) {
 	var k keyDoc

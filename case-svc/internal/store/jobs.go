@@ -49,6 +49,7 @@ type jobDoc struct {
 	AnalysisID         string  `json:"analysisId"`
 	AnalysisJobID      string  `json:"analysisJobId"`
 	Report             *string `json:"report"`
+	Message            string  `json:"message,omitempty"`
 	CreatedAt          int64   `json:"createdAt"`
 	CreatedBy          string  `json:"createdBy"`
 	UpdatedAt          *int64  `json:"updatedAt"`
@@ -59,7 +60,7 @@ func toJobDoc(j cases.Job) (jobDoc, error) {
 	d := jobDoc{ID: j.ID, Org: j.Org, ObservableID: j.ObservableID, CaseID: j.CaseID, AnalyzerID: j.AnalyzerID,
 		AnalyzerName: j.AnalyzerName, AnalyzerDefinition: j.AnalyzerDefinition, Status: j.Status,
 		StartDate: nullMillis(j.StartDate), EndDate: nullMillis(j.EndDate), AnalysisID: j.AnalysisID,
-		AnalysisJobID: j.AnalysisJobID, CreatedAt: docstore.Millis(j.CreatedAt), CreatedBy: j.CreatedBy}
+		AnalysisJobID: j.AnalysisJobID, Message: j.Message, CreatedAt: docstore.Millis(j.CreatedAt), CreatedBy: j.CreatedBy}
 	if j.Report != nil {
 		s, err := encodeJSON(j.Report)
 		if err != nil {
@@ -74,7 +75,7 @@ func (d jobDoc) job() cases.Job {
 	j := cases.Job{ID: d.ID, Org: d.Org, ObservableID: d.ObservableID, CaseID: d.CaseID, AnalyzerID: d.AnalyzerID,
 		AnalyzerName: d.AnalyzerName, AnalyzerDefinition: d.AnalyzerDefinition, Status: d.Status,
 		StartDate: timeOf(d.StartDate), EndDate: timeOf(d.EndDate), AnalysisID: d.AnalysisID,
-		AnalysisJobID: d.AnalysisJobID,
+		AnalysisJobID: d.AnalysisJobID, Message: d.Message,
 		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 	if d.Report != nil {
@@ -122,7 +123,7 @@ func (s *JobStore) Update(ctx context.Context, j cases.Job, fields []string, by 
 	}
 	values := map[string]any{"status": d.Status, "startDate": d.StartDate, "endDate": d.EndDate, "report": d.Report,
 		"analysisJobId": d.AnalysisJobID, "analysisId": d.AnalysisID, "analyzerId": d.AnalyzerID,
-		"analyzerName": d.AnalyzerName, "analyzerDefinition": d.AnalyzerDefinition}
+		"analyzerName": d.AnalyzerName, "analyzerDefinition": d.AnalyzerDefinition, "message": d.Message}
 	u, err := setFields(stamp(by, at), "job", values, fields)
 	if err != nil {
 		return cases.Job{}, err

@@ -272,6 +272,20 @@ func (s *ObservableStore) SimilarObservables(ctx context.Context, org string, ke
 	return out, nil
 }
 
+// CountSimilar counts the case observables of an organisation with one of the keys, except the observable
+// except (""), on the similarity index: no document is read.
+func (s *ObservableStore) CountSimilar(ctx context.Context, org string, keys []string, except string) (int64, error) {
+	f := similarFilter(org, keys)
+	if except != "" {
+		f = docstore.And(f, docstore.Ne("_id", except))
+	}
+	n, err := s.coll.Count(ctx, f)
+	if err != nil {
+		return 0, fmt.Errorf("count similar observables: %w", err)
+	}
+	return n, nil
+}
+
 // CaseObservableCounts counts the observables and IOCs of cases, ignoreSimilarity ones excluded.
 func (s *ObservableStore) CaseObservableCounts(ctx context.Context, caseIDs []string) (map[string]cases.ObservableCount, error) {
 	out := map[string]cases.ObservableCount{}

@@ -51,8 +51,15 @@ func TestPlans(t *testing.T) {
 		{name: "cases of an organisation", coll: "cases", filter: scoped(all, org)},
 		{name: "cases by start date", coll: "cases", filter: scoped(all, org), sort: docstore.Sort("-startDate")},
 		{name: "cases by number", coll: "cases", filter: scoped(all, org), sort: docstore.Sort("-caseId")},
+		{name: "case by number (CaseByNumber)", coll: "cases", filter: docstore.And(org, docstore.Eq("caseId", 7)), unsorted: true,
+			index: "cases_organisation_caseId_unique"},
+		{name: "highest number of an organisation (NextCaseNumber)", coll: "cases", filter: org, sort: docstore.Sort("-caseId")},
 		{name: "open cases by start date", coll: "cases", sort: docstore.Sort("-startDate"),
-			filter: scoped(docstore.And(docstore.Eq("status", "Open"), docstore.Gte("severity", 3)), org)},
+			filter: scoped(docstore.And(docstore.Eq("status", "Open"), docstore.Gte("severity", 3)), org),
+			index:  "cases_organisation_status_startDate"},
+		{name: "open cases of severity ≥ 3 counted (X-Total)", coll: "cases", unsorted: true,
+			filter: scoped(docstore.And(docstore.Eq("status", "Open"), docstore.Gte("severity", 3)), org),
+			index:  "cases_organisation_status_severity"},
 		{name: "open cases", coll: "cases", filter: scoped(docstore.Eq("status", "Open"), org)},
 		{name: "similar cases by id", coll: "cases", filter: scoped(all, docstore.In("_id", "~1", "~2", "~3"), org)},
 		// tasks: waitingTasks, /api/case/task/_search, /api/case/{id}/task/_search
@@ -92,18 +99,44 @@ func TestPlans(t *testing.T) {
 		{name: "case observable search", coll: "observables", filter: scoped(docstore.And(all, docstore.Exists(cases.PathCaseID)), org)},
 		{name: "similar observables", coll: "observables", filter: similarFilter("org1", []string{"k1", "k2", "k3"}),
 			unsorted: true, index: "observables_organisation_key"},
+		// an observable's seen (CountSimilar): the same lookup, counted, without the observable itself
+		{name: "seen count", coll: "observables", filter: docstore.And(similarFilter("org1", []string{"k1"}), docstore.Ne("_id", "o7")),
+			unsorted: true, index: "observables_organisation_key"},
 		{name: "observables by data across cases", coll: "observables",
 			filter: scoped(docstore.And(docstore.Eq("data", "10.0.0.7"), docstore.Exists(cases.PathCaseID)), org),
 			index:  "observables_organisation_data"},
+		// a case's links (LinkedCases): its own observables, then the similar lookup above, then cases by id;
+		// an observable's similar ones (ObservableSimilar): the similar lookup, then observables by id
+		{name: "observables of a case for its links", coll: "observables", filter: scoped(docstore.And(
+			docstore.Eq(cases.PathCaseID, "~7"), docstore.Eq("ignoreSimilarity", false)), org), index: "observables_case_organisation__id"},
+		{name: "observables by id", coll: "observables", filter: docstore.In("_id", "o1", "o2")},
 		{name: "observable counts of cases", coll: "observables",
 			filter: docstore.And(docstore.In(cases.PathCaseID, "~1", "~2"), docstore.Eq("ignoreSimilarity", false)), unsorted: true,
 			index: "observables_case_organisation_"},
+		// actions: the responder history of an object (ActionsOf), newest first
+		{name: "actions of an object", coll: "actions", filter: docstore.And(docstore.Eq("objectId", "~7"), org, docstore.Eq("objectType", "case")),
+			sort: docstore.Sort("-startDate"), index: "actions_objectId_organisation_startDate"},
+		{name: "actions of an organisation (listAction)", coll: "actions", filter: scoped(all, org), index: "actions_organisation__id"},
+		{name: "actions of records (query step actions)", coll: "actions",
+			filter: scoped(docstore.And(docstore.In("objectId", "~1", "~2"), docstore.Eq("objectType", "case")), org)},
 		// jobs: the jobs of an observable, /api/connector/cortex/job/_search-like lists
 		{name: "jobs of an observable", coll: "jobs", filter: scoped(docstore.Eq(cases.PathObservableID, "o7"), org),
 			sort: docstore.Sort("-startDate"), index: "jobs_observable_organisation_startDate"},
 		{name: "jobs of the query API's observables", coll: "jobs", filter: scoped(docstore.In(cases.PathObservableID, "o1", "o2"), org)},
 		{name: "jobs of an organisation", coll: "jobs", filter: scoped(all, org)},
 		{name: "jobs by status", coll: "jobs", filter: scoped(docstore.Eq("status", "Success"), org)},
+		// statistics (Tally: _stats, the query API's count… steps and aggregations): counts and group counts run
+		// with these filters, the WHERE of the lists above; myTasks is a list of the caller's tasks
+		{name: "unread alerts", coll: "alerts", filter: scoped(docstore.Eq("read", false), org), unsorted: true},
+		{name: "imported alerts", coll: "alerts", filter: scoped(docstore.Eq("status", cases.AlertImported), org), unsorted: true,
+			index: "alerts_organisation_status"},
+		{name: "alerts with a case", coll: "alerts", filter: scoped(docstore.Exists(cases.PathCaseID), org), unsorted: true},
+		{name: "alert observables", coll: "observables", filter: scoped(docstore.Exists(cases.PathAlertID), org), unsorted: true},
+		{name: "case observables of a type", coll: "observables", unsorted: true,
+			filter: scoped(docstore.And(docstore.Eq("dataType", "ip"), docstore.Exists(cases.PathCaseID)), org)},
+		{name: "my tasks", coll: "tasks", filter: scoped(docstore.Eq("owner", "u"), org)},
+		{name: "cases in a time range", coll: "cases", unsorted: true,
+			filter: scoped(docstore.And(docstore.Gte("createdAt", int64(1)), docstore.Lt("createdAt", int64(2))), org)},
 		// identity, templates, custom fields, the connector's pending records
 		{name: "users of an organisation", coll: "users", filter: scoped(all, docstore.Eq(cases.PathUserOrgs, "org1")),
 			allowScan: true}, // see TestPlans_UsersScanInIndexOrder
@@ -122,6 +155,13 @@ func TestPlans(t *testing.T) {
 		{name: "events since", coll: "audit", filter: docstore.Gte("date", int64(1)), sort: docstore.Sort("date", "_id")},
 		{name: "deliveries of an endpoint", coll: "webhook_delivery",
 			filter: docstore.And(org, docstore.Eq("endpoint", "e1")), sort: docstore.Sort("-createdAt")},
+		// pkg/events: the repair's held events, an endpoint's next delivery, the backlog gauge
+		{name: "held events", coll: "audit", filter: docstore.And(docstore.Eq("held", 1), docstore.Lt("date", int64(1e15))),
+			sort: docstore.Sort("date", "_id"), index: "audit_held_date"},
+		{name: "head of an endpoint", coll: "webhook_delivery", filter: docstore.And(docstore.Eq("endpoint", "e1"),
+			docstore.Eq("status", "Pending")), sort: docstore.Sort("seq")},
+		{name: "oldest pending delivery", coll: "webhook_delivery", filter: docstore.Eq("status", "Pending"),
+			sort: docstore.Sort("createdAt")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,7 +259,7 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 			Org: org, Name: fmt.Sprintf("tpl%d", i), Meta: cases.Meta{CreatedAt: at}}))
 		docs["customFields"] = append(docs["customFields"], customFieldDoc{ID: fmt.Sprintf("cf%d", i),
 			Name: fmt.Sprintf("field%d", i), Type: "string", Options: options0(nil), CreatedAt: at.UnixMilli()})
-		docs["audit"] = append(docs["audit"], auditDoc{ID: fmt.Sprintf("ev%d", i), Operation: "Update", ObjectType: "case",
+		docs["audit"] = append(docs["audit"], auditFill{ID: fmt.Sprintf("ev%d", i), Operation: "Update", ObjectType: "case",
 			ObjectID: fmt.Sprintf("~%d", i/5), RootID: fmt.Sprintf("~%d", i/5), Org: org, Date: at.UnixMilli()})
 		docs["webhook_delivery"] = append(docs["webhook_delivery"], map[string]any{"_id": fmt.Sprintf("d%d", i),
 			"organisation": org, "endpoint": fmt.Sprintf("e%d", i%7), "status": "Delivered", "seq": i, "createdAt": at.UnixMilli()})
@@ -237,4 +277,20 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 			}
 		}
 	}
+}
+
+// auditFill is an audit document as pkg/events's event log writes it.
+type auditFill struct {
+	ID         string `json:"_id"`
+	Operation  string `json:"operation"`
+	ObjectType string `json:"objectType"`
+	ObjectID   string `json:"objectId"`
+	RootID     string `json:"rootId"`
+	Details    string `json:"details"`
+	Object     string `json:"object"`
+	User       string `json:"user"`
+	RequestID  string `json:"requestId"`
+	Org        string `json:"organisation"`
+	Date       int64  `json:"date"`
+	Held       int    `json:"held,omitempty"`
 }

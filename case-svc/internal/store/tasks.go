@@ -234,6 +234,27 @@ func (s *TaskStore) Logs(ctx context.Context, f search.Node, p search.Page) ([]c
 	return page(ctx, s.logs, f, p, logDoc.log)
 }
 
+// UpdateLogMessage sets a log's message.
+func (s *TaskStore) UpdateLogMessage(ctx context.Context, id, message, by string, at time.Time) (cases.Log, error) {
+	var out logDoc
+	if err := findOneAndUpdate(ctx, s.logs, docstore.ID(id), stamp(by, at).Set("message", message), &out, cases.ErrLogNotFound); err != nil {
+		return cases.Log{}, err
+	}
+	return out.log(), nil
+}
+
+// DeleteLog removes a log.
+func (s *TaskStore) DeleteLog(ctx context.Context, id string) error {
+	ok, err := s.logs.DeleteOne(ctx, docstore.ID(id))
+	if err != nil {
+		return fmt.Errorf("delete log %s: %w", id, err)
+	}
+	if !ok {
+		return fmt.Errorf("delete log %s: %w", id, cases.ErrLogNotFound)
+	}
+	return nil
+}
+
 // LogWithAttachment finds a log of the organisation that holds the file.
 func (s *TaskStore) LogWithAttachment(ctx context.Context, org, fileID string) (cases.Log, error) {
 	var d logDoc

@@ -147,19 +147,13 @@ func inputMap(in analysis.RunInput) map[string]any {
 	return m
 }
 
-// isSecretName tells configuration keys whose values never leave the worker (the cortexutils rule).
-func isSecretName(name string) bool {
-	n := strings.ToLower(name)
-	return strings.Contains(n, "key") || strings.Contains(n, "password") || strings.Contains(n, "secret")
-}
-
 // redact copies cfg with every value whose key names a secret replaced by "REMOVED", at any depth
 // (cortexutils only looks at the top level; nested secrets, e.g. in a proxy object, deserve the same).
 func redact(cfg map[string]any) map[string]any {
 	out := make(map[string]any, len(cfg))
 	for k, v := range cfg {
 		switch {
-		case isSecretName(k):
+		case analysis.IsSecretName(k):
 			out[k] = "REMOVED"
 		default:
 			if m, ok := v.(map[string]any); ok {

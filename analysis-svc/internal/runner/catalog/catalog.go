@@ -363,6 +363,9 @@ func item(raw json.RawMessage) (analysis.ConfigItem, error) {
 	if _, err := field(m, "defaultValue", &it.DefaultValue); err != nil {
 		return it, err
 	}
+	if _, err := field(m, "secret", &it.Secret); err != nil {
+		return it, err
+	}
 	return it, nil
 }
 

@@ -2,10 +2,12 @@
 // DockerImage, e.g. the public catalogs' ghcr.io/thehive-project/<name>:<version>), used when job.runner
 // includes docker. It follows the reference server's docker runner (cortex-notes §4.5, analyzers-notes §2.1).
 //
-// It talks to the Docker Engine API directly with net/http over the engine's Unix socket (a handful of
-// calls: ping, create, start, wait, logs, kill, remove, and pull): the official client module would add a
-// large dependency tree for that, and shelling out to the docker CLI would need the CLI installed next to the
-// service and parse its text output. Paths are unversioned, so any engine since API 1.25 answers.
+// It talks to the engine with the official Docker Go client (github.com/moby/moby/client): the API version
+// is negotiated with the engine (API 1.40 and later: Docker 19.03+), the host comes from Options.Host or the
+// standard DOCKER_HOST (default unix:///var/run/docker.sock), tcp:// hosts use TLS with the certificates of
+// Options.CertPath or DOCKER_CERT_PATH (ca.pem, cert.pem, key.pem; DOCKER_TLS_VERIFY), and pulls send the
+// registry's credentials from a docker config.json (Options.RegistryConfig, else $DOCKER_CONFIG/config.json or
+// ~/.docker/config.json; inline "auth" entries only, no credential helpers).
 //
 // One run:
 //
@@ -20,7 +22,8 @@
 //     container can be found (label openir.analysis-svc.job-folder).
 //   - Image missing: Options.Pull decides (PullMissing, the default: pull then create; PullNever: fail;
 //     PullAlways: pull before every run, as the reference's docker.autoUpdate). A pull is bounded by
-//     Options.PullTimeout (10 min) and the job's context.
+//     Options.PullTimeout (10 min) and the job's context; an image without tag or digest is pulled as
+//     :latest, as `docker run` does.
 //   - The runner waits for the container to stop. Context done (timeout, cancellation): the container is
 //     killed and a Failure "The job timed out after N and its worker was killed." (or "was cancelled") with
 //     the tail of its logs is returned.
@@ -48,11 +51,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
+	"github.com/openir/platform/pkg/apperr"
 )
 
-// DefaultHost is the engine's socket when Options.Host is empty.
+// DefaultHost is the engine's socket when neither Options.Host nor DOCKER_HOST is set.
 const DefaultHost = "unix:///var/run/docker.sock"
 
 // MountPoint is where the job folder appears inside the container.
@@ -76,13 +83,19 @@ const (
 
 // Options configures a Runner. The zero value is usable.
 type Options struct {
-	Host      string     // unix:///path/to/socket (DefaultHost), /path/to/socket, or tcp://host:port (no TLS)
+	Host      string     // unix:///path/to/socket, /path/to/socket or tcp://host:port; "" = DOCKER_HOST or DefaultHost
 	Network   string     // container network mode; "" = engine default, "none" = no network
 	User      string     // "uid:gid" or a user name of the image; "" = the image's user
 	Memory    int64      // bytes; 0 = unlimited
 	NanoCPUs  int64      // 1e9 = one CPU; 0 = unlimited
 	PidsLimit int64      // 0 = unlimited
 	Pull      PullPolicy // "" = PullMissing
+	// CertPath is a folder with ca.pem, cert.pem and key.pem for TLS to a tcp:// host ("" = DOCKER_CERT_PATH
+	// when DOCKER_TLS_VERIFY is set).
+	CertPath string
+	// RegistryConfig is a docker config.json whose "auths" hold registry credentials for pulls ("" =
+	// $DOCKER_CONFIG/config.json or ~/.docker/config.json if present).
+	RegistryConfig string
 	// PullTimeout bounds one image pull (default 10 min).
 	PullTimeout time.Duration
 	// JobDirectory and HostJobDirectory translate a job folder path to the engine host's view (see the
@@ -134,7 +147,7 @@ func New(opts Options) *Runner {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	e, err := newEngine(opts.Host)
+	e, err := newEngine(opts)
 	return &Runner{opts: opts, engine: e, err: err}
 }
 
@@ -167,27 +180,26 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 	if err != nil {
 		return analysis.RunOutput{}, err
 	}
-	conf := containerConfig{
+	conf := &container.Config{
 		Image:  def.DockerImage,
 		Env:    []string{},
 		User:   r.opts.User,
 		Labels: map[string]string{LabelJobFolder: job.Dir, LabelDefinition: def.ID},
-		HostConfig: hostConfig{
-			Mounts:      []mount{{Type: "bind", Source: source, Target: MountPoint}},
-			NetworkMode: r.opts.Network,
-			Memory:      r.opts.Memory,
-			NanoCpus:    r.opts.NanoCPUs,
-		},
+	}
+	host := &container.HostConfig{
+		Mounts:      []mount.Mount{{Type: mount.TypeBind, Source: source, Target: MountPoint}},
+		NetworkMode: container.NetworkMode(r.opts.Network),
+		Resources:   container.Resources{Memory: r.opts.Memory, NanoCPUs: r.opts.NanoCPUs},
 	}
 	if r.opts.PidsLimit > 0 {
-		conf.HostConfig.PidsLimit = &r.opts.PidsLimit
+		host.PidsLimit = &r.opts.PidsLimit
 	}
 	if p := job.CACertsPath(MountPoint); p != "" {
 		conf.Env = append(conf.Env, "REQUESTS_CA_BUNDLE="+p)
 	}
 
 	start := time.Now()
-	id, err := r.create(ctx, conf)
+	id, err := r.create(ctx, conf, host)
 	if err != nil {
 		if ctx.Err() != nil {
 			return jobdir.Interrupted(ctx.Err(), time.Since(start), ""), nil
@@ -196,14 +208,10 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 	}
 	defer r.remove(ctx, id, def.ID)
 
-	if err := r.engine.start(ctx, id); err != nil {
-		if ctx.Err() != nil {
-			return jobdir.Interrupted(ctx.Err(), time.Since(start), ""), nil
-		}
-		return analysis.RunOutput{}, fmt.Errorf("start the container of %s: %w", def.DockerImage, err)
-	}
-	waitErr := r.engine.wait(ctx, id)
-	if ctx.Err() != nil {
+	// interrupted ends a run whose context is done: the worker's output so far, then the kill. The container
+	// may be running even when the start call itself was interrupted (the engine started it, the answer was
+	// cut short).
+	interrupted := func() analysis.RunOutput {
 		elapsed := time.Since(start)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
@@ -214,7 +222,17 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 		if after := r.logs(cctx, id); len(after) > len(logs) {
 			logs = after
 		}
-		return jobdir.Interrupted(ctx.Err(), elapsed, logs), nil
+		return jobdir.Interrupted(ctx.Err(), elapsed, logs)
+	}
+	if err := r.engine.start(ctx, id); err != nil {
+		if ctx.Err() != nil {
+			return interrupted(), nil
+		}
+		return analysis.RunOutput{}, fmt.Errorf("start the container of %s: %w", def.DockerImage, err)
+	}
+	waitErr := r.engine.wait(ctx, id)
+	if ctx.Err() != nil {
+		return interrupted(), nil
 	}
 	if waitErr != nil {
 		return analysis.RunOutput{}, fmt.Errorf("wait for the container of %s: %w", def.DockerImage, waitErr)
@@ -231,21 +249,22 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 }
 
 // create creates the container, pulling the image as the policy says.
-func (r *Runner) create(ctx context.Context, conf containerConfig) (string, error) {
+func (r *Runner) create(ctx context.Context, conf *container.Config, host *container.HostConfig) (string, error) {
 	if r.opts.Pull == PullAlways {
 		if err := r.pull(ctx, conf.Image); err != nil {
 			return "", err
 		}
 	}
-	id, err := r.engine.create(ctx, conf)
+	id, err := r.engine.create(ctx, conf, host)
 	if errors.Is(err, errNoImage) && r.opts.Pull == PullMissing {
 		if err := r.pull(ctx, conf.Image); err != nil {
 			return "", err
 		}
-		id, err = r.engine.create(ctx, conf)
+		id, err = r.engine.create(ctx, conf, host)
 	}
 	if errors.Is(err, errNoImage) {
-		return "", fmt.Errorf("the docker image %s is not available on this server", conf.Image)
+		// The job's errorMessage: a safe message (the engine's text stays in the log).
+		return "", apperr.Wrap(apperr.Unavailable, fmt.Sprintf("the docker image %s is not available on this server", conf.Image), err)
 	}
 	if err != nil {
 		return "", fmt.Errorf("create a container of %s: %w", conf.Image, err)

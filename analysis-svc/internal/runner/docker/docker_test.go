@@ -8,10 +8,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +20,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moby/moby/api/types/jsonstream"
+	"github.com/moby/moby/client"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 )
@@ -156,7 +159,7 @@ func testImage(t *testing.T, r *Runner) string {
 	image := strings.ToLower(tag) + ":1"
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	resp, err := r.engine.send(ctx, http.MethodPost, "/build", url.Values{"t": {image}, "rm": {"1"}, "forcerm": {"1"}}, &ctxTar)
+	resp, err := r.engine.cli.ImageBuild(ctx, &ctxTar, client.ImageBuildOptions{Tags: []string{image}, Remove: true, ForceRemove: true})
 	if err != nil {
 		t.Fatalf("docker build: %v", err)
 	}
@@ -168,11 +171,28 @@ func testImage(t *testing.T, r *Runner) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := r.engine.call(ctx, http.MethodDelete, "/images/"+image, url.Values{"force": {"1"}}, nil, nil); err != nil {
+		if _, err := r.engine.cli.ImageRemove(ctx, image, client.ImageRemoveOptions{Force: true}); err != nil {
 			t.Errorf("remove the test image: %v", err)
 		}
 	})
 	return image
+}
+
+// progressError reads a build's JSON progress stream and returns the error it reports, if any.
+func progressError(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	for {
+		var m jsonstream.Message
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if m.Error != nil {
+			return m.Error
+		}
+	}
 }
 
 // containers lists the containers (running or not) of a job folder.
@@ -189,15 +209,13 @@ func containers(t *testing.T, r *Runner, dir string) []string {
 
 func listContainers(ctx context.Context, r *Runner, dir string) ([]string, error) {
 	abs, _ := filepath.Abs(dir)
-	filters, _ := json.Marshal(map[string][]string{"label": {LabelJobFolder + "=" + abs}})
-	var list []struct {
-		ID string `json:"Id"`
-	}
-	if err := r.engine.call(ctx, http.MethodGet, "/containers/json", url.Values{"all": {"1"}, "filters": {string(filters)}}, nil, &list); err != nil {
+	list, err := r.engine.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", LabelJobFolder+"="+abs)})
+	if err != nil {
 		return nil, err
 	}
 	var ids []string
-	for _, c := range list {
+	for _, c := range list.Items {
 		ids = append(ids, c.ID)
 	}
 	return ids, nil
@@ -369,37 +387,5 @@ func TestRunner_Available(t *testing.T) {
 	}
 	if New(Options{Host: "ssh://nowhere"}).Available(t.Context()) {
 		t.Error("an unsupported host is available")
-	}
-}
-
-func TestDemux(t *testing.T) {
-	frame := func(stream byte, s string) []byte {
-		h := []byte{stream, 0, 0, 0, 0, 0, 0, byte(len(s))}
-		return append(h, s...)
-	}
-	var in bytes.Buffer
-	in.Write(frame(1, "out\n"))
-	in.Write(frame(2, "err\n"))
-	var out bytes.Buffer
-	if err := demux(&in, &out); err != nil || out.String() != "out\nerr\n" {
-		t.Errorf("demux = %q, %v", out.String(), err)
-	}
-	out.Reset()
-	if err := demux(strings.NewReader("plain tty output\n"), &out); err != nil || out.String() != "plain tty output\n" {
-		t.Errorf("raw = %q, %v", out.String(), err)
-	}
-}
-
-func TestWithTag(t *testing.T) {
-	for in, want := range map[string]string{
-		"alpine":                          "alpine:latest",
-		"ghcr.io/thehive-project/yara:3":  "ghcr.io/thehive-project/yara:3",
-		"localhost:5000/yara":             "localhost:5000/yara:latest",
-		"cortexneurons/dshield_lookup":    "cortexneurons/dshield_lookup:latest",
-		"img@sha256:0123456789abcdef0123": "img@sha256:0123456789abcdef0123",
-	} {
-		if got := withTag(in); got != want {
-			t.Errorf("withTag(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

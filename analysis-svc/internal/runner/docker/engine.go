@@ -1,210 +1,160 @@
 package docker
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
-	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/distribution/reference"
+	"github.com/moby/moby/api/pkg/authconfig"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/registry"
+	"github.com/moby/moby/client"
 )
 
-// engine is the handful of Docker Engine API calls the runner needs, over the engine's socket. Paths are
-// unversioned: the engine answers with its own API version, and these calls have been stable since API 1.25
-// (Docker 1.13), while a pinned old version is refused by recent engines (Docker 29 needs ≥ 1.44).
+// engine is the Docker Engine as the runner uses it, through the official Go client (github.com/moby/moby/client):
+// it negotiates the API version with the engine, speaks TLS to tcp:// hosts with the DOCKER_CERT_PATH (or
+// Options.CertPath) certificates, and sends registry credentials on pulls.
 type engine struct {
-	http *http.Client
-	base string // scheme://host for URLs
-	host string // as configured, for messages
+	cli   *client.Client
+	auths map[string]registry.AuthConfig // registry host -> credentials (docker's config.json "auths")
 }
 
-// errNoImage is the engine's 404 on container create: the image is not present.
+// errNoImage is the engine's answer to a container create whose image is not present.
 var errNoImage = errors.New("no such image")
 
-// apiError is an error answer of the engine.
-type apiError struct {
-	Status  int
-	Message string
-}
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("docker engine: %s (HTTP %d)", e.Message, e.Status)
-}
-
-func newEngine(host string) (*engine, error) {
-	if host == "" {
-		host = DefaultHost
-	}
-	tr := &http.Transport{MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second}
-	e := &engine{host: host, http: &http.Client{Transport: tr}}
-	switch {
-	case strings.HasPrefix(host, "unix://") || strings.HasPrefix(host, "/"):
-		socket := strings.TrimPrefix(host, "unix://")
-		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
+// newEngine makes the client: the standard DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH and
+// DOCKER_API_VERSION variables first, then the options (a host and a certificate folder win over them).
+func newEngine(opts Options) (*engine, error) {
+	ops := []client.Opt{client.FromEnv}
+	if opts.Host != "" {
+		if !strings.Contains(opts.Host, "://") && strings.HasPrefix(opts.Host, "/") {
+			opts.Host = "unix://" + opts.Host
 		}
-		e.base = "http://docker"
-	case strings.HasPrefix(host, "tcp://"):
-		e.base = "http://" + strings.TrimPrefix(host, "tcp://")
-	default:
-		return nil, fmt.Errorf("docker host %q: want unix:///path/to/socket or tcp://host:port", host)
+		ops = append(ops, client.WithHost(opts.Host))
 	}
-	return e, nil
-}
-
-// call sends a request and decodes a JSON answer into out (if not nil). Any status >= 400 is an *apiError.
-func (e *engine) call(ctx context.Context, method, path string, query url.Values, in, out any) error {
-	resp, err := e.send(ctx, method, path, query, in)
+	if opts.CertPath != "" {
+		ops = append(ops, client.WithTLSClientConfig(filepath.Join(opts.CertPath, "ca.pem"),
+			filepath.Join(opts.CertPath, "cert.pem"), filepath.Join(opts.CertPath, "key.pem")))
+	}
+	cli, err := client.New(ops...)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("docker host: %w", err)
 	}
-	defer resp.Body.Close()
-	if out == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		return nil
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
-		return fmt.Errorf("docker engine %s %s: %w", method, path, err)
-	}
-	return nil
-}
-
-// send sends a request and returns the response of a successful call (status < 400); the caller closes it.
-func (e *engine) send(ctx context.Context, method, path string, query url.Values, in any) (*http.Response, error) {
-	var body io.Reader
-	if in != nil {
-		if r, ok := in.(io.Reader); ok {
-			body = r
-		} else {
-			b, err := json.Marshal(in)
-			if err != nil {
-				return nil, err
-			}
-			body = bytes.NewReader(b)
-		}
-	}
-	u := e.base + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	auths, err := readAuths(opts.RegistryConfig)
 	if err != nil {
 		return nil, err
 	}
-	if in != nil {
-		if _, ok := in.(io.Reader); ok {
-			req.Header.Set("Content-Type", "application/x-tar")
-		} else {
-			req.Header.Set("Content-Type", "application/json")
+	return &engine{cli: cli, auths: auths}, nil
+}
+
+// readAuths reads the registry credentials of a docker config.json ("" = $DOCKER_CONFIG/config.json, else
+// ~/.docker/config.json, each only if it exists). Only inline credentials ("auth", or "username" and
+// "password", or "identitytoken") are used: credential helpers are programs this service does not run.
+func readAuths(path string) (map[string]registry.AuthConfig, error) {
+	explicit := path != ""
+	if !explicit {
+		if dir := os.Getenv("DOCKER_CONFIG"); dir != "" {
+			path = filepath.Join(dir, "config.json")
+		} else if home, err := os.UserHomeDir(); err == nil {
+			path = filepath.Join(home, ".docker", "config.json")
 		}
 	}
-	resp, err := e.http.Do(req)
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && !explicit {
+		return nil, nil
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("docker engine at %s: %w", e.host, err)
+		return nil, fmt.Errorf("docker registry credentials: %w", err)
 	}
-	if resp.StatusCode >= 400 {
-		defer resp.Body.Close()
-		var m struct {
-			Message string `json:"message"`
-		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if json.Unmarshal(b, &m) != nil || m.Message == "" {
-			m.Message = strings.TrimSpace(string(b))
-		}
-		return nil, &apiError{Status: resp.StatusCode, Message: m.Message}
+	var conf struct {
+		Auths map[string]registry.AuthConfig `json:"auths"`
 	}
-	return resp, nil
+	if err := json.Unmarshal(b, &conf); err != nil {
+		return nil, fmt.Errorf("docker registry credentials %s: %w", path, err)
+	}
+	out := map[string]registry.AuthConfig{}
+	for host, a := range conf.Auths {
+		if a.Auth != "" && a.Username == "" {
+			if raw, err := base64.StdEncoding.DecodeString(a.Auth); err == nil {
+				a.Username, a.Password, _ = strings.Cut(string(raw), ":")
+			}
+		}
+		a.Auth, a.ServerAddress = "", host
+		out[registryHost(host)] = a
+	}
+	return out, nil
+}
+
+// registryHost is the host of a config.json key ("https://index.docker.io/v1/" → "docker.io").
+func registryHost(key string) string {
+	h := strings.TrimPrefix(strings.TrimPrefix(key, "https://"), "http://")
+	h, _, _ = strings.Cut(h, "/")
+	switch h {
+	case "index.docker.io", "registry-1.docker.io":
+		return "docker.io"
+	}
+	return h
 }
 
 func (e *engine) ping(ctx context.Context) error {
-	return e.call(ctx, http.MethodGet, "/_ping", nil, nil, nil)
+	_, err := e.cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
+	return err
 }
 
-type mount struct {
-	Type     string
-	Source   string
-	Target   string
-	ReadOnly bool
-}
-
-type hostConfig struct {
-	Mounts      []mount
-	NetworkMode string `json:",omitempty"`
-	Memory      int64  `json:",omitempty"`
-	NanoCpus    int64  `json:",omitempty"`
-	PidsLimit   *int64 `json:",omitempty"`
-}
-
-type containerConfig struct {
-	Image        string
-	Env          []string
-	User         string `json:",omitempty"`
-	Labels       map[string]string
-	AttachStdout bool
-	AttachStderr bool
-	Tty          bool
-	OpenStdin    bool
-	HostConfig   hostConfig
-}
-
-func (e *engine) create(ctx context.Context, c containerConfig) (string, error) {
-	var out struct {
-		ID string `json:"Id"`
-	}
-	err := e.call(ctx, http.MethodPost, "/containers/create", nil, c, &out)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return "", fmt.Errorf("%w: %s", errNoImage, ae.Message)
+func (e *engine) create(ctx context.Context, conf *container.Config, host *container.HostConfig) (string, error) {
+	res, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: conf, HostConfig: host})
+	if cerrdefs.IsNotFound(err) {
+		return "", fmt.Errorf("%w: %w", errNoImage, err)
 	}
 	if err != nil {
 		return "", err
 	}
-	return out.ID, nil
+	return res.ID, nil
 }
 
 func (e *engine) start(ctx context.Context, id string) error {
-	return e.call(ctx, http.MethodPost, "/containers/"+id+"/start", nil, nil, nil)
+	_, err := e.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return err
 }
 
 // wait blocks until the container is not running.
 func (e *engine) wait(ctx context.Context, id string) error {
-	var out struct {
-		StatusCode int
-		Error      *struct{ Message string }
-	}
-	if err := e.call(ctx, http.MethodPost, "/containers/"+id+"/wait", url.Values{"condition": {"not-running"}}, nil, &out); err != nil {
+	w := e.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case r := <-w.Result:
+		if r.Error != nil && r.Error.Message != "" {
+			return fmt.Errorf("docker engine: %s", r.Error.Message)
+		}
+		return nil
+	case err := <-w.Error:
 		return err
 	}
-	if out.Error != nil && out.Error.Message != "" {
-		return fmt.Errorf("docker engine: %s", out.Error.Message)
-	}
-	return nil
 }
 
 func (e *engine) kill(ctx context.Context, id string) error {
-	err := e.call(ctx, http.MethodPost, "/containers/"+id+"/kill", nil, nil, nil)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.Status == http.StatusConflict { // not running any more
+	_, err := e.cli.ContainerKill(ctx, id, client.ContainerKillOptions{})
+	if cerrdefs.IsConflict(err) { // not running any more
 		return nil
 	}
 	return err
 }
 
 func (e *engine) remove(ctx context.Context, id string) error {
-	err := e.call(ctx, http.MethodDelete, "/containers/"+id, url.Values{"force": {"true"}, "v": {"true"}}, nil, nil)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+	_, err := e.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if cerrdefs.IsNotFound(err) {
 		return nil
 	}
 	return err
@@ -212,84 +162,33 @@ func (e *engine) remove(ctx context.Context, id string) error {
 
 // logs copies the last lines of the container's stdout and stderr, interleaved, to w.
 func (e *engine) logs(ctx context.Context, id string, lines int, w io.Writer) error {
-	q := url.Values{"stdout": {"true"}, "stderr": {"true"}, "tail": {fmt.Sprint(lines)}}
-	resp, err := e.send(ctx, http.MethodGet, "/containers/"+id+"/logs", q, nil)
+	rc, err := e.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true,
+		Tail: strconv.Itoa(lines)})
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	return demux(resp.Body, w)
+	defer rc.Close()
+	_, err = stdcopy.StdCopy(w, w, rc) // containers run without a TTY: the stream is multiplexed
+	return err
 }
 
-// demux copies the payloads of the engine's multiplexed stream (containers without a TTY): frames of an
-// 8-byte header (stream, 0, 0, 0, big-endian size) and the payload.
-func demux(r io.Reader, w io.Writer) error {
-	br := bufio.NewReader(r)
-	var hdr [8]byte
-	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if hdr[0] > 3 || hdr[1] != 0 || hdr[2] != 0 || hdr[3] != 0 { // not multiplexed after all: raw output
-			if _, err := w.Write(hdr[:]); err != nil {
+// pull fetches image from its registry (":latest" when it names no tag or digest, as `docker run` does),
+// with the credentials configured for that registry, reading the progress stream to its end.
+func (e *engine) pull(ctx context.Context, image string) error {
+	opts := client.ImagePullOptions{}
+	if ref, err := reference.ParseNormalizedNamed(image); err == nil {
+		if a, ok := e.auths[reference.Domain(ref)]; ok {
+			enc, err := authconfig.Encode(a)
+			if err != nil {
 				return err
 			}
-			_, err := io.Copy(w, br)
-			return err
-		}
-		if _, err := io.CopyN(w, br, int64(binary.BigEndian.Uint32(hdr[4:]))); err != nil {
-			return err
+			opts.RegistryAuth = enc
 		}
 	}
-}
-
-// pull fetches image from its registry, reading the progress stream to its end.
-func (e *engine) pull(ctx context.Context, image string) error {
-	resp, err := e.send(ctx, http.MethodPost, "/images/create", url.Values{"fromImage": {withTag(image)}}, nil)
+	resp, err := e.cli.ImagePull(ctx, image, opts)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	return progressError(resp.Body)
-}
-
-// progressError reads a JSON progress stream (pull, build) and returns the error it reports, if any.
-func progressError(r io.Reader) error {
-	dec := json.NewDecoder(r)
-	for {
-		var m struct {
-			Error       string `json:"error"`
-			ErrorDetail struct {
-				Message string `json:"message"`
-			} `json:"errorDetail"`
-		}
-		if err := dec.Decode(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if m.Error != "" {
-			return errors.New(m.Error)
-		}
-		if m.ErrorDetail.Message != "" {
-			return errors.New(m.ErrorDetail.Message)
-		}
-	}
-}
-
-// withTag adds ":latest" to an image reference without tag or digest, as `docker run` does: without it the
-// engine would pull every tag.
-func withTag(image string) string {
-	if strings.Contains(image, "@") {
-		return image
-	}
-	last := image[strings.LastIndex(image, "/")+1:]
-	if strings.Contains(last, ":") {
-		return image
-	}
-	return image + ":latest"
+	defer resp.Close()
+	return resp.Wait(ctx)
 }

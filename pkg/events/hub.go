@@ -1,4 +1,4 @@
-package audit
+package events
 
 import (
 	"context"
@@ -14,15 +14,15 @@ import (
 // ErrStreamNotFound is returned for an unknown or expired stream, or another user's.
 var ErrStreamNotFound = apperr.New(apperr.NotFound, "Stream not found")
 
-// Hub holds the live streams of this replica and feeds them from the audit collection.
+// Hub holds the live streams of this replica and feeds them from the event log.
 //
-// Fan-out across replicas: every replica tails the shared audit collection by date (EventsSince from the last
+// Fan-out across replicas: every replica tails the shared event collection by date (EventsSince from the last
 // date seen minus Lookback, deduplicated by event id), every Poll interval; a replica that records an event
 // wakes its own tailer at once (Kick), so a stream on the replica that made the change sees it in the time of
 // one query, and a stream on another replica within Poll. Streams hold nothing durable: they start empty and
 // vanish on restart; the audit trail is the record.
 type Hub struct {
-	store Store
+	store Log
 	cfg   Config
 	now   func() time.Time
 	kick  chan struct{}
@@ -40,7 +40,7 @@ type stream struct {
 	last      time.Time
 }
 
-func newHub(st Store, cfg Config, now func() time.Time) *Hub {
+func newHub(st Log, cfg Config, now func() time.Time) *Hub {
 	return &Hub{store: st, cfg: cfg, now: now, kick: make(chan struct{}, 1), streams: map[string]*stream{},
 		seen: map[string]time.Time{}}
 }
@@ -120,7 +120,7 @@ func (h *Hub) take(id string) []Event {
 	return ev
 }
 
-// Run tails the audit collection until ctx ends.
+// Run tails the event log until ctx ends.
 func (h *Hub) Run(ctx context.Context) {
 	h.mu.Lock()
 	h.cursor = h.now()

@@ -1,0 +1,238 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openir/platform/analysis-svc/internal/api"
+	"github.com/openir/platform/analysis-svc/internal/jobevent"
+	"github.com/openir/platform/analysis-svc/internal/store"
+	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/events"
+	"github.com/openir/platform/pkg/events/eventstest"
+)
+
+// newBus builds the job events' bus on db as run.go does, with the tests' quick settings, and runs it until
+// the test ends.
+func newBus(t testing.TB, db *docstore.DB, keys *auth.Keyring, jobs *store.JobStore, adjust func(*events.Config)) *events.Bus {
+	t.Helper()
+	ctx := context.Background()
+	l, err := events.NewEventLog(ctx, db, store.EventSpec())
+	if err != nil {
+		t.Fatalf("event log: %v", err)
+	}
+	hooks, err := events.NewOutbox(ctx, db)
+	if err != nil {
+		t.Fatalf("outbox: %v", err)
+	}
+	cfg := events.Config{Poll: 200 * time.Millisecond, Refresh: 2 * time.Second, Window: 20 * time.Millisecond,
+		Confirm: jobevent.Wrap(jobs, nil, api.JobObject).Confirm,
+		Webhooks: events.WebhookConfig{AllowPrivate: true, MaxAttempts: 5, Timeout: 2 * time.Second,
+			BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Tick: 100 * time.Millisecond}}
+	adjust(&cfg)
+	bus := events.NewBus(l, hooks, keys, events.NewMetrics("analysis", "job"), cfg, time.Now)
+	rctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); bus.Run(rctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return bus
+}
+
+// withEvents adjusts the tests' settings of the job events.
+func withEvents(f func(*events.Config)) envOption { return func(o *envOptions) { o.events = f } }
+
+func noAdjust(*events.Config) {}
+
+// eventFixture is jobFixture with events, and an orgadmin of the other organization with Test_Echo enabled.
+type eventFixture struct {
+	*jobFixture
+	otherAdmin    *client
+	otherAnalyzer string
+}
+
+func newEventFixture(t *testing.T, adjust func(*events.Config)) *eventFixture {
+	t.Helper()
+	f := &eventFixture{jobFixture: newJobFixture(t, withEvents(adjust))}
+	f.otherAdmin = f.e.user(t, "other-admin", "other", roleOrgAdmin)
+	f.otherAnalyzer = f.otherAdmin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{}).
+		want(t, http.StatusCreated).object(t)["id"].(string)
+	return f
+}
+
+// deliveries polls a webhook's deliveries until ok holds for them (10 s).
+func deliveries(t *testing.T, as *client, webhook string, ok func([]map[string]any) bool) []map[string]any {
+	t.Helper()
+	var ds []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ds = as.call(t, http.MethodGet, "/api/webhook/"+webhook+"/delivery", nil).want(t, http.StatusOK).list(t); ok(ds) {
+			return ds
+		}
+	}
+	t.Fatalf("deliveries of %s: %v", webhook, ds)
+	return nil
+}
+
+func TestWebhook_JobFinished(t *testing.T) {
+	f := newEventFixture(t, noAdjust)
+	soc, other := eventstest.NewReceiver(t, "s3cret"), eventstest.NewReceiver(t, "")
+	wh := f.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"name": "jobs", "url": soc.URL(),
+		"secret": "s3cret", "auth": "bearer", "token": "tok-123"}).want(t, http.StatusCreated).object(t)
+	if wh["hasSecret"] != true || strings.Contains(string(f.admin.call(t, http.MethodGet, "/api/webhook/"+wh["id"].(string), nil).
+		want(t, http.StatusOK).body), "s3cret") {
+		t.Errorf("the webhook shows its secret or hides that it is set: %v", wh)
+	}
+	otherWh := f.otherAdmin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": other.URL()}).
+		want(t, http.StatusCreated).object(t)
+
+	t.Run("refusals", func(t *testing.T) {
+		f.analyst.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": soc.URL()}).wantError(t, http.StatusForbidden, "AuthorizationError")
+		f.reads.call(t, http.MethodGet, "/api/webhook", nil).wantError(t, http.StatusForbidden, "AuthorizationError")
+		f.e.super.call(t, http.MethodGet, "/api/webhook", nil).wantError(t, http.StatusForbidden, "AuthorizationError")
+		f.otherAdmin.call(t, http.MethodGet, "/api/webhook/"+wh["id"].(string), nil).wantError(t, http.StatusNotFound, "NotFoundError")
+		f.otherAdmin.call(t, http.MethodPatch, "/api/webhook/"+wh["id"].(string), map[string]any{"enabled": false}).
+			wantError(t, http.StatusNotFound, "NotFoundError")
+		f.otherAdmin.call(t, http.MethodDelete, "/api/webhook/"+wh["id"].(string), nil).wantError(t, http.StatusNotFound, "NotFoundError")
+		f.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "ftp://x"}).wantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		f.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": soc.URL(), "filter": map[string]any{"nope": 1}}).
+			wantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		if l := f.otherAdmin.call(t, http.MethodGet, "/api/webhook", nil).want(t, http.StatusOK).list(t); len(l) != 1 || l[0]["id"] != otherWh["id"] {
+			t.Errorf("the other organization lists %v", l)
+		}
+	})
+
+	soc.Fail(3) // three 500s, then the delivery goes through
+	job := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.0.0.1"})
+	id := job["id"].(string)
+	v := soc.Wait(t, 15*time.Second, eventstest.Object(id))
+	if v["operation"] != "Update" || v["objectType"] != "job" || v["organisation"] != "soc" || v["id"] == "" {
+		t.Errorf("payload %v", v)
+	}
+	if d, _ := v["details"].(map[string]any); d["status"] != "Success" {
+		t.Errorf("details %v, want status Success", v["details"])
+	}
+	if o, _ := v["object"].(map[string]any); o["id"] != id || o["status"] != "Success" || o["organization"] != "soc" {
+		t.Errorf("object %v", v["object"])
+	}
+	ds := deliveries(t, f.admin, wh["id"].(string), func(ds []map[string]any) bool {
+		return len(ds) == 1 && ds[0]["status"] == "Delivered"
+	})
+	if ds[0]["attempts"] != float64(4) || soc.Hits() != 4 || soc.BadSignatures() != 0 {
+		t.Errorf("deliveries %v after %d requests (%d bad signatures), want one Delivered after 3 failures", ds, soc.Hits(), soc.BadSignatures())
+	}
+
+	// Another organization's job reaches its own webhook only.
+	otherJob := f.other.call(t, http.MethodPost, "/api/analyzer/"+f.otherAnalyzer+"/run", map[string]any{"dataType": "ip", "data": "10.0.0.2"}).
+		want(t, http.StatusOK).object(t)["id"].(string)
+	other.Wait(t, 15*time.Second, eventstest.Object(otherJob))
+	// A second soc job, delivered after the other organization's: the first soc job's delivery is acknowledged
+	// and was not sent again.
+	second := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.0.0.3"})["id"].(string)
+	soc.Wait(t, 15*time.Second, eventstest.Object(second))
+	if n := other.Count(eventstest.Object(id)) + other.Count(eventstest.Object(second)); n != 0 {
+		t.Errorf("the other organization's webhook got %d of soc's events", n)
+	}
+	if n := soc.Count(eventstest.Object(otherJob)); n != 0 {
+		t.Errorf("soc's webhook got the other organization's job")
+	}
+	if n := soc.Count(eventstest.Object(id)); n != 1 {
+		t.Errorf("the acknowledged JobFinished was delivered %d times", n)
+	}
+	if n := soc.Count(func(v map[string]any) bool { return v["operation"] != "Update" }); n != 0 {
+		t.Errorf("%d deliveries that are not JobFinished", n)
+	}
+
+	// Re-send: delivered again, with the same event id.
+	f.otherAdmin.call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/delivery/"+ds[0]["id"].(string)+"/resend", nil).
+		wantError(t, http.StatusNotFound, "NotFoundError")
+	f.admin.call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/delivery/"+ds[0]["id"].(string)+"/resend", nil).want(t, http.StatusOK)
+	deadline := time.Now().Add(10 * time.Second)
+	for soc.Count(eventstest.Object(id)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if soc.Count(eventstest.Object(id)) != 2 {
+		t.Error("the re-sent delivery did not arrive")
+	}
+	if logs := f.e.logs.String(); strings.Contains(logs, "s3cret") || strings.Contains(logs, "tok-123") {
+		t.Error("a webhook secret is in the logs")
+	}
+}
+
+func TestWebhook_DeadLetterAndSSRF(t *testing.T) {
+	f := newEventFixture(t, func(c *events.Config) { c.Webhooks.MaxAttempts = 3 })
+	rcv := eventstest.NewReceiver(t, "")
+	rcv.Fail(1 << 30)
+	wh := f.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.URL()}).want(t, http.StatusCreated).object(t)
+	f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.0.0.1"})
+	ds := deliveries(t, f.admin, wh["id"].(string), func(ds []map[string]any) bool { return len(ds) == 1 && ds[0]["status"] == "Dead" })
+	if ds[0]["attempts"] != float64(3) || rcv.Hits() != 3 || !strings.Contains(ds[0]["lastError"].(string), "500") {
+		t.Errorf("deliveries %v after %d requests, want one Dead after 3 attempts", ds, rcv.Hits())
+	}
+
+	// Without webhook.allow_private: a loopback or metadata URL is refused.
+	s := newEventFixture(t, func(c *events.Config) { c.Webhooks.AllowPrivate = false })
+	for _, u := range []string{rcv.URL(), "http://169.254.169.254/latest/meta-data", "http://[::1]:8080/"} {
+		s.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": u}).wantError(t, http.StatusBadRequest, "AttributeCheckingError")
+	}
+}
+
+func TestStream_JobEventsOfTheOrganization(t *testing.T) {
+	f := newEventFixture(t, noAdjust)
+	st := f.reads.call(t, http.MethodPost, "/api/stream", nil).want(t, http.StatusOK).text(t)
+	otherSt := f.other.call(t, http.MethodPost, "/api/stream", nil).want(t, http.StatusOK).text(t)
+	f.other.call(t, http.MethodGet, "/api/stream/"+st, nil).wantError(t, http.StatusNotFound, "NotFoundError")
+	f.e.anon().call(t, http.MethodGet, "/api/stream/"+st, nil).want(t, http.StatusUnauthorized)
+	if s := f.reads.call(t, http.MethodGet, "/api/stream/status", nil).want(t, http.StatusOK).object(t); s["warning"] != false {
+		t.Errorf("status %v", s)
+	}
+
+	id := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.0.0.1"})["id"].(string)
+	var created, finished bool
+	for deadline := time.Now().Add(15 * time.Second); !(created && finished) && time.Now().Before(deadline); {
+		for _, m := range f.reads.call(t, http.MethodGet, "/api/stream/"+st, nil).want(t, http.StatusOK).list(t) {
+			if m["objectId"] != id || m["objectType"] != "job" || m["organisation"] != "soc" || m["base"] == nil {
+				t.Errorf("stream message %v", m)
+				continue
+			}
+			created = created || m["operation"] == "Creation"
+			if d, _ := m["details"].(map[string]any); m["operation"] == "Update" && d["status"] == "Success" {
+				finished = true
+			}
+		}
+	}
+	if !created || !finished {
+		t.Fatalf("the stream showed creation %v, end %v", created, finished)
+	}
+	// The other organization's stream waits its refresh interval and answers nothing of soc's.
+	for _, m := range f.other.call(t, http.MethodGet, "/api/stream/"+otherSt, nil).want(t, http.StatusOK).list(t) {
+		t.Errorf("the other organization's stream got %v", m)
+	}
+}
+
+// eventRows are the stream routes (any user of an organization) and the webhook routes (its orgadmins).
+func eventRows() []roleRow {
+	admins := map[string]int{superadmin: 403, orgAdminA: 200, analyzeA: 403, readA: 403, orgAdminB: 200}
+	unknown := map[string]int{superadmin: 403, orgAdminA: 404, analyzeA: 403, readA: 403, orgAdminB: 404}
+	rows := []roleRow{
+		{name: "create a stream", method: "POST", path: "/api/stream", want: all5(200), raw: true},
+		{name: "stream status", method: "GET", path: "/api/stream/status", want: all5(200)},
+		{name: "poll an unknown stream", method: "GET", path: "/api/stream/nope", want: all5(404)},
+		{name: "list webhooks", method: "GET", path: "/api/webhook", want: admins},
+		{name: "create a webhook", method: "POST", path: "/api/webhook", want: map[string]int{superadmin: 403, orgAdminA: 201,
+			analyzeA: 403, readA: 403, orgAdminB: 201},
+			body: func(string, *client) any { return map[string]any{"url": "http://127.0.0.1:1/hook", "enabled": false} }},
+		{name: "get an unknown webhook", method: "GET", path: "/api/webhook/nope", want: unknown},
+		{name: "update an unknown webhook", method: "PATCH", path: "/api/webhook/nope", want: unknown,
+			body: func(string, *client) any { return map[string]any{"enabled": false} }},
+		{name: "delete an unknown webhook", method: "DELETE", path: "/api/webhook/nope", want: unknown},
+		{name: "deliveries of an unknown webhook", method: "GET", path: "/api/webhook/nope/delivery", want: unknown},
+		{name: "resend an unknown delivery", method: "POST", path: "/api/webhook/nope/delivery/x:nope/resend", want: unknown},
+	}
+	for i := range rows {
+		rows[i].shared = true
+	}
+	return rows
+}

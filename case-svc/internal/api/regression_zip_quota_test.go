@@ -1,0 +1,59 @@
+package api_test
+
+import (
+	"bytes"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openir/platform/case-svc/internal/cases"
+)
+
+// Issue 15 (5b): a zip of 256 KB unpacked to 250 MiB with no quota. Uploaded archives have a total-size
+// and an entry quota per request (observable.zip.max_unpacked, observable.zip.max_entries); over either, the
+// request is a 400 in the contract's shape and nothing of the archive is stored: no observable, no file.
+func TestRegressionZipQuotaPerRequest(t *testing.T) {
+	tm := newTeam(t, withZipLimits(cases.ZipLimits{MaxEntries: 5, MaxTotal: 1 << 20}))
+	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	path := "/api/case/" + caseID + "/artifact"
+	upload := func(archive []byte) *resp {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		_ = mw.WriteField("_json", `{"dataType":"file","isZip":true}`)
+		fw, _ := mw.CreateFormFile("attachment", "samples.zip")
+		_, _ = fw.Write(archive)
+		_ = mw.Close()
+		return tm.analyst.send(t, http.MethodPost, path, mw.FormDataContentType(), &buf)
+	}
+	part := func(c byte) []byte { return bytes.Repeat([]byte{c}, 400<<10) }
+	over := [][]byte{part('a'), part('b'), part('c')} // 1.2 MiB unpacked, a few KB packed
+	tooMany := make([]zipFile, 6)
+	for i := range tooMany {
+		tooMany[i] = zipFile{string(rune('a'+i)) + ".txt", []byte{byte(i)}}
+	}
+	for name, c := range map[string]struct {
+		archive []byte
+		want    string
+	}{
+		"over the unpacked total":  {makeZip(t, zipFile{"a.bin", over[0]}, zipFile{"b.bin", over[1]}, zipFile{"c.bin", over[2]}), "unpacks to more than 1048576 bytes"},
+		"one entry over the total": {makeBomb(t, 1, 2<<20, false), "unpacks to more than"},
+		"a header that lies":       {makeBomb(t, 1, 2<<20, true), "zeros-0.bin"},
+		"over the entry quota":     {makeZip(t, tooMany...), "more than 5 entries"},
+	} {
+		msg := upload(c.archive).wantError(t, http.StatusBadRequest, "BadRequest")
+		if !strings.Contains(msg, c.want) {
+			t.Errorf("%s: message %q, want it to say %q", name, msg, c.want)
+		}
+	}
+	// Nothing half-stored: no observable, and not even the first file of the refused archive.
+	if n := tm.analyst.call(t, http.MethodGet, path, nil).want(t, http.StatusOK).total(t); n != "0" {
+		t.Fatalf("refused archives left %s observables", n)
+	}
+	tm.analyst.call(t, http.MethodGet, "/api/datastore/"+hashes(over[0])[0], nil).wantError(t, http.StatusNotFound, "NotFoundError")
+	// Within the quotas the archive is unpacked.
+	l := upload(makeZip(t, zipFile{"a.bin", over[0]}, zipFile{"b.bin", over[1]})).want(t, http.StatusCreated).list(t)
+	if len(l) != 2 {
+		t.Fatalf("an archive within the quota gave %v", l)
+	}
+}

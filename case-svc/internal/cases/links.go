@@ -1,0 +1,129 @@
+package cases
+
+import (
+	"context"
+	"slices"
+
+	"github.com/openir/platform/pkg/search"
+)
+
+// LinkedCase is a case sharing observable values with another case (the reference system's case links): the
+// case, and the observables of the other case whose values it also holds.
+type LinkedCase struct {
+	Case   Case
+	Shared []Observable
+}
+
+// LinkedCases returns the cases of the caller's organisation, other than the given one and matching
+// caseFilter, holding an observable with the same value as one of the case's (of any type; files by
+// content), newest case first. Observables marked ignoreSimilarity count on neither side, as for similar
+// cases (one lookup on observables by organisation and key, index organisation_key).
+func (s *Service) LinkedCases(ctx context.Context, c Caller, cs Case, caseFilter search.Node) ([]LinkedCase, error) {
+	own, _, err := s.observables.Observables(ctx, and(search.Node{Op: search.OpAnd, Children: []search.Node{
+		{Op: search.OpEq, Path: PathCaseID, Value: cs.ID}, {Op: search.OpEq, Path: "ignoreSimilarity", Value: false}}}, orgScope(c)),
+		search.Page{})
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, o := range own {
+		if !slices.Contains(keys, o.Key) {
+			keys = append(keys, o.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return []LinkedCase{}, nil
+	}
+	similar, err := s.observables.SimilarObservables(ctx, c.Org, keys)
+	if err != nil {
+		return nil, err
+	}
+	keysOf := map[string][]string{} // linked case → the shared keys
+	var ids []any
+	for _, o := range similar {
+		if o.CaseID == "" || o.CaseID == cs.ID {
+			continue
+		}
+		if _, seen := keysOf[o.CaseID]; !seen {
+			ids = append(ids, o.CaseID)
+		}
+		if !slices.Contains(keysOf[o.CaseID], o.Key) {
+			keysOf[o.CaseID] = append(keysOf[o.CaseID], o.Key)
+		}
+	}
+	if len(ids) == 0 {
+		return []LinkedCase{}, nil
+	}
+	css, _, err := s.Cases(ctx, c, and(caseFilter, search.Node{Op: search.OpIn, Path: "_id", Values: ids}), search.Page{Limit: len(ids)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LinkedCase, 0, len(css))
+	for _, linked := range css {
+		lc := LinkedCase{Case: linked, Shared: []Observable{}}
+		for _, o := range own {
+			if slices.Contains(keysOf[linked.ID], o.Key) {
+				lc.Shared = append(lc.Shared, o)
+			}
+		}
+		out = append(out, lc)
+	}
+	slices.SortStableFunc(out, func(x, y LinkedCase) int { return y.Case.CreatedAt.Compare(x.Case.CreatedAt) })
+	return out, nil
+}
+
+// SimilarObservable is an observable of another case with the same value as a given one, with its case.
+type SimilarObservable struct {
+	Observable Observable
+	Case       Case
+}
+
+// ObservableSimilar returns the observables of the other cases of the caller's organisation with the same
+// value as the observable id (of any type; files by content), newest case first; none when the observable is
+// marked ignoreSimilarity. The reference system's GET /api/case/artifact/{id}/similar.
+func (s *Service) ObservableSimilar(ctx context.Context, c Caller, id string) ([]SimilarObservable, error) {
+	o, err := s.Observable(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	if o.IgnoreSimilarity {
+		return []SimilarObservable{}, nil
+	}
+	similar, err := s.observables.SimilarObservables(ctx, c.Org, []string{o.Key})
+	if err != nil {
+		return nil, err
+	}
+	var obsIDs, caseIDs []any
+	for _, x := range similar {
+		if x.ID == o.ID || x.CaseID == "" || x.CaseID == o.CaseID {
+			continue
+		}
+		obsIDs = append(obsIDs, x.ID)
+		if !slices.Contains(caseIDs, any(x.CaseID)) {
+			caseIDs = append(caseIDs, x.CaseID)
+		}
+	}
+	if len(obsIDs) == 0 {
+		return []SimilarObservable{}, nil
+	}
+	obs, _, err := s.observables.Observables(ctx, search.Node{Op: search.OpIn, Path: "_id", Values: obsIDs}, search.Page{Limit: len(obsIDs)})
+	if err != nil {
+		return nil, err
+	}
+	css, _, err := s.Cases(ctx, c, search.Node{Op: search.OpIn, Path: "_id", Values: caseIDs}, search.Page{Limit: len(caseIDs)})
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]Case{}
+	for _, cs := range css {
+		byID[cs.ID] = cs
+	}
+	out := make([]SimilarObservable, 0, len(obs))
+	for _, x := range obs {
+		if cs, ok := byID[x.CaseID]; ok && x.Org == c.Org {
+			out = append(out, SimilarObservable{Observable: x, Case: cs})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b SimilarObservable) int { return b.Case.CreatedAt.Compare(a.Case.CreatedAt) })
+	return out, nil
+}

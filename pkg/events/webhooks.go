@@ -1,0 +1,200 @@
+package events
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
+)
+
+// EndpointInput is a webhook endpoint as a request writes it; nil fields are left as they are on update.
+type EndpointInput struct {
+	Name     *string         `json:"name"`
+	URL      *string         `json:"url"`
+	Auth     *string         `json:"auth"`
+	Username *string         `json:"username"`
+	Password *string         `json:"password"`
+	Token    *string         `json:"token"`
+	Secret   *string         `json:"secret"`
+	Filter   json.RawMessage `json:"filter"` // nil: unchanged
+	Enabled  *bool           `json:"enabled"`
+}
+
+// Webhooks manages the endpoints of organisations. The caller's permission (manageConfig in case-svc,
+// org-admin in analysis-svc) is checked by the service before each call; org is always the caller's.
+type Webhooks struct {
+	store        WebhookStore
+	sender       *Sender
+	sealer       Sealer
+	allowPrivate bool
+	now          func() time.Time
+}
+
+func (w *Webhooks) seal(v string) (string, error) {
+	if v == "" || w.sealer == nil {
+		return v, nil
+	}
+	return w.sealer.Seal(v)
+}
+
+// apply checks in and writes it into e.
+func (w *Webhooks) apply(e *Endpoint, in EndpointInput) error {
+	var p []apperr.FieldError
+	bad := func(name, msg string) { p = append(p, apperr.FieldError{Name: name, Message: msg}) }
+	if in.Name != nil {
+		if n := strings.TrimSpace(*in.Name); n == "" || len(n) > 256 {
+			bad("name", "required, at most 256 bytes")
+		} else {
+			e.Name = n
+		}
+	}
+	if in.URL != nil {
+		if err := CheckURL(*in.URL, w.allowPrivate); err != nil {
+			return err
+		}
+		e.URL = *in.URL
+	}
+	if in.Auth != nil {
+		switch *in.Auth {
+		case "none", "basic", "bearer":
+			e.Auth = *in.Auth
+		default:
+			bad("auth", "none, basic or bearer")
+		}
+	}
+	set := func(dst *string, v *string, name string) {
+		if v == nil {
+			return
+		}
+		if len(*v) > 4096 {
+			bad(name, "at most 4096 bytes")
+			return
+		}
+		sealed, err := w.seal(*v)
+		if err != nil {
+			bad(name, "cannot be stored")
+			return
+		}
+		*dst = sealed
+	}
+	if in.Username != nil {
+		e.Username = *in.Username
+	}
+	set(&e.Password, in.Password, "password")
+	set(&e.Token, in.Token, "token")
+	set(&e.Secret, in.Secret, "secret")
+	if in.Filter != nil {
+		if _, err := ParseFilter(in.Filter); err != nil {
+			bad("filter", "not a filter over operation, objectType, objectId, rootId, requestId, user: "+filterMessage(err))
+		} else if t := strings.TrimSpace(string(in.Filter)); t == "null" || t == "{}" {
+			e.Filter = ""
+		} else {
+			e.Filter = string(in.Filter)
+		}
+	}
+	if in.Enabled != nil {
+		e.Enabled = *in.Enabled
+	}
+	if e.Auth == "basic" && e.Username == "" {
+		bad("username", "required with basic auth")
+	}
+	if e.Auth == "bearer" && e.Token == "" {
+		bad("token", "required with bearer auth")
+	}
+	if len(p) > 0 {
+		return apperr.Fields(p...)
+	}
+	return nil
+}
+
+// Create adds a webhook with id to org, created by login.
+func (w *Webhooks) Create(ctx context.Context, org, login, id string, in EndpointInput) (Endpoint, error) {
+	now := w.now().UTC().Truncate(time.Millisecond)
+	e := Endpoint{ID: id, Org: org, Auth: "none", Enabled: true, CreatedBy: login, CreatedAt: now}
+	if in.Name == nil {
+		in.Name = new(string)
+		*in.Name = "webhook"
+	}
+	if in.URL == nil {
+		return Endpoint{}, apperr.Fields(apperr.FieldError{Name: "url", Message: "required"})
+	}
+	if err := w.apply(&e, in); err != nil {
+		return Endpoint{}, err
+	}
+	if err := w.store.CreateEndpoint(ctx, e); err != nil {
+		return Endpoint{}, fmt.Errorf("create webhook: %w", err)
+	}
+	return e, nil
+}
+
+// Update changes a webhook of org.
+func (w *Webhooks) Update(ctx context.Context, org, id string, in EndpointInput) (Endpoint, error) {
+	e, err := w.store.Endpoint(ctx, org, id)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	if err := w.apply(&e, in); err != nil {
+		return Endpoint{}, err
+	}
+	e.UpdatedAt = w.now().UTC().Truncate(time.Millisecond)
+	if err := w.store.UpdateEndpoint(ctx, e); err != nil {
+		return Endpoint{}, err
+	}
+	return e, nil
+}
+
+// Endpoint returns a webhook of org.
+func (w *Webhooks) Endpoint(ctx context.Context, org, id string) (Endpoint, error) {
+	return w.store.Endpoint(ctx, org, id)
+}
+
+// Endpoints lists the webhooks of org.
+func (w *Webhooks) Endpoints(ctx context.Context, org string) ([]Endpoint, error) {
+	return w.store.Endpoints(ctx, org)
+}
+
+// Delete removes a webhook of org; its pending deliveries stay in the outbox, unsent.
+func (w *Webhooks) Delete(ctx context.Context, org, id string) error {
+	return w.store.DeleteEndpoint(ctx, org, id)
+}
+
+// Deliveries lists the recent deliveries of a webhook of org, newest first.
+func (w *Webhooks) Deliveries(ctx context.Context, org, id string, p search.Page) ([]Delivery, int64, error) {
+	if _, err := w.store.Endpoint(ctx, org, id); err != nil {
+		return nil, 0, err
+	}
+	return w.store.Deliveries(ctx, org, id, p)
+}
+
+// Resend makes a delivery of org go out again (dead, delivered or pending).
+func (w *Webhooks) Resend(ctx context.Context, org, endpoint, id string) (Delivery, error) {
+	if !strings.HasSuffix(id, ":"+endpoint) {
+		return Delivery{}, ErrDeliveryNotFound
+	}
+	d, err := w.store.Resend(ctx, org, id, w.now().UTC().Truncate(time.Millisecond))
+	if err != nil {
+		return Delivery{}, err
+	}
+	w.sender.Kick()
+	return d, nil
+}
+
+func filterMessage(err error) string {
+	if e := apperr.As(err); e != nil {
+		return e.Message
+	}
+	return "invalid"
+}
+
+// NewEndpointID returns a random endpoint id (a service with its own id scheme passes its own to Create).
+func NewEndpointID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
