@@ -139,6 +139,7 @@ func (h *handler) routes(e *echo.Echo) {
 		a.DELETE("/case/:caseId", h.deleteCase)
 		a.DELETE("/case/:caseId/force", h.deleteCase)
 		a.GET("/case/:caseId/links", h.caseLinks)
+		a.POST("/case/:caseId/_merge/:mergedCaseId", h.mergeCases) // merge.go
 
 		// --- case templates ---
 		a.GET("/case/template", h.listTemplates)

@@ -194,7 +194,7 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 	oa := f.callers[azOrgAdmin]
 	n := f.n.Add(1)
 	switch kind {
-	case "{newCase}":
+	case "{newCase}", "{newOtherCase}":
 		return oa.newCase(t, nil).str(t, "id")
 	case "{newTask}":
 		return oa.call(t, http.MethodPost, "/api/case/"+f.objects["{case}"]+"/task", map[string]any{"title": fmt.Sprint("fresh ", n)}).
@@ -231,7 +231,7 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 
 // shared are the records a {new…} placeholder stands for when the call is refused: nothing changes then, so the
 // fixture's own record shows that a refusal does not depend on the record.
-var azShared = map[string]string{"{newCase}": "{case}", "{newTask}": "{task}", "{newLog}": "{log}", "{newTemplate}": "{template}",
+var azShared = map[string]string{"{newCase}": "{case}", "{newOtherCase}": "{case}", "{newTask}": "{task}", "{newLog}": "{log}", "{newTemplate}": "{template}",
 	"{newField}": "{field}", "{newObservable}": "{observable}", "{newAlert}": "{alert}",
 	"{newAlertObservable}": "{alertObservable}", "{newUser}": azTarget, "{newWebhook}": "{webhook}"}
 
@@ -471,6 +471,8 @@ func azRows() []azRow {
 		{name: "case links", method: "GET", path: "/case/{case}/links", want: azMembers(200)},
 		{name: "bulk update cases", method: "PATCH", path: "/case/_bulk", body: `{"ids": ["{newCase}"], "title": "changed"}`,
 			want: azNeed(200, 404, azWorkers...)},
+		// refused calls name the fixture's case twice: the permission and the organisation are checked first
+		{name: "merge cases", method: "POST", path: "/case/{newCase}/_merge/{newOtherCase}", want: azNeed(201, 404, azWorkers...)},
 		{name: "case stats", method: "POST", path: "/case/_stats", body: `{"query": {}, "stats": [{"_agg": "count"}]}`, want: azAll(200)},
 
 		// --- case templates ---
