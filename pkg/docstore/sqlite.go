@@ -15,7 +15,8 @@ package docstore
 // non-unique index ends with id, so that the stable sort of FindPage (keys, then _id) is read in index order.
 //
 // Writes go through one connection, each in a BEGIN IMMEDIATE transaction (or a single statement): Go
-// serializes the writers instead of SQLite's sleeping busy handler. Reads use a pool of query_only
+// serializes the writers instead of SQLite's sleeping busy handler, and concurrent writes share one commit
+// (group commit, sqlite_group.go). Reads use a pool of query_only
 // connections and see the last committed state (WAL snapshots). Updates read the matching documents, apply
 // the operations in Go (sqlite_update.go) and write them back, all in one transaction, so that queue claims,
 // counters and upserts are atomic.
@@ -53,6 +54,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -69,6 +71,8 @@ type sqliteEngine struct {
 	r      *sql.DB   // query_only connections: every read outside a write
 	rs     stmtCache // statements of the read pool
 	wr     writer    // the write connection
+	wq     writeQueue
+	groups atomic.Int64 // group commits (of more than one write) so far
 	lock   *os.File
 	log    *slog.Logger
 	closed sync.Once
@@ -194,7 +198,7 @@ func (e *sqliteEngine) collection(ctx context.Context, spec Spec) (coll, error) 
 		}
 		c.arrays[p] = true
 	}
-	err := e.write(ctx, func(tx *wtx) error {
+	err := e.write(ctx, func(ctx context.Context, tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+c.table+" (id TEXT PRIMARY KEY, doc TEXT NOT NULL)"); err != nil {
 			return err
 		}
@@ -294,26 +298,10 @@ func checkCollName(n string) error {
 	return nil
 }
 
-// write runs fn in one IMMEDIATE transaction on the write connection, which it holds meanwhile.
-func (e *sqliteEngine) write(ctx context.Context, fn func(tx *wtx) error) error {
-	if err := e.acquire(ctx); err != nil {
-		return err
-	}
-	defer e.release()
-	tx := &wtx{e: e}
-	if _, err := tx.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		// An interrupted statement may have ended the transaction already; then ROLLBACK fails harmlessly.
-		_, _ = tx.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
-	}
-	if _, err := tx.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
-		_, _ = tx.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
-	}
-	return nil
+// write runs fn in one IMMEDIATE transaction on the write connection (alone, or with other writes in one
+// group commit, in a savepoint of its own: sqlite_group.go). fn must use the context it is given.
+func (e *sqliteEngine) write(ctx context.Context, fn func(ctx context.Context, tx *wtx) error) error {
+	return e.submit(ctx, true, fn)
 }
 
 // sqliteErr wraps ErrDuplicate around a unique-constraint violation.
@@ -352,7 +340,7 @@ func (c *sqliteColl) insert(ctx context.Context, id string, doc []byte) error {
 // document's error and the others are stored.
 func (c *sqliteColl) insertMany(ctx context.Context, docs []Raw) ([]error, error) {
 	res := make([]error, len(docs))
-	err := c.e.write(ctx, func(tx *wtx) error {
+	err := c.e.write(ctx, func(ctx context.Context, tx *wtx) error {
 		st, err := tx.stmt(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)")
 		if err != nil {
 			return err
@@ -534,7 +522,7 @@ func (c *sqliteColl) matching(ctx context.Context, tx *wtx, q Query) ([]Raw, err
 
 func (c *sqliteColl) update(ctx context.Context, f search.Node, u Update, many, upsert bool) (int64, error) {
 	var n int64
-	err := c.e.write(ctx, func(tx *wtx) error {
+	err := c.e.write(ctx, func(ctx context.Context, tx *wtx) error {
 		q := Query{Filter: f}
 		if !many {
 			q.Limit = 1
@@ -600,7 +588,7 @@ func (c *sqliteColl) upsert(ctx context.Context, tx *wtx, f search.Node, u Updat
 
 func (c *sqliteColl) findOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u Update, opts FindAndUpdate) ([]byte, error) {
 	var out []byte
-	err := c.e.write(ctx, func(tx *wtx) error {
+	err := c.e.write(ctx, func(ctx context.Context, tx *wtx) error {
 		docs, err := c.matching(ctx, tx, Query{Filter: f, Sort: sort, Limit: 1})
 		if err != nil {
 			return err

@@ -134,11 +134,13 @@ func (t *wtx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.R
 	return st.QueryRowContext(ctx, args...)
 }
 
-// exec runs one write statement, its own transaction, on the write connection.
+// exec runs one write statement, its own transaction when alone, on the write connection.
 func (e *sqliteEngine) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if err := e.acquire(ctx); err != nil {
-		return nil, err
-	}
-	defer e.release()
-	return (&wtx{e: e}).ExecContext(ctx, q, args...)
+	var res sql.Result
+	err := e.submit(ctx, false, func(ctx context.Context, tx *wtx) error {
+		var err error
+		res, err = tx.ExecContext(ctx, q, args...)
+		return err
+	})
+	return res, err
 }

@@ -20,7 +20,10 @@ var ErrStreamNotFound = apperr.New(apperr.NotFound, "Stream not found")
 // date seen minus Lookback, deduplicated by event id), every Poll interval; a replica that records an event
 // wakes its own tailer at once (Kick), so a stream on the replica that made the change sees it in the time of
 // one query, and a stream on another replica within Poll. Streams hold nothing durable: they start empty and
-// vanish on restart; the audit trail is the record.
+// vanish on restart; the audit trail is the record. While no stream is open the tailer reads nothing (it only
+// moves its cursor to now): reading and decoding the lookback window on every recorded event cost a third of
+// the job pipeline's CPU with nobody listening. A stream gets the events dated from Lookback before its
+// creation on, whichever tail reads them.
 type Hub struct {
 	store Log
 	cfg   Config
@@ -38,6 +41,7 @@ type stream struct {
 	events    []Event
 	wake      chan struct{} // closed and replaced when events arrive
 	last      time.Time
+	since     time.Time // events dated before are not the stream's (its creation minus Lookback)
 }
 
 func newHub(st Log, cfg Config, now func() time.Time) *Hub {
@@ -60,7 +64,8 @@ func (h *Hub) Create(user, org string) string {
 	id := hex.EncodeToString(b[:])
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.streams[id] = &stream{user: user, org: org, wake: make(chan struct{}), last: h.now()}
+	now := h.now()
+	h.streams[id] = &stream{user: user, org: org, wake: make(chan struct{}), last: now, since: now.Add(-h.cfg.Lookback)}
 	return id
 }
 
@@ -141,6 +146,12 @@ func (h *Hub) Run(ctx context.Context) {
 // tail reads the events since the cursor (minus the lookback) and hands the new ones to the streams.
 func (h *Hub) tail(ctx context.Context) {
 	h.mu.Lock()
+	if len(h.streams) == 0 { // nobody listens: skip the read
+		h.cursor = h.now()
+		clear(h.seen)
+		h.mu.Unlock()
+		return
+	}
 	since := h.cursor.Add(-h.cfg.Lookback)
 	h.mu.Unlock()
 	for {
@@ -175,7 +186,7 @@ func (h *Hub) dispatch(evs []Event) {
 		}
 		for _, st := range h.streams {
 			// A stream sees its creator's organisation only; inside it every member may read every record.
-			if st.org != e.Org {
+			if st.org != e.Org || e.Date.Before(st.since) {
 				continue
 			}
 			if len(st.events) < 10000 { // a stream nobody reads keeps a bounded backlog

@@ -90,6 +90,9 @@ func runAnalysis(ctx context.Context, b *bench) error {
 		{"reads", a.reads},
 		{"events", a.events},
 	} {
+		if !b.runs(p.name) {
+			continue
+		}
 		err := b.Phase(p.name, func() error {
 			s := first
 			if s == nil {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/openir/platform/pkg/benchkit"
 )
@@ -37,8 +38,9 @@ var (
 type benchOptions struct {
 	quick   bool
 	out     string
-	profile string // folder for one CPU profile per phase
-	keep    bool   // keep the temporary folder
+	profile string          // folder for one CPU profile per phase
+	keep    bool            // keep the temporary folder
+	only    map[string]bool // the phases to run (empty: all)
 	sizes   sizes
 }
 
@@ -50,11 +52,18 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.out, "out", "bench/results.json", "write the results as JSON to this file (empty: do not write)")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of each phase into this folder (<phase>.pprof)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder (database, job folders)")
+	only := fs.String("only", "", "run only these phases, comma-separated (pipeline, cache, waitreport, process, reads, events; memory)")
 	if err := fs.Parse(args); err != nil {
 		return benchOptions{}, err
 	}
 	if fs.NArg() > 0 {
 		return benchOptions{}, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if *only != "" {
+		o.only = map[string]bool{}
+		for _, p := range strings.Split(*only, ",") {
+			o.only[strings.TrimSpace(p)] = true
+		}
 	}
 	o.sizes = fullSizes
 	if o.quick {
@@ -77,3 +86,6 @@ func newBench(o benchOptions, log io.Writer) (*bench, error) {
 	}
 	return &bench{Run: r, opts: o, sizes: o.sizes}, nil
 }
+
+// runs says whether the phase is to run (-only).
+func (b *bench) runs(phase string) bool { return len(b.opts.only) == 0 || b.opts.only[phase] }

@@ -68,6 +68,9 @@ func runWith(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) e
 	}
 	defer b.Cleanup()
 	for _, s := range suites {
+		if s.name == "analysis-svc memory under load" && !b.runs("memory") {
+			continue
+		}
 		if err := s.run(ctx, b); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
