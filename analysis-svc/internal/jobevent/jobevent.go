@@ -1,6 +1,7 @@
 // Package jobevent tells about analysis-svc's jobs on pkg/events's bus: a decorator of the job store records
-// a job's creation (streams only) and its end, JobFinished, which the organisation's webhooks receive through
-// the durable outbox. Hooking the store keeps the job pipeline (claims, runners) free of event code.
+// a job's creation, each start (Waiting → InProgress) and its deletion (streams only), and its end,
+// JobFinished, which the organisation's webhooks receive through the durable outbox. Hooking the store keeps
+// the job pipeline (claims, runners) free of event code.
 package jobevent
 
 import (
@@ -19,7 +20,7 @@ const ObjectType = "job"
 // Renderer writes a job as the API shows it.
 type Renderer func(j analysis.Job) map[string]any
 
-// Store is the job store with its creations and ends recorded as events.
+// Store is the job store with its creations, starts, deletions and ends recorded as events.
 type Store struct {
 	analysis.JobStore
 	bus    *events.Bus
@@ -41,6 +42,62 @@ func (s *Store) Enqueue(ctx context.Context, j analysis.Job) error {
 		RootID: j.ID, Details: obj, Object: obj, User: j.CreatedBy, Org: j.Organization, Date: j.CreatedAt}
 	if err := s.bus.RecordOnly(ctx, []events.Event{e}); err != nil {
 		return fmt.Errorf("the job was queued but its event could not be written: %w", err)
+	}
+	return nil
+}
+
+// Claim claims a Waiting job and records its start (an Update to InProgress, as Cortex's stream shows it; for
+// the streams, no webhook receives it). A job runs only once its start is recorded: when the event cannot be
+// written the job is put back in the queue, its attempt refunded, and the next claim records it. (A crash
+// between the claim and the event leaves that claim without one; the job's lease expires and its next
+// claim, or its end, is recorded.)
+func (s *Store) Claim(ctx context.Context, owner string, until, now time.Time, orgMax int) (analysis.Job, error) {
+	j, err := s.JobStore.Claim(ctx, owner, until, now, orgMax)
+	if err != nil {
+		return j, err
+	}
+	if err := s.bus.RecordOnly(ctx, []events.Event{s.started(j)}); err != nil {
+		if rerr := s.JobStore.Requeue(context.WithoutCancel(ctx), j.ID, owner, true); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("put the job back: %w", rerr)) // its lease expires instead
+		}
+		return analysis.Job{}, fmt.Errorf("job %s was claimed but its start could not be recorded: %w", j.ID, err)
+	}
+	return j, nil
+}
+
+// started is the event of a job's start: each claim is one (a job whose lease was lost runs again).
+func (s *Store) started(j analysis.Job) events.Event {
+	at := j.StartDate
+	if at.IsZero() {
+		at = time.Now()
+	}
+	at = at.UTC().Truncate(time.Millisecond)
+	user := j.UpdatedBy
+	if user == "" {
+		user = j.CreatedBy
+	}
+	return events.Event{ID: s.bus.NewID(at), Operation: events.Update, ObjectType: ObjectType, ObjectID: j.ID,
+		RootID: j.ID, Details: map[string]any{"status": analysis.JobInProgress, "startDate": at.UnixMilli()},
+		Object: s.render(j), User: user, Org: j.Organization, Date: at}
+}
+
+// MarkDeleted sets a job Deleted and records its deletion (a Delete with the job as deleted, as Cortex's
+// stream shows it; for the streams, no webhook receives it). A job is deleted once: the event's id is the
+// job's, so deleting it again (or retrying a deletion whose event could not be written) adds no second one.
+func (s *Store) MarkDeleted(ctx context.Context, id, by string, at time.Time) error {
+	if err := s.JobStore.MarkDeleted(ctx, id, by, at); err != nil {
+		return err
+	}
+	j, err := s.JobStore.Job(ctx, id)
+	if err == nil {
+		at = at.UTC().Truncate(time.Millisecond)
+		e := events.Event{ID: fmt.Sprintf("%011x-%s-deleted", j.CreatedAt.UnixMilli(), j.ID), Operation: events.Delete,
+			ObjectType: ObjectType, ObjectID: j.ID, RootID: j.ID, Details: map[string]any{}, Object: s.render(j),
+			User: by, Org: j.Organization, Date: at}
+		err = s.bus.RecordOnly(ctx, []events.Event{e})
+	}
+	if err != nil {
+		return fmt.Errorf("the job was deleted but its event could not be written: %w", err)
 	}
 	return nil
 }
