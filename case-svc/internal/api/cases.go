@@ -147,7 +147,11 @@ func (h *handler) createCase(c echo.Context) error {
 	if n.Template == "" {
 		n.Template = req.CaseTemplate
 	}
-	cs, _, err := h.svc.CreateCase(c.Request().Context(), caller(c), n)
+	ctx, write := h.batched(c) // the case's event and its tasks' in one write
+	cs, _, err := h.svc.CreateCase(ctx, caller(c), n)
+	if werr := write(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,16 @@ func withActor(c echo.Context, cl cases.Caller) {
 	c.SetRequest(r.WithContext(audit.WithActor(r.Context(), audit.Actor{User: cl.Login, Org: cl.Org, RequestID: web.RequestID(c)})))
 }
 
+// batched returns the request's context collecting the audit events of the changes made with it, and the
+// function that writes them in one call (audit.Service.Batch), for a handler whose service call makes several
+// changes; without an audit service, the context itself.
+func (h *handler) batched(c echo.Context) (context.Context, func() error) {
+	if h.events == nil {
+		return c.Request().Context(), func() error { return nil }
+	}
+	return h.events.Batch(c.Request().Context())
+}
+
 // auditObject renders a record of an event as the API shows it (v0).
 func (h *handler) auditObject(v any) map[string]any {
 	var r any

@@ -5,8 +5,9 @@
 // hook in each service method; who made the change and in which request comes from the context (WithActor,
 // set by the API).
 //
-// The record is written right after the change, in the same service call, before the request answers: it is
-// not one transaction with the change (DECISIONS.md rules out multi-document transactions). A crash between
+// The record is written right after the change, in the same service call, before the request answers (or,
+// for a request whose handler collects its events with Batch, once its changes are made and before it
+// answers, all in one write): it is not one transaction with the change (DECISIONS.md rules out multi-document transactions). A crash between
 // the change and the record loses that record (the change stays); an insert that fails makes the request
 // answer 500 although the change was made, so that the failure is seen. The webhook deliveries of an event
 // cannot be lost that way: an event with deliveries is written held, and the bus's repair sweep queues the
@@ -19,6 +20,7 @@ import (
 	"errors"
 	"maps"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -137,7 +139,7 @@ func (s *Service) record(ctx context.Context, c change) error {
 	return s.recordAll(ctx, []change{c})
 }
 
-// recordAll writes the events of several changes of one call at once.
+// recordAll writes the events of several changes of one call at once (or adds them to ctx's batch).
 func (s *Service) recordAll(ctx context.Context, cs []change) error {
 	if len(cs) == 0 {
 		return nil
@@ -146,10 +148,52 @@ func (s *Service) recordAll(ctx context.Context, cs []change) error {
 	for i, c := range cs {
 		evs[i] = s.event(ctx, c)
 	}
+	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.s == s {
+		b.mu.Lock()
+		b.evs = append(b.evs, evs...)
+		b.mu.Unlock()
+		return nil
+	}
+	return s.write(ctx, evs)
+}
+
+func (s *Service) write(ctx context.Context, evs []Event) error {
 	if err := s.bus.Record(ctx, evs); err != nil {
 		return apperr.Wrap(apperr.Internal, "the change was made but its audit record or webhooks could not be written", err)
 	}
 	return nil
+}
+
+// batch holds the events of the changes made with a context of Batch until they are written.
+type batch struct {
+	s   *Service
+	mu  sync.Mutex
+	evs []Event
+}
+
+type batchKey struct{}
+
+// Batch returns ctx collecting the events of the changes made with it, and write, which writes them in one
+// call of the bus (one insert of the events, one plan and queueing of their webhook deliveries) instead of
+// one per store call: a request that makes several changes (a case and its tasks) calls write once they are
+// made, whether they all succeeded or not, and before it answers. Write returns the error of writing them;
+// it is a no-op for a ctx that already collects (the outer Batch writes).
+func (s *Service) Batch(ctx context.Context) (context.Context, func() error) {
+	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.s == s {
+		return ctx, func() error { return nil }
+	}
+	b := &batch{s: s}
+	return context.WithValue(ctx, batchKey{}, b), func() error {
+		b.mu.Lock()
+		evs := b.evs
+		b.evs = nil
+		b.mu.Unlock()
+		if len(evs) == 0 {
+			return nil
+		}
+		// The changes are made: their record does not depend on the client still waiting.
+		return s.write(context.WithoutCancel(ctx), evs)
+	}
 }
 
 // event builds the event of a change.

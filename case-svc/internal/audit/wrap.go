@@ -238,6 +238,21 @@ func (w observableStore) CreateObservable(ctx context.Context, o cases.Observabl
 	return w.s.record(ctx, change{op: Creation, objectType: TypeObservable, id: o.ID, root: observableRoot(o), org: o.Org, by: o.CreatedBy, obj: o})
 }
 
+// CreateObservables records the events of the observables stored, in one write.
+func (w observableStore) CreateObservables(ctx context.Context, obs []cases.Observable) ([]error, error) {
+	res, err := w.ObservableStore.CreateObservables(ctx, obs)
+	if err != nil {
+		return nil, err
+	}
+	var cs []change
+	for i, o := range obs {
+		if res[i] == nil {
+			cs = append(cs, change{op: Creation, objectType: TypeObservable, id: o.ID, root: observableRoot(o), org: o.Org, by: o.CreatedBy, obj: o})
+		}
+	}
+	return res, w.s.recordAll(ctx, cs)
+}
+
 func (w observableStore) UpdateObservable(ctx context.Context, o cases.Observable, fields []string, by string, at time.Time) (cases.Observable, error) {
 	out, err := w.ObservableStore.UpdateObservable(ctx, o, fields, by, at)
 	if err != nil {

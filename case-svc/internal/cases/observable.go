@@ -125,6 +125,10 @@ type ObservableStore interface {
 	// CreateObservable inserts an observable; it fails with ErrObservableExists when its id (derived from the
 	// parent and the value) is taken. A file observable also records that its organisation holds the file.
 	CreateObservable(ctx context.Context, o Observable) error
+	// CreateObservables inserts observables in one call and returns one result per observable, in order: nil
+	// when it was stored, ErrObservableExists when its id is taken (by a stored observable or an earlier one
+	// of os). The error is for a failure of the whole call. File observables also record their grants.
+	CreateObservables(ctx context.Context, os []Observable) ([]error, error)
 	// Observable fails with ErrObservableNotFound.
 	Observable(ctx context.Context, id string) (Observable, error)
 	Observables(ctx context.Context, f search.Node, p search.Page) ([]Observable, int64, error)
@@ -362,12 +366,11 @@ func (s *Service) storeFile(ctx context.Context, base Observable, up Upload) (Ob
 	return o, nil
 }
 
-// insertObservables stores pending observables in a parent: duplicates become failures, other errors end
-// the request. With list set, an alert's list of observables is extended with those created.
+// insertObservables stores pending observables in a parent, in one store call: duplicates become failures,
+// other errors end the request. With list set, an alert's list of observables is extended with those created.
 func (s *Service) insertObservables(ctx context.Context, c Caller, parent Parent, items []pending, now time.Time, list bool) ([]Observable, []ObservableFailure, error) {
-	var created []Observable
-	var failed []ObservableFailure
-	for _, it := range items {
+	batch := make([]Observable, len(items))
+	for i, it := range items {
 		o := it.o
 		o.Org, o.CaseID, o.AlertID = c.Org, parent.Case, parent.Alert
 		o.ID = observableID(parent, o.DataType, o.Key)
@@ -379,15 +382,23 @@ func (s *Service) insertObservables(ctx context.Context, c Caller, parent Parent
 			}
 			o.Attachment.Hashes = []string{f.SHA256, f.SHA1, f.MD5}
 		}
-		err := s.observables.CreateObservable(ctx, o)
-		if errors.Is(err, ErrObservableExists) {
+		batch[i] = o
+	}
+	res, err := s.observables.CreateObservables(ctx, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	var created []Observable
+	var failed []ObservableFailure
+	for i, o := range batch {
+		switch {
+		case res[i] == nil:
+			created = append(created, o)
+		case errors.Is(res[i], ErrObservableExists):
 			failed = append(failed, ObservableFailure{Observable: o, Err: ErrObservableExists})
-			continue
+		default:
+			return nil, nil, res[i]
 		}
-		if err != nil {
-			return nil, nil, err
-		}
-		created = append(created, o)
 	}
 	if list && parent.Alert != "" && len(created) > 0 {
 		ids := make([]string, len(created))
@@ -506,17 +517,25 @@ func (s *Service) DeleteObservable(ctx context.Context, c Caller, id string) err
 	return s.observables.DeleteObservable(ctx, o.ID)
 }
 
-// copyObservables copies observables into a case (an alert's, when it becomes or joins a case). A value the
-// case already has keeps its observable, which gains the copy's tags.
+// copyObservables copies observables into a case (an alert's, when it becomes or joins a case), in one store
+// call. A value the case already has keeps its observable, which gains the copy's tags.
 func (s *Service) copyObservables(ctx context.Context, c Caller, caseID string, from []Observable) error {
 	now := s.clock()
-	for _, src := range from {
+	batch := make([]Observable, len(from))
+	for i, src := range from {
 		o := src
 		o.CaseID, o.AlertID, o.Org = caseID, "", c.Org
 		o.ID = observableID(Parent{Case: caseID}, o.DataType, o.Key)
 		o.Reports = map[string]any{}
 		o.Meta = Meta{CreatedAt: now, CreatedBy: c.Login}
-		err := s.observables.CreateObservable(ctx, o)
+		batch[i] = o
+	}
+	res, err := s.observables.CreateObservables(ctx, batch)
+	if err != nil {
+		return fmt.Errorf("copy observables into case %s: %w", caseID, err)
+	}
+	for i, o := range batch {
+		err := res[i]
 		if errors.Is(err, ErrObservableExists) {
 			if len(o.Tags) > 0 {
 				err = s.observables.AddObservableTags(ctx, o.ID, o.Tags, c.Login, now)
@@ -525,7 +544,7 @@ func (s *Service) copyObservables(ctx context.Context, c Caller, caseID string, 
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("copy observable %s into case %s: %w", src.ID, caseID, err)
+			return fmt.Errorf("copy observable %s into case %s: %w", from[i].ID, caseID, err)
 		}
 	}
 	return nil

@@ -141,21 +141,50 @@ type grantDoc struct {
 
 // CreateObservable inserts an observable, and for a file the organisation's grant to it.
 func (s *ObservableStore) CreateObservable(ctx context.Context, o cases.Observable) error {
-	err := s.coll.Insert(ctx, toObservableDoc(o))
-	if docstore.IsDuplicate(err) {
-		return fmt.Errorf("create observable: %w", cases.ErrObservableExists)
-	}
+	res, err := s.CreateObservables(ctx, []cases.Observable{o})
 	if err != nil {
-		return fmt.Errorf("create observable: %w", err)
+		return err
 	}
-	if a := o.Attachment; a != nil {
-		err := s.grants.Insert(ctx, grantDoc{ID: o.Org + ":" + a.ID, Name: a.Name, ContentType: a.ContentType,
-			Size: a.Size, Hashes: a.Hashes})
-		if err != nil && !docstore.IsDuplicate(err) {
-			return fmt.Errorf("grant file %s: %w", a.ID, err)
+	return res[0]
+}
+
+// CreateObservables inserts observables with one InsertMany, then the grants of the file observables stored
+// with another.
+func (s *ObservableStore) CreateObservables(ctx context.Context, obs []cases.Observable) ([]error, error) {
+	docs := make([]any, len(obs))
+	for i, o := range obs {
+		docs[i] = toObservableDoc(o)
+	}
+	res, err := s.coll.InsertMany(ctx, docs)
+	if err != nil {
+		return nil, fmt.Errorf("create observables: %w", err)
+	}
+	var grants []any
+	seen := map[string]bool{}
+	for i, e := range res {
+		switch {
+		case docstore.IsDuplicate(e):
+			res[i] = fmt.Errorf("create observable: %w", cases.ErrObservableExists)
+			continue
+		case e != nil:
+			return nil, fmt.Errorf("create observable: %w", e)
+		}
+		if a := obs[i].Attachment; a != nil && !seen[obs[i].Org+":"+a.ID] {
+			seen[obs[i].Org+":"+a.ID] = true
+			grants = append(grants, grantDoc{ID: obs[i].Org + ":" + a.ID, Name: a.Name, ContentType: a.ContentType,
+				Size: a.Size, Hashes: a.Hashes})
 		}
 	}
-	return nil
+	gres, err := s.grants.InsertMany(ctx, grants)
+	if err != nil {
+		return nil, fmt.Errorf("grant files: %w", err)
+	}
+	for _, e := range gres {
+		if e != nil && !docstore.IsDuplicate(e) {
+			return nil, fmt.Errorf("grant file: %w", e)
+		}
+	}
+	return res, nil
 }
 
 // Observable finds an observable by id.
