@@ -138,7 +138,8 @@ func (a *Analyses) RunResponder(ctx context.Context, c Caller, analysisID, respo
 		StartDate: now, Operations: "[]", Report: "{}", Meta: Meta{CreatedBy: c.Login, CreatedAt: now}}
 	data, err := json.Marshal(obj.Data)
 	if err != nil {
-		return Action{}, apperr.Wrap(apperr.BadRequest, "cannot encode the object", err)
+		// The object is the API's own rendering: failing to encode it is our fault (500, cause logged), not the client's.
+		return Action{}, fmt.Errorf("encode the object of responder %s: %w", responderID, err)
 	}
 	act.Report = mustJSON(map[string]any{"object": json.RawMessage(data), "tlp": obj.TLP, "pap": obj.PAP})
 	if err := a.actions.CreateAction(ctx, act); err != nil {
