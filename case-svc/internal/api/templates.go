@@ -50,7 +50,7 @@ func templateJSON(t cases.Template) templateResponse {
 			return templateTaskResponse{Title: k.Title, Group: k.Group, Description: k.Description,
 				Owner: nullString(k.Owner), Flag: k.Flag, Order: k.Order, Status: cases.TaskWaiting}
 		}),
-		CustomFields: customJSON(t.CustomFields), Status: "Ok", Metrics: map[string]any{}}
+		CustomFields: customJSON(t.CustomFields), Status: templateStatus, Metrics: map[string]any{}}
 }
 
 // templateRequest is a template's fields, for create and PATCH alike.
@@ -115,6 +115,9 @@ func (h *handler) getTemplate(c echo.Context) error {
 }
 
 func (h *handler) listTemplates(c echo.Context) error {
+	if err := rewriteTemplateStatus(c); err != nil { // template_status.go
+		return err
+	}
 	f, p, err := web.Search(c, cases.TemplateFields, h.max)
 	if err != nil {
 		return err
