@@ -24,9 +24,12 @@ type domain struct {
 	analyst  cases.Caller // soc
 	reader   cases.Caller // soc, read-only
 	other    cases.Caller // analyst of other
+	stores   cases.Stores // the real stores, as the service has them before wrap
 }
 
-func newDomain(t *testing.T) *domain {
+// newDomain builds the domain; wrap, when given, wraps the real stores the service uses (a test provoking
+// failures of the real database at chosen calls: merge_test.go).
+func newDomain(t *testing.T, wrap ...func(cases.Stores) cases.Stores) *domain {
 	t.Helper()
 	ctx := t.Context()
 	must := func(err error) {
@@ -87,6 +90,10 @@ func newDomain(t *testing.T) *domain {
 	must(err)
 	d.analyses, err = store.NewAnalysisStore(ctx, d.db)
 	must(err)
+	d.stores = st
+	for _, w := range wrap {
+		st = w(st)
+	}
 	d.svc = cases.NewService(st, time.Now)
 	return d
 }

@@ -17,13 +17,11 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
-	"github.com/openir/platform/case-svc/internal/store"
-	"github.com/openir/platform/pkg/auth"
-	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/search"
 )
 
-// mergeFixture is a case service on a fresh database with an analyst of soc, and the stores to look at.
+// mergeFixture is the domain (domain_test.go) with its stores wrapped to fail at a chosen call, an analyst of
+// soc, and the real stores to look at.
 type mergeFixture struct {
 	svc   *cases.Service
 	ana   cases.Caller
@@ -126,59 +124,15 @@ func (w failingAlerts) SetAlertState(ctx context.Context, id, expectCase string,
 
 func newMergeFixture(t *testing.T) *mergeFixture {
 	t.Helper()
-	ctx := t.Context()
-	db := docstoretest.New(t)
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	idStore, err := store.NewIdentityStore(ctx, db)
-	must(err)
-	keys, err := auth.NewKeyring("test-secret-0123456789")
-	must(err)
-	ids, err := cases.NewIdentity(idStore, keys, time.Now)
-	must(err)
-	const rootKey = "root-key-0123456789-abcdefghijklmnop"
-	_, err = ids.Bootstrap(ctx, "root", "", rootKey)
-	must(err)
-	rootUser, err := ids.ByKey(ctx, rootKey)
-	must(err)
-	root, err := ids.CallerOf(rootUser, "admin")
-	must(err)
-	_, err = ids.CreateOrg(ctx, root, cases.NewOrg{Name: "soc", Description: "soc"})
-	must(err)
-	_, err = ids.CreateUser(ctx, root, cases.NewUser{Login: "ana", Name: "Ana", Org: "soc", Profile: "analyst"})
-	must(err)
-	u, err := ids.User(ctx, root, "ana")
-	must(err)
-	ana, err := ids.CallerOf(u, "soc")
-	must(err)
-
-	var st cases.Stores
-	st.Members = ids
-	st.Cases, err = store.NewCaseStore(ctx, db)
-	must(err)
-	st.Tasks, err = store.NewTaskStore(ctx, db)
-	must(err)
-	st.Templates, err = store.NewTemplateStore(ctx, db)
-	must(err)
-	st.Fields, err = store.NewCustomFieldStore(ctx, db)
-	must(err)
-	st.Files, err = store.NewFiles(ctx, db)
-	must(err)
-	st.Observables, err = store.NewObservableStore(ctx, db)
-	must(err)
-	st.Alerts, err = store.NewAlertStore(ctx, db)
-	must(err)
 	f := &failAt{}
-	wrapped := st
-	wrapped.Cases = failingCases{st.Cases, f}
-	wrapped.Tasks = failingTasks{st.Tasks, f}
-	wrapped.Observables = failingObservables{st.Observables, f}
-	wrapped.Alerts = failingAlerts{st.Alerts, f}
-	return &mergeFixture{svc: cases.NewService(wrapped, time.Now), ana: ana, st: st, fails: f}
+	d := newDomain(t, func(st cases.Stores) cases.Stores {
+		st.Cases = failingCases{st.Cases, f}
+		st.Tasks = failingTasks{st.Tasks, f}
+		st.Observables = failingObservables{st.Observables, f}
+		st.Alerts = failingAlerts{st.Alerts, f}
+		return st
+	})
+	return &mergeFixture{svc: d.svc, ana: d.analyst, st: d.stores, fails: f}
 }
 
 // mergeCase makes a case of soc with two tasks (one with a log), observables and an alert merged in.
