@@ -289,9 +289,16 @@ func (s *Service) writeMerged(ctx context.Context, tasks []Task, logs []Log, obs
 			return fmt.Errorf("copy log %s to merged case: %w", l.ID, err)
 		}
 	}
-	for _, o := range obs {
-		if err := s.observables.CreateObservable(ctx, o); err != nil {
-			return fmt.Errorf("copy observable %s to merged case: %w", o.ID, err)
+	if len(obs) == 0 {
+		return nil
+	}
+	res, err := s.observables.CreateObservables(ctx, obs) // one per (dataType, value): a conflict is a fault
+	if err != nil {
+		return fmt.Errorf("copy observables to merged case: %w", err)
+	}
+	for i, err := range res {
+		if err != nil {
+			return fmt.Errorf("copy observable %s to merged case: %w", obs[i].ID, err)
 		}
 	}
 	return nil

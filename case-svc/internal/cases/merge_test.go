@@ -29,7 +29,7 @@ type mergeFixture struct {
 	fails *failAt
 }
 
-// failAt names the call of a store method that fails: "CreateObservable" 2 is the second observable written.
+// failAt names the call of a store method that fails: "CreateLog" 2 is the second log written.
 type failAt struct {
 	method string
 	n      int64
@@ -101,13 +101,13 @@ type failingObservables struct {
 	f *failAt
 }
 
-func (w failingObservables) CreateObservable(ctx context.Context, o cases.Observable) error {
-	if w.f.hit("CreateObservable") && !w.f.closeContext() {
-		if err := w.ObservableStore.CreateObservable(ctx, o); err != nil {
-			return err
+func (w failingObservables) CreateObservables(ctx context.Context, os []cases.Observable) ([]error, error) {
+	if w.f.hit("CreateObservables") && !w.f.closeContext() {
+		if _, err := w.ObservableStore.CreateObservables(ctx, os); err != nil {
+			return nil, err
 		}
 	}
-	return w.ObservableStore.CreateObservable(ctx, o)
+	return w.ObservableStore.CreateObservables(ctx, os)
 }
 
 type failingAlerts struct {
@@ -223,8 +223,8 @@ func TestService_MergeCasesAllOrNothing(t *testing.T) {
 		{"the new case conflicts", "CreateCase", 1, false},
 		{"the tasks conflict", "CreateTasks", 1, false},
 		{"a log conflicts", "CreateLog", 2, false},
-		{"an observable conflicts", "CreateObservable", 3, false},
-		{"the context closes while observables are written", "CreateObservable", 2, true},
+		{"the observables conflict", "CreateObservables", 1, false},
+		{"the context closes while observables are written", "CreateObservables", 1, true},
 		{"the context closes while alerts move", "SetAlertState", 2, true},
 		{"the context closes while the first case is deleted", "DeleteCase", 1, true},
 		{"the context closes while the second case is deleted", "DeleteCase", 2, true},
