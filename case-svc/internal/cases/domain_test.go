@@ -13,8 +13,9 @@ import (
 
 // domain is the case service on a fresh SQLite database, with real stores and real callers made by the
 // identity service: the platform admin, and in soc an org-admin, an analyst and a read-only user; in other an
-// analyst.
+// analyst. The service's clock is now, which the test moves.
 type domain struct {
+	now      time.Time
 	db       *docstore.DB
 	svc      *cases.Service
 	ids      *cases.Identity
@@ -38,7 +39,7 @@ func newDomain(t *testing.T, wrap ...func(cases.Stores) cases.Stores) *domain {
 			t.Fatal(err)
 		}
 	}
-	d := &domain{db: docstoretest.New(t)}
+	d := &domain{db: docstoretest.New(t), now: time.Date(2026, 1, 5, 10, 30, 0, 0, time.UTC)}
 	idStore, err := store.NewIdentityStore(ctx, d.db)
 	must(err)
 	keys, err := auth.NewKeyring("test-secret-0123456789")
@@ -94,6 +95,6 @@ func newDomain(t *testing.T, wrap ...func(cases.Stores) cases.Stores) *domain {
 	for _, w := range wrap {
 		st = w(st)
 	}
-	d.svc = cases.NewService(st, time.Now)
+	d.svc = cases.NewService(st, func() time.Time { return d.now })
 	return d
 }
