@@ -9,7 +9,12 @@ import (
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
+	"github.com/openir/platform/pkg/search"
 )
+
+// searchAll and pageAll ask a list for everything (a few records in these tests).
+func searchAll() search.Node { return search.Node{Op: search.OpAll} }
+func pageAll() search.Page   { return search.Page{Limit: 100} }
 
 // domain is the case service on a fresh SQLite database, with real stores and real callers made by the
 // identity service: the platform admin, and in soc an org-admin, an analyst and a read-only user; in other an

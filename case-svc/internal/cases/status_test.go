@@ -114,7 +114,7 @@ func TestService_CaseStatusTransitions(t *testing.T) {
 			if stored.Status != tc.wantState || !stored.EndDate.Equal(tc.wantEnd) {
 				t.Errorf("case %s ending %v, want %s ending %v", stored.Status, stored.EndDate, tc.wantState, tc.wantEnd)
 			}
-			ts, _, err := d.svc.Tasks(ctx, d.analyst, cs.ID, search.Node{Op: search.OpAll}, search.Page{Limit: 10})
+			ts, _, err := d.svc.Tasks(ctx, d.analyst, cs.ID, searchAll(), pageAll())
 			if err != nil {
 				t.Fatal(err)
 			}
