@@ -1,10 +1,14 @@
 package conf
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -153,4 +157,61 @@ func (c Common) Limits() (web.Limits, error) {
 	l.JSON.Depth, l.JSON.Array, l.UploadTimeout = h.JSON.MaxDepth, h.JSON.MaxArray, h.UploadTimeout
 	l.Request = h.RequestTimeout
 	return l, nil
+}
+
+// Overrides replace what the common keys give a service's router: the benchmark and the tests set them, a
+// deployed service sets none.
+type Overrides struct {
+	Now        func() time.Time  // the sessions' clock (nil: time.Now)
+	Throttle   *auth.Throttle    // replaces auth.throttle's
+	NoThrottle bool              // no login throttle at all
+	Limits     *web.Limits       // replaces the http.* request limits (zero values: the service's defaults)
+	Secure     *web.SecureConfig // replaces http.allow_insecure_credentials and http.trusted_proxies
+}
+
+// Router is what the common keys give a service's router.
+type Router struct {
+	Auth   web.AuthConfig
+	Secure web.SecureConfig
+	Limits web.Limits
+}
+
+// Router builds the router's settings of the http.* and auth.* keys, with the keyring of auth.secret and
+// the login throttle of auth.throttle, which counts in db so that replicas share one limit. It warns on log
+// when credentials may travel over plain HTTP.
+func (c Common) Router(ctx context.Context, db *docstore.DB, keys *auth.Keyring, log *slog.Logger, o Overrides) (Router, error) {
+	r := Router{Secure: web.SecureConfig{AllowInsecure: c.HTTP.AllowInsecureCredentials}}
+	if o.Secure != nil {
+		r.Secure = *o.Secure
+	} else {
+		proxies, err := web.ParseCIDRs(c.HTTP.TrustedProxies)
+		if err != nil {
+			return Router{}, fmt.Errorf("http.trusted_proxies: %w", err)
+		}
+		r.Secure.TrustedProxies = proxies
+	}
+	if o.Limits != nil {
+		r.Limits = *o.Limits
+	} else {
+		l, err := c.Limits()
+		if err != nil {
+			return Router{}, err
+		}
+		r.Limits = l
+	}
+	throttle := o.Throttle
+	if throttle == nil && !o.NoThrottle {
+		attempts, err := auth.NewStoreCounter(ctx, db, time.Now)
+		if err != nil {
+			return Router{}, fmt.Errorf("login throttle: %w", err)
+		}
+		throttle = auth.NewSharedThrottle(c.Auth.Throttle.User, c.Auth.Throttle.Address, c.Auth.Throttle.Window, attempts)
+	}
+	tls := c.HTTP.TLS.Cert != ""
+	if r.Secure.AllowInsecure && !tls {
+		log.Warn("http.allow_insecure_credentials is on: passwords and keys travel over plain HTTP (dev only)")
+	}
+	r.Auth = web.AuthConfig{Keyring: keys, SessionTTL: c.Auth.SessionTTL, Basic: c.Auth.Method.Basic, Secure: tls,
+		Now: o.Now, Throttle: throttle}
+	return r, nil
 }

@@ -36,6 +36,21 @@ func Load(name, prefix string, defaults map[string]any, args []string, stderr io
 			return fmt.Errorf("read config %s: %w", *file, err)
 		}
 	}
+	return decode(v, out)
+}
+
+// Defaults fills out from defaults alone, without a file or env variables: the configuration of a service
+// run in another program's process (a benchmark, a test) as a deployment without settings would run it.
+func Defaults(defaults map[string]any, out any) error {
+	v := viper.New()
+	for k, d := range defaults {
+		v.SetDefault(k, d)
+	}
+	return decode(v, out)
+}
+
+// decode unmarshals v into out with the hooks of every key type (durations, lists as text or JSON).
+func decode(v *viper.Viper, out any) error {
 	hook := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		jsonListHook,
 		mapstructure.StringToTimeDurationHookFunc(),

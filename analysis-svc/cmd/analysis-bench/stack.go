@@ -13,17 +13,11 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
-	"github.com/openir/platform/analysis-svc/internal/api"
-	"github.com/openir/platform/analysis-svc/internal/jobevent"
-	"github.com/openir/platform/analysis-svc/internal/runner/builtin"
-	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
-	"github.com/openir/platform/analysis-svc/internal/runner/process"
+	"github.com/openir/platform/analysis-svc/internal/app"
 	"github.com/openir/platform/analysis-svc/internal/store"
-	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
-	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -54,15 +48,15 @@ printf '{"success":true,"summary":{"taxonomies":[{"level":"info","namespace":"Be
 `
 )
 
-// stack is analysis-svc running in this process as cmd/analysis-svc wires it (run.go, jobs.go) with the
-// defaults of config.go, on an embedded database of its own, served over HTTP on 127.0.0.1.
+// stack is analysis-svc running in this process, built by internal/app as cmd/analysis-svc builds it, with
+// the defaults of the configuration, on an embedded database of its own, served over HTTP on 127.0.0.1.
 type stack struct {
+	app           *app.App
 	db            *docstore.DB
 	url           string
 	analyzersRoot string
 	jobDir        string
 	server        *http.Server
-	stopJobs      func()
 	super         *benchkit.Client
 	admin         *benchkit.Client // orgadmin of benchOrg (roles read, analyze, orgadmin)
 	echoID        string           // the enabled Echo analyzer
@@ -90,14 +84,15 @@ func (l *logSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// openDB opens the embedded database name (SQLite, dbDir/name.db) as cmd/analysis-svc's run.go does with an
+// openDB opens the embedded database name (SQLite, dbDir/name.db) as internal/app does with an
 // empty database.uri.
 func openDB(ctx context.Context, dbDir, name string, logs *logSink) (*docstore.DB, error) {
 	return docstore.Open(ctx, docstore.Config{Name: name, Path: dbDir}, conf.Logger(logs, "info", "analysis-svc"))
 }
 
-// startStack wires and starts the service on a fresh embedded database `name` in dbDir, with its files under
-// dir. The defaults are those of cmd/analysis-svc/config.go. close closes the database too.
+// startStack builds and starts the service on a fresh embedded database `name` in dbDir, with its files under
+// dir: analyzer.paths holds the Bench_Sh analyzer, job.directory the job folders. Webhooks may go to the
+// bench's receiver on 127.0.0.1 (webhook.allow_private). close closes the database too.
 func startStack(ctx context.Context, dbDir string, logs *logSink, name, dir string) (*stack, error) {
 	s := &stack{analyzersRoot: filepath.Join(dir, "analyzers"), jobDir: filepath.Join(dir, "jobs"), logs: logs}
 	if err := os.MkdirAll(filepath.Join(s.analyzersRoot, "Bench"), 0o755); err != nil {
@@ -112,116 +107,32 @@ func startStack(ctx context.Context, dbDir string, logs *logSink, name, dir stri
 	if err := os.WriteFile(filepath.Join(s.analyzersRoot, "Bench", "Bench_Sh.json"), []byte(shDefinition), 0o644); err != nil {
 		return nil, err
 	}
-	log := conf.Logger(s.logs, "info", "analysis-svc")
-	db, err := openDB(ctx, dbDir, name, logs)
+	cfg, err := app.Default()
 	if err != nil {
 		return nil, err
 	}
-	s.db = db
-	keys, err := auth.NewKeyring(benchSecret)
+	cfg.Database.Path, cfg.Database.Name = dbDir, name
+	cfg.Auth.Secret = benchSecret
+	cfg.Bootstrap.Login, cfg.Bootstrap.Key = superLogin, superKey
+	cfg.HTTP.AllowInsecureCredentials = true // plain HTTP on 127.0.0.1: the key renewal of the setup
+	cfg.Analyzer.Paths, cfg.Job.Directory = []string{s.analyzersRoot}, s.jobDir
+	cfg.Webhook.AllowPrivate = true
+	a, err := app.New(ctx, cfg, conf.Logger(s.logs, "info", "analysis-svc"), app.Options{})
 	if err != nil {
-		s.close()
 		return nil, err
 	}
-	istore, err := store.NewIdentityStore(ctx, db)
-	if err != nil {
+	s.app, s.db = a, a.DB
+	if _, ok := a.Catalog.Definition(analysis.KindAnalyzer, shDefID); !ok || !a.Bootstrapped {
 		s.close()
-		return nil, err
+		return nil, fmt.Errorf("analyzer.paths did not give %s (or the database had its superadmin)", shDefID)
 	}
-	ids, err := analysis.NewIdentity(istore, keys, time.Now)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	if created, err := ids.Bootstrap(ctx, superLogin, "", superKey); err != nil || !created {
-		s.close()
-		return nil, fmt.Errorf("bootstrap: created=%v err=%v", created, err)
-	}
-
-	// jobs.go: runners (process), the built-ins, then the public-format folders through catalog.Load.
-	runners := map[string]analysis.Runner{"process": process.New(process.Options{Log: log})}
-	defs := append(builtin.Analyzers(), builtin.Responders()...)
-	loaded, err := catalog.Load([]string{s.analyzersRoot}, analysis.KindAnalyzer, log)
-	if err != nil {
-		s.close()
-		return nil, fmt.Errorf("load the bench analyzer: %w", err)
-	}
-	for _, d := range loaded {
-		if d.Command != "" {
-			defs = append(defs, d)
-		}
-	}
-	cat := analysis.NewCatalog(defs...)
-	if _, ok := cat.Definition(analysis.KindAnalyzer, shDefID); !ok {
-		s.close()
-		return nil, fmt.Errorf("catalog.Load did not give %s", shDefID)
-	}
-	wstore, err := store.NewWorkerStore(ctx, db)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	jstore, err := store.NewJobStore(ctx, db)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	files, err := store.NewFileStore(ctx, db)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	// events.go: the job events' bus (its default settings; deliveries to the bench's receiver on 127.0.0.1).
-	evLog, err := events.NewEventLog(ctx, db, store.EventSpec())
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	outbox, err := events.NewOutbox(ctx, db)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	bus := events.NewBus(evLog, outbox, keys, events.NewMetrics("analysis", "job"), events.Config{Log: log,
-		Confirm:  jobevent.Wrap(jstore, nil, api.JobObject).Confirm,
-		Webhooks: events.WebhookConfig{AllowPrivate: true, UserAgent: "analysis-svc-webhook"}}, time.Now)
-	jobs := analysis.NewJobs(jobevent.Wrap(jstore, bus, api.JobObject), wstore, cat, files, analysis.JobsConfig{
-		Workers: 4, Lease: 30 * time.Second, MaxAttempts: 3, CacheMinutes: 10, DefaultTimeout: 30 * time.Minute,
-		WaitMax: 10 * time.Minute, MaxFileSize: 1 << 30, TempDir: s.jobDir, Runners: runners,
-		Extract: builtin.Extract, Log: log,
-	}, time.Now)
-	workers := analysis.NewWorkers(wstore, cat, time.Now)
-
-	// run.go: the router, the job workers, the HTTP server (web.Serve's timeouts).
-	h := api.New(api.Config{
-		Log: log,
-		Auth: web.AuthConfig{Keyring: keys, SessionTTL: time.Hour,
-			Throttle: auth.NewThrottle(5, 30, 5*time.Minute, time.Now)},
-		Secure:    web.SecureConfig{AllowInsecure: true}, // plain HTTP on 127.0.0.1: the key renewal of the setup
-		SearchMax: 10000,
-		MaxFile:   1 << 30,
-		Ready:     web.Options{Ready: db.Ping},
-		Events:    bus,
-	}, ids, workers, jobs)
-	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
-	jobsDone := make(chan struct{})
-	go func() {
-		defer close(jobsDone)
-		_ = jobs.Run(jctx)
-	}()
-	busDone := make(chan struct{})
-	go func() {
-		defer close(busDone)
-		bus.Run(jctx)
-	}()
-	s.stopJobs = func() { stopJobs(); <-jobsDone; <-busDone }
+	a.Start(context.WithoutCancel(ctx))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		s.close()
 		return nil, err
 	}
-	s.server = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 5 * time.Minute,
-		WriteTimeout: 11 * time.Minute, IdleTimeout: 2 * time.Minute}
+	s.server = web.NewServer(a.Log, a.Echo, a.ServeConfig())
 	go func() { _ = s.server.Serve(ln) }()
 	s.url = "http://" + ln.Addr().String()
 
@@ -264,21 +175,14 @@ func (s *stack) setup(ctx context.Context) error {
 	return nil
 }
 
-// close stops the HTTP server and the job workers, then closes the database.
+// close stops the HTTP server, then the job workers and the events, and closes the database.
 func (s *stack) close() {
 	if s.server != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = s.server.Shutdown(sctx)
 		cancel()
 	}
-	if s.stopJobs != nil {
-		s.stopJobs()
-	}
-	if s.db != nil {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = s.db.Close(cctx)
-		cancel()
-	}
+	s.app.Close(context.Background())
 }
 
 // collection opens a collection of the stack's database as the stores declare it (their indexes included).

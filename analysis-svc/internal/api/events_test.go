@@ -1,46 +1,14 @@
 package api_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/openir/platform/analysis-svc/internal/api"
-	"github.com/openir/platform/analysis-svc/internal/jobevent"
-	"github.com/openir/platform/analysis-svc/internal/store"
-	"github.com/openir/platform/pkg/auth"
-	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/events/eventstest"
 )
-
-// newBus builds the job events' bus on db as run.go does, with the tests' quick settings, and runs it until
-// the test ends.
-func newBus(t testing.TB, db *docstore.DB, keys *auth.Keyring, jobs *store.JobStore, adjust func(*events.Config)) *events.Bus {
-	t.Helper()
-	ctx := context.Background()
-	l, err := events.NewEventLog(ctx, db, store.EventSpec())
-	if err != nil {
-		t.Fatalf("event log: %v", err)
-	}
-	hooks, err := events.NewOutbox(ctx, db)
-	if err != nil {
-		t.Fatalf("outbox: %v", err)
-	}
-	cfg := events.Config{Poll: 200 * time.Millisecond, Refresh: 2 * time.Second, Window: 20 * time.Millisecond,
-		Confirm: jobevent.Wrap(jobs, nil, api.JobObject).Confirm,
-		Webhooks: events.WebhookConfig{AllowPrivate: true, MaxAttempts: 5, Timeout: 2 * time.Second,
-			BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Tick: 100 * time.Millisecond}}
-	adjust(&cfg)
-	bus := events.NewBus(l, hooks, keys, events.NewMetrics("analysis", "job"), cfg, time.Now)
-	rctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); bus.Run(rctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return bus
-}
 
 // withEvents adjusts the tests' settings of the job events.
 func withEvents(f func(*events.Config)) envOption { return func(o *envOptions) { o.events = f } }

@@ -1,8 +1,8 @@
 package api_test
 
-// The harness builds the real stack the way cmd/analysis-svc/run.go wires it (a fresh embedded database of
-// its own, the identity store, the keyring, the identity service, a bootstrapped superadmin, the Echo
-// router) and serves it with httptest. Tests talk to it over HTTP only, as a client would.
+// The harness builds the real service with internal/app, the function cmd/analysis-svc/run.go calls (a fresh
+// embedded database of its own, the tests' settings in the configuration and app.Options), and serves it with
+// httptest. Tests talk to it over HTTP only, as a client would.
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,10 +26,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
-	"github.com/openir/platform/analysis-svc/internal/api"
-	"github.com/openir/platform/analysis-svc/internal/jobevent"
+	"github.com/openir/platform/analysis-svc/internal/app"
 	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/events"
@@ -136,51 +137,30 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// newEnv builds and serves the stack on a fresh database.
+// newEnv builds the service with internal/app (as cmd/analysis-svc does, with the tests' settings: the
+// test definitions, a quick queue and quick events) on a fresh database and serves it.
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	o := envOptions{secure: web.SecureConfig{AllowInsecure: true}}
 	for _, f := range opts {
 		f(&o)
 	}
-	ctx := context.Background()
-	db := docstoretest.New(t)
-	istore, err := store.NewIdentityStore(ctx, db)
+	cfg, err := app.Default()
 	if err != nil {
-		t.Fatalf("identity store: %v", err)
+		t.Fatal(err)
 	}
-	keys, err := auth.NewKeyring(testSecret)
-	if err != nil {
-		t.Fatalf("keyring: %v", err)
-	}
-	ids, err := analysis.NewIdentity(istore, keys, time.Now)
-	if err != nil {
-		t.Fatalf("identity: %v", err)
-	}
-	pw := ""
+	cfg.Auth.Secret, cfg.Auth.Method.Basic, cfg.Search.Max = testSecret, o.basic, 1000
+	cfg.Bootstrap.Login, cfg.Bootstrap.Key = superLogin, superKey
 	if o.superPassword {
-		pw = superPassword
+		cfg.Bootstrap.Password = superPassword
 	}
-	created, err := ids.Bootstrap(ctx, superLogin, pw, superKey)
-	if err != nil || !created {
-		t.Fatalf("bootstrap: created=%v err=%v", created, err)
+	if o.maxFile == 0 {
+		o.maxFile = 2 << 20
 	}
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, nil))
-	wstore, err := store.NewWorkerStore(ctx, db)
-	if err != nil {
-		t.Fatalf("worker store: %v", err)
+	cfg.Job.MaxFile = strconv.FormatInt(o.maxFile, 10)
+	if o.zipPassword != "" {
+		cfg.Datastore.Password = o.zipPassword
 	}
-	jstore, err := store.NewJobStore(ctx, db)
-	if err != nil {
-		t.Fatalf("job store: %v", err)
-	}
-	files, err := store.NewFileStore(ctx, db)
-	if err != nil {
-		t.Fatalf("file store: %v", err)
-	}
-	catalog := analysis.NewCatalog(testDefinitions()...)
-	workers := analysis.NewWorkers(wstore, catalog, time.Now)
 	jcfg := o.jobs
 	if jcfg.Workers == 0 {
 		jcfg.Workers = 2
@@ -191,35 +171,37 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if jcfg.Poll == 0 {
 		jcfg.Poll = 200 * time.Millisecond
 	}
-	jcfg.Log = log
-	if o.events == nil {
-		o.events = noAdjust
+	logs := &syncBuffer{}
+	db := docstoretest.New(t)
+	a, err := app.New(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), app.Options{
+		DB: db, Catalog: analysis.NewCatalog(testDefinitions()...), Jobs: &jcfg,
+		// the limits' zero values: the defaults (1M bodies, 64K before authentication)
+		Overrides: conf.Overrides{Now: o.now, Throttle: o.throttle, NoThrottle: o.throttle == nil, Limits: &o.limits, Secure: &o.secure},
+		Events: func(c *events.Config) {
+			// the tests' quick settings
+			*c = events.Config{Poll: 200 * time.Millisecond, Refresh: 2 * time.Second, Window: 20 * time.Millisecond, Confirm: c.Confirm,
+				Webhooks: events.WebhookConfig{AllowPrivate: true, MaxAttempts: 5, Timeout: 2 * time.Second,
+					BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Tick: 100 * time.Millisecond}}
+			if o.events != nil {
+				o.events(c)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatalf("build the service: %v", err)
 	}
-	bus := newBus(t, db, keys, jstore, o.events)
-	jobStore := jobevent.Wrap(jstore, bus, api.JobObject)
-	jobs := analysis.NewJobs(jobStore, wstore, catalog, files, jcfg, time.Now)
+	t.Cleanup(func() { a.Close(context.Background()) })
+	if !a.Bootstrapped {
+		t.Fatal("bootstrap: no superadmin created")
+	}
+	a.StartEvents()
 	if !o.noWorkers {
-		startWorkers(t, jobs)
+		startWorkers(t, a.Jobs)
 	}
-	if o.maxFile == 0 {
-		o.maxFile = 2 << 20
-	}
-	h := api.New(api.Config{
-		Log:       log,
-		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now, Throttle: o.throttle},
-		Secure:    o.secure,
-		SearchMax: 1000,
-		Limits:    o.limits, // the defaults: 1M bodies, 64K before authentication
-		MaxFile:   o.maxFile,
-		Ready:     web.Options{Ready: db.Ping},
-		// datastore.password
-		DownloadPassword: o.zipPassword,
-		Events:           bus,
-	}, ids, workers, jobs)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(a.Echo)
 	t.Cleanup(srv.Close)
-	e := &env{db: db, echo: h, srv: srv, logs: logs, catalog: catalog, jobStore: jstore, wstore: wstore, files: files,
-		jobs: jobs, jobsCfg: jcfg}
+	e := &env{db: db, echo: a.Echo, srv: srv, logs: logs, catalog: a.Catalog, jobStore: a.JobStore, wstore: a.WorkerStore,
+		files: a.Files, jobs: a.Jobs, jobsCfg: a.JobsConfig}
 	e.check = openapiTransport(t)
 	e.super = e.keyClient(superLogin, superKey)
 	return e

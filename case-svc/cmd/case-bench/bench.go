@@ -32,6 +32,8 @@ type sizes struct {
 	BulkValues       int `json:"bulkValues"` // values of the big observable request
 	BulkReps         int `json:"bulkReps"`
 	BulkRepsLarge    int `json:"bulkRepsLarge"`
+	// AuditCases is how many cases are created on each of two instances, with and without the audit trail.
+	AuditCases int `json:"auditCases"`
 	// 7: analyzer runs through case-svc's connector and directly, on a fresh case database; then
 	// ConnectorRunsLarge more through the connector on the database of section 6.
 	ConnectorRuns      int `json:"connectorRuns"`
@@ -41,10 +43,10 @@ type sizes struct {
 var (
 	fullSizes = sizes{Clients: 8, CasesSmall: 1000, CasesLarge: 100_000, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 200, QueryReps: 10, QueryRepsLarge: 20, SimilarReps: 5, SimilarRepsLarge: 20,
-		BulkValues: 1000, BulkReps: 10, BulkRepsLarge: 10, ConnectorRuns: 200, ConnectorRunsLarge: 10}
+		BulkValues: 1000, BulkReps: 10, BulkRepsLarge: 10, AuditCases: 1000, ConnectorRuns: 200, ConnectorRunsLarge: 10}
 	quickSizes = sizes{Clients: 8, CasesSmall: 100, CasesLarge: 300, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 50, QueryReps: 3, QueryRepsLarge: 2, SimilarReps: 2, SimilarRepsLarge: 2,
-		BulkValues: 200, BulkReps: 2, BulkRepsLarge: 2, ConnectorRuns: 20, ConnectorRunsLarge: 3}
+		BulkValues: 200, BulkReps: 2, BulkRepsLarge: 2, AuditCases: 100, ConnectorRuns: 20, ConnectorRunsLarge: 3}
 )
 
 type benchOptions struct {

@@ -8,7 +8,7 @@ import (
 	"github.com/openir/platform/pkg/docstore"
 )
 
-// openDB opens the embedded database name under dir as run.go opens the service's (docstore.Open with an
+// openDB opens the embedded database name under dir as internal/app opens the service's (docstore.Open with an
 // empty database.uri: the SQLite file dir/name.db).
 func openDB(ctx context.Context, dir, name string, log *slog.Logger) (*docstore.DB, error) {
 	return docstore.Open(ctx, docstore.Config{Name: name, Path: dir}, log)

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/openir/platform/case-svc/internal/app"
 	"github.com/openir/platform/pkg/benchkit"
 )
 
@@ -82,6 +83,7 @@ func runAll(ctx context.Context, b *bench) error {
 			ap.stop()
 		}
 	}()
+	logs := &logSink{out: b.Log}
 	var bin string
 	if err := b.Phase("build analysis-svc", func() (err error) {
 		bin, err = buildAnalysis(ctx, filepath.Join(b.Tmp, "bin"))
@@ -94,8 +96,8 @@ func runAll(ctx context.Context, b *bench) error {
 		if ap, err = startAnalysis(ctx, bin, filepath.Join(b.Tmp, "analysis-db"), b.Log); err != nil {
 			return err
 		}
-		dir, logs := filepath.Join(b.Tmp, "db"), &logSink{out: b.Log}
-		servers := []serverConfig{{Name: serverName, URL: ap.url, Key: ap.key}}
+		dir := filepath.Join(b.Tmp, "db")
+		servers := stackOptions{servers: []app.Server{{Name: serverName, URL: ap.url, Key: ap.key}}}
 		if cases, err = startStack(ctx, dir, logs, "cases", servers); err != nil {
 			return err
 		}
@@ -110,6 +112,9 @@ func runAll(ctx context.Context, b *bench) error {
 
 	cr, err := runCases(ctx, b, cases)
 	if err != nil {
+		return err
+	}
+	if err := runAudit(ctx, b, logs); err != nil {
 		return err
 	}
 	if err := runConnector(ctx, b, conn, ap, cr); err != nil {

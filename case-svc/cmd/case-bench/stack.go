@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,11 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/api"
-	"github.com/openir/platform/case-svc/internal/cases"
-	"github.com/openir/platform/case-svc/internal/connector"
-	"github.com/openir/platform/case-svc/internal/store"
-	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/case-svc/internal/app"
 	"github.com/openir/platform/pkg/benchkit"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
@@ -58,73 +53,52 @@ func (l *logSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// stack is case-svc running in this process as cmd/case-svc wires it (run.go) with the defaults of
-// config.go, on an embedded database of its own, served over HTTP on 127.0.0.1.
+// stack is case-svc running in this process, built by internal/app as cmd/case-svc builds it, with the
+// defaults of the configuration, on an embedded database of its own, served over HTTP on 127.0.0.1.
 type stack struct {
-	db          *docstore.DB
-	url         string
-	server      *http.Server
-	stopTracker func()
-	super       *benchkit.Client // the bootstrapped platform administrator
-	analyst     *benchkit.Client // analyst of benchOrg (manageCase, manageObservable, manageAlert, manageAnalyse…)
+	app     *app.App
+	db      *docstore.DB
+	url     string
+	server  *http.Server
+	super   *benchkit.Client // the bootstrapped platform administrator
+	analyst *benchkit.Client // analyst of benchOrg (manageCase, manageObservable, manageAlert, manageAnalyse…)
 }
 
-// startStack wires and starts case-svc on the embedded database `name` under dir (what run.go opens with an
-// empty database.uri). servers are the connector's analysis servers (none: the connector has nothing to
-// drive).
-func startStack(ctx context.Context, dir string, logs *logSink, name string, servers []serverConfig) (*stack, error) {
-	log := conf.Logger(logs, "info", "case-svc")
-	db, err := openDB(ctx, dir, name, log)
+// stackOptions change what startStack builds.
+type stackOptions struct {
+	servers []app.Server // the connector's analysis servers (none: the connector has nothing to drive)
+	noAudit bool         // without the audit trail's decorators (the audit overhead row's floor)
+}
+
+// startStack builds and starts case-svc on the embedded database `name` under dir (what internal/app opens with an
+// empty database.uri).
+func startStack(ctx context.Context, dir string, logs *logSink, name string, o stackOptions) (*stack, error) {
+	cfg, err := app.Default()
 	if err != nil {
 		return nil, err
 	}
-	s := &stack{db: db}
-	keys, err := auth.NewKeyring(benchSecret)
+	cfg.Database.Path, cfg.Database.Name = dir, name
+	cfg.Auth.Secret = benchSecret
+	cfg.Bootstrap.Login, cfg.Bootstrap.Key = superLogin, superKey
+	// plain HTTP on 127.0.0.1: the key renewals of the setup
+	cfg.HTTP.AllowInsecureCredentials = true
+	cfg.Analysis.Servers = o.servers
+	a, err := app.New(ctx, cfg, conf.Logger(logs, "info", "case-svc"), app.Options{NoAudit: o.noAudit})
 	if err != nil {
-		s.close()
 		return nil, err
 	}
-	ids, svc, err := wire(ctx, db, keys)
-	if err != nil {
+	s := &stack{app: a, db: a.DB}
+	if !a.Bootstrapped {
 		s.close()
-		return nil, err
+		return nil, fmt.Errorf("bootstrap: the database %s already had its administrator", name)
 	}
-	if created, err := ids.Bootstrap(ctx, superLogin, "", superKey); err != nil || !created {
-		s.close()
-		return nil, fmt.Errorf("bootstrap: created=%v err=%v", created, err)
-	}
-	analyses, err := connectorService(ctx, servers, db, svc, log)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	// run.go with config.go's defaults (auth.session_ttl 1h, auth.throttle 5/30/5m, search.max 10000,
-	// http.* limits, observable.max_file 100M); plain HTTP on 127.0.0.1 needs allow_insecure_credentials for the key renewals
-	// of the setup.
-	h := api.New(api.Config{
-		Log: log,
-		Auth: web.AuthConfig{Keyring: keys, SessionTTL: time.Hour,
-			Throttle: auth.NewThrottle(5, 30, 5*time.Minute, time.Now)},
-		Secure:    web.SecureConfig{AllowInsecure: true},
-		SearchMax: 10000,
-		MaxFile:   100 << 20,
-		Ready:     db.Ping,
-	}, ids, svc, analyses)
-	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	tracked := make(chan struct{})
-	go func() {
-		defer close(tracked)
-		analyses.Run(actx)
-	}()
-	s.stopTracker = func() { stop(); <-tracked }
+	a.Start()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		s.close()
 		return nil, err
 	}
-	// web.Serve's server settings.
-	s.server = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 5 * time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
+	s.server = web.NewServer(a.Log, a.Echo, a.ServeConfig())
 	go func() { _ = s.server.Serve(ln) }()
 	s.url = "http://" + ln.Addr().String()
 	if err := s.setup(ctx); err != nil {
@@ -153,88 +127,14 @@ func (s *stack) setup(ctx context.Context) error {
 	return nil
 }
 
-// close stops the HTTP server and the connector's tracker, then closes the database.
+// close stops the HTTP server, then the service's background work, and closes the database.
 func (s *stack) close() {
 	if s.server != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = s.server.Shutdown(sctx)
 		cancel()
 	}
-	if s.stopTracker != nil {
-		s.stopTracker()
-	}
-	if s.db != nil {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = s.db.Close(cctx)
-		cancel()
-	}
-}
-
-// serverConfig is one entry of analysis.servers.
-type serverConfig struct {
-	Name, URL, Key string
-}
-
-// connectorService is run.go's connectorService with config.go's defaults (analysis.give_up 24h,
-// analysis.long_poll 1m, no server timeout).
-func connectorService(ctx context.Context, servers []serverConfig, db *docstore.DB, svc *cases.Service, log *slog.Logger) (*cases.Analyses, error) {
-	var as []cases.AnalysisServer
-	for _, s := range servers {
-		as = append(as, connector.Adapter{Client: connector.New(connector.Server{Name: s.Name, URL: s.URL, Key: s.Key},
-			connector.Options{}, log)})
-	}
-	st, err := store.NewAnalysisStore(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	return cases.NewAnalyses(svc, as, st, st, cases.AnalysisConfig{Log: log, GiveUp: 24 * time.Hour, LongPoll: time.Minute}, time.Now), nil
-}
-
-// wire is run.go's wire: the stores and the domain services on the database.
-func wire(ctx context.Context, db *docstore.DB, keys *auth.Keyring) (*cases.Identity, *cases.Service, error) {
-	idStore, err := store.NewIdentityStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	ids, err := cases.NewIdentity(idStore, keys, time.Now)
-	if err != nil {
-		return nil, nil, err
-	}
-	caseStore, err := store.NewCaseStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	taskStore, err := store.NewTaskStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	templates, err := store.NewTemplateStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	fields, err := store.NewCustomFieldStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	observables, err := store.NewObservableStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	alerts, err := store.NewAlertStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	jobs, err := store.NewJobStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	files, err := store.NewFiles(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	svc := cases.NewService(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs}, time.Now)
-	return ids, svc, nil
+	s.app.Close(context.Background())
 }
 
 // --- the analysis-svc child process ---

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/openir/platform/case-svc/internal/app"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/dbcmd"
 	"github.com/openir/platform/pkg/docstore"
@@ -33,7 +34,7 @@ func main() {
 
 // databaseConfig reads the configuration (file and env, as for serving) and says where the database is.
 func databaseConfig(args []string) (docstore.Config, error) {
-	cfg, err := loadConfig(args, os.Stderr)
+	cfg, err := app.Load(args, os.Stderr)
 	if err != nil {
 		return docstore.Config{}, err
 	}

@@ -17,44 +17,8 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/audit"
-	"github.com/openir/platform/case-svc/internal/store"
-	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 )
-
-type testEvents struct {
-	svc  *audit.Service
-	stop func()
-}
-
-// newEvents builds the events service on db as run.go does, with the tests' quick settings, and runs it until
-// the test ends (or stop).
-func newEvents(t testing.TB, db *docstore.DB, keys *auth.Keyring, adjust func(*audit.Config)) testEvents {
-	t.Helper()
-	ctx := context.Background()
-	trail, err := store.NewAuditStore(ctx, db)
-	if err != nil {
-		t.Fatalf("audit store: %v", err)
-	}
-	hooks, err := store.NewWebhookStore(ctx, db)
-	if err != nil {
-		t.Fatalf("webhook store: %v", err)
-	}
-	cfg := audit.Config{Poll: 200 * time.Millisecond, Refresh: 2 * time.Second, Window: 50 * time.Millisecond,
-		Webhooks: audit.WebhookConfig{AllowPrivate: true, MaxAttempts: 5, Timeout: 2 * time.Second,
-			BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Tick: 20 * time.Millisecond}}
-	if adjust != nil {
-		adjust(&cfg)
-	}
-	svc := audit.New(trail, hooks, keys, cfg, time.Now)
-	rctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); svc.Run(rctx) }()
-	var once sync.Once
-	stop := func() { once.Do(func() { cancel(); <-done }) }
-	t.Cleanup(stop)
-	return testEvents{svc: svc, stop: stop}
-}
 
 func withEvents(f func(*audit.Config)) envOption { return func(o *envOptions) { o.events = f } }
 

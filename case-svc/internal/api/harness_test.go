@@ -1,9 +1,8 @@
 package api_test
 
-// The harness builds the real stack the way cmd/case-svc/run.go wires it (a fresh embedded database of its
-// own, the stores, the keyring, the identity and case services, a bootstrapped platform
-// administrator, the Echo router) and serves it with httptest. Tests talk to it over HTTP only, as a client
-// would.
+// The harness builds the real service with internal/app, the function cmd/case-svc/run.go calls (a fresh
+// embedded database of its own, the tests' settings in the configuration and app.Options), and serves it with
+// httptest. Tests talk to it over HTTP only, as a client would.
 
 import (
 	"bytes"
@@ -18,6 +17,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,11 +26,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/case-svc/internal/api"
+	"github.com/openir/platform/case-svc/internal/app"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/web"
@@ -142,122 +143,76 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// newEnv builds and serves the stack on a fresh database.
+// newEnv builds the service with internal/app (as cmd/case-svc does, with the tests' settings) on a fresh
+// database and serves it.
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	o := envOptions{secure: web.SecureConfig{AllowInsecure: true}, limits: web.Limits{Body: 2 << 20}}
 	for _, f := range opts {
 		f(&o)
 	}
-	ctx := context.Background()
 	db := o.db
 	if db == nil {
 		db = docstoretest.New(t)
 	}
-	keys, err := auth.NewKeyring(testSecret)
+	cfg, err := app.Default()
 	if err != nil {
-		t.Fatalf("keyring: %v", err)
+		t.Fatal(err)
 	}
-	st, err := store.NewIdentityStore(ctx, db)
-	if err != nil {
-		t.Fatalf("identity store: %v", err)
-	}
-	events := newEvents(t, db, keys, o.events)
-	idStore := countingIdentity{IdentityStore: st, userReads: &atomic.Int64{}}
-	ids, err := cases.NewIdentity(events.svc.WrapIdentity(idStore), keys, time.Now)
-	if err != nil {
-		t.Fatalf("identity: %v", err)
-	}
-	caseStore, err := store.NewCaseStore(ctx, db)
-	if err != nil {
-		t.Fatalf("case store: %v", err)
-	}
-	taskStore, err := store.NewTaskStore(ctx, db)
-	if err != nil {
-		t.Fatalf("task store: %v", err)
-	}
-	templates, err := store.NewTemplateStore(ctx, db)
-	if err != nil {
-		t.Fatalf("template store: %v", err)
-	}
-	fields, err := store.NewCustomFieldStore(ctx, db)
-	if err != nil {
-		t.Fatalf("custom field store: %v", err)
-	}
-	observables, err := store.NewObservableStore(ctx, db)
-	if err != nil {
-		t.Fatalf("observable store: %v", err)
-	}
-	alerts, err := store.NewAlertStore(ctx, db)
-	if err != nil {
-		t.Fatalf("alert store: %v", err)
-	}
-	jobs, err := store.NewJobStore(ctx, db)
-	if err != nil {
-		t.Fatalf("job store: %v", err)
-	}
-	files, err := store.NewFiles(ctx, db)
-	if err != nil {
-		t.Fatalf("file store: %v", err)
-	}
-	tally, err := store.NewTally(ctx, db)
-	if err != nil {
-		t.Fatalf("tally: %v", err)
-	}
-	svc := cases.NewService(events.svc.Wrap(cases.Stores{Cases: caseStore, Tasks: taskStore, Templates: templates, Fields: fields,
-		Files: files, Members: ids, Observables: observables, Alerts: alerts, Jobs: jobs, Tally: tally,
-		Zip: o.zip}), time.Now)
-	pw := ""
+	cfg.Auth.Secret, cfg.Auth.Method.Basic, cfg.Search.Max = testSecret, o.basic, 1000
+	cfg.Bootstrap.Login, cfg.Bootstrap.Key = adminLogin, adminKey
 	if o.adminPassword {
-		pw = adminPassword
+		cfg.Bootstrap.Password = adminPassword
 	}
-	created, err := ids.Bootstrap(ctx, adminLogin, pw, adminKey)
-	if err != nil || (!created && o.db == nil) { // a database of a previous env (a restart) has its administrator
-		t.Fatalf("bootstrap: created=%v err=%v", created, err)
+	if o.maxFile == 0 {
+		o.maxFile = 2 << 20
 	}
-	astore, err := store.NewAnalysisStore(ctx, db)
-	if err != nil {
-		t.Fatalf("analysis store: %v", err)
+	cfg.Observable.MaxFile = strconv.FormatInt(o.maxFile, 10)
+	if o.zip != (cases.ZipLimits{}) {
+		cfg.Observable.Zip.MaxEntries, cfg.Observable.Zip.MaxUnpacked = o.zip.MaxEntries, strconv.FormatInt(o.zip.MaxTotal, 10)
+	}
+	if o.zipPassword != "" {
+		cfg.Datastore.Password = o.zipPassword
 	}
 	logs := o.logs
 	if logs == nil {
 		logs = &syncBuffer{}
 	}
-	log := slog.New(slog.NewJSONHandler(logs, nil))
-	if o.analysis.Log == nil {
-		o.analysis.Log = log
+	userReads := &atomic.Int64{}
+	a, err := app.New(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), app.Options{
+		DB: db, ConnectorNow: o.connectorNow, Servers: o.servers, Analysis: &o.analysis,
+		Overrides: conf.Overrides{Now: o.now, Throttle: o.throttle, NoThrottle: o.throttle == nil, Limits: &o.limits, Secure: &o.secure},
+		Events: func(c *audit.Config) {
+			// the tests' quick settings
+			*c = audit.Config{Poll: 200 * time.Millisecond, Refresh: 2 * time.Second, Window: 50 * time.Millisecond,
+				Webhooks: audit.WebhookConfig{AllowPrivate: true, MaxAttempts: 5, Timeout: 2 * time.Second,
+					BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Tick: 20 * time.Millisecond}}
+			if o.events != nil {
+				o.events(c)
+			}
+		},
+		IdentityStore: func(st cases.IdentityStore) cases.IdentityStore {
+			return countingIdentity{IdentityStore: st, userReads: userReads}
+		},
+	})
+	if err != nil {
+		t.Fatalf("build the service: %v", err)
 	}
-	analyses := cases.NewAnalyses(svc, o.servers, astore, events.svc.WrapActions(astore), o.analysis, o.connectorNow)
+	t.Cleanup(func() { a.Close(context.Background()) })
+	if !a.Bootstrapped && o.db == nil { // a database of a previous env (a restart) has its administrator
+		t.Fatal("bootstrap: no administrator created")
+	}
+	stopEvents := a.StartEvents()
 	// The tracker is the same service's, as in run.go (requests hold the records they submit); started late,
 	// it finds the pending records in the database as a restarted service would.
-	startTracker := func() {
-		actx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); analyses.Run(actx) }()
-		t.Cleanup(func() { cancel(); <-done })
-	}
+	startTracker := func() { a.StartTracker() }
 	if len(o.servers) > 0 && !o.noTracker {
 		startTracker()
 	}
-	if o.maxFile == 0 {
-		o.maxFile = 2 << 20
-	}
-	h := api.New(api.Config{
-		Log:       log,
-		Auth:      web.AuthConfig{Keyring: keys, Basic: o.basic, Now: o.now, Throttle: o.throttle},
-		Secure:    o.secure,
-		SearchMax: 1000,
-		Limits:    o.limits,
-		MaxFile:   o.maxFile,
-		Ready:     db.Ping,
-		Events:    events.svc,
-		// datastore.password
-		DownloadPassword: o.zipPassword,
-	}, ids, svc, analyses)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(a.Echo)
 	t.Cleanup(srv.Close)
-	e := &env{echo: h, db: db, jobs: jobs, analyses: astore, userReads: idStore.userReads, srv: srv, logs: logs,
-		startTracker: startTracker, events: events.svc, stopEvents: events.stop}
+	e := &env{echo: a.Echo, db: db, jobs: a.Jobs, analyses: a.AnalysisStore, userReads: userReads, srv: srv, logs: logs,
+		startTracker: startTracker, events: a.Events, stopEvents: stopEvents}
 	e.check = openapiTransport(t)
 	e.admin = e.keyClient(adminLogin, adminKey)
 	return e
@@ -265,7 +220,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 
 // countingIdentity is the identity store counting its reads of a user by login.
 type countingIdentity struct {
-	*store.IdentityStore
+	cases.IdentityStore
 	userReads *atomic.Int64
 }
 

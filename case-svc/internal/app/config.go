@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -11,8 +11,8 @@ import (
 	"github.com/openir/platform/pkg/web"
 )
 
-// server is one analysis server the connector drives; analysisId in requests is its name.
-type server struct {
+// Server is one analysis server the connector drives; analysisId in requests is its name.
+type Server struct {
 	Name          string
 	URL           string
 	Key           string
@@ -20,11 +20,11 @@ type server struct {
 	Organisations []string
 }
 
-// config is every setting of case-svc; each key has a default so a CASE_* env variable can override it.
-type config struct {
+// Config is every setting of case-svc; each key has a default so a CASE_* env variable can override it.
+type Config struct {
 	conf.Common `mapstructure:",squash"`
 	Analysis    struct {
-		Servers  []server
+		Servers  []Server
 		GiveUp   time.Duration `mapstructure:"give_up"`   // a record whose server stays unreachable this long, without a break, fails
 		LongPoll time.Duration `mapstructure:"long_poll"` // one waitreport call
 	}
@@ -78,36 +78,57 @@ var ownDefaults = map[string]any{
 	"datastore.password":          "malware",
 }
 
-// loadConfig reads --config FILE (optional), then CASE_* env variables (CASE_ANALYSIS_SERVERS as JSON).
-func loadConfig(args []string, stderr io.Writer) (config, error) {
-	var c config
-	if err := conf.Load("case-svc", "CASE", defaults(), args, stderr, &c); err != nil {
-		return config{}, err
+// Load reads --config FILE (optional), then CASE_* env variables (CASE_ANALYSIS_SERVERS as JSON).
+func Load(args []string, stderr io.Writer) (Config, error) { return read(args, stderr, false) }
+
+// Default is the configuration of the defaults alone (no file, no env variables): case-svc in another
+// program's process, a benchmark or a test, which then sets what it needs.
+func Default() (Config, error) { return read(nil, io.Discard, true) }
+
+// read loads the configuration (the defaults alone, or with the file and env variables) and checks it.
+func read(args []string, stderr io.Writer, defaultsOnly bool) (Config, error) {
+	var c Config
+	var err error
+	if defaultsOnly {
+		err = conf.Defaults(defaults(), &c)
+	} else {
+		err = conf.Load("case-svc", "CASE", defaults(), args, stderr, &c)
 	}
-	if err := c.Check(); err != nil {
-		return config{}, err
+	if err == nil {
+		err = c.check()
 	}
-	if _, err := web.ParseSize(c.Observable.MaxFile); err != nil {
-		return config{}, fmt.Errorf("config: observable.max_file: %w", err)
-	}
-	if _, err := c.zipLimits(); err != nil {
-		return config{}, err
-	}
-	seen := map[string]bool{}
-	for _, s := range c.Analysis.Servers {
-		if s.Name == "" || s.URL == "" {
-			return config{}, errors.New("config: every analysis.servers entry needs a name and a url")
-		}
-		if seen[s.Name] {
-			return config{}, errors.New("config: analysis.servers names must be unique: " + s.Name)
-		}
-		seen[s.Name] = true
+	if err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }
 
-// zipLimits are observable.zip's limits on one uploaded archive.
-func (c config) zipLimits() (cases.ZipLimits, error) {
+// check validates the settings Load and Default read.
+func (c Config) check() error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	if _, err := web.ParseSize(c.Observable.MaxFile); err != nil {
+		return fmt.Errorf("config: observable.max_file: %w", err)
+	}
+	if _, err := c.ZipLimits(); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Analysis.Servers {
+		if s.Name == "" || s.URL == "" {
+			return errors.New("config: every analysis.servers entry needs a name and a url")
+		}
+		if seen[s.Name] {
+			return errors.New("config: analysis.servers names must be unique: " + s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
+// ZipLimits are observable.zip's limits on one uploaded archive.
+func (c Config) ZipLimits() (cases.ZipLimits, error) {
 	total, err := web.ParseSize(c.Observable.Zip.MaxUnpacked)
 	if err != nil || total <= 0 {
 		return cases.ZipLimits{}, fmt.Errorf("config: observable.zip.max_unpacked: want a size such as 256M")

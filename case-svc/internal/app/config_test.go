@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"io"
@@ -7,10 +7,10 @@ import (
 )
 
 // CASE_ANALYSIS_SERVERS carries the connector's servers as JSON, as deployments set it from a secret.
-func TestLoadConfig_ServersFromEnv(t *testing.T) {
+func TestLoad_ServersFromEnv(t *testing.T) {
 	t.Setenv("CASE_ANALYSIS_SERVERS", `[{"name":"a","url":"http://a:9001","key":"k","timeout":"30s","organisations":["x"]},{"name":"b","url":"http://b:9001","key":"k2"}]`)
 	t.Setenv("CASE_HTTP_ADDR", "127.0.0.1:1234")
-	c, err := loadConfig(nil, io.Discard)
+	c, err := Load(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestLoadConfig_ServersFromEnv(t *testing.T) {
 		t.Fatalf("http.addr %q database.name %q", c.HTTP.Addr, c.Database.Name)
 	}
 	t.Setenv("CASE_ANALYSIS_SERVERS", `[{"name":"a","url":"http://a"},{"name":"a","url":"http://b"}]`)
-	if _, err := loadConfig(nil, io.Discard); err == nil {
+	if _, err := Load(nil, io.Discard); err == nil {
 		t.Fatal("duplicate server names accepted")
 	}
 }

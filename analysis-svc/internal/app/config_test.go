@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"io"
@@ -37,7 +37,7 @@ func TestConfig_DirectoryAccess(t *testing.T) {
 		for k, v := range c.env {
 			t.Setenv(k, v)
 		}
-		cfg, err := loadConfig(args, io.Discard)
+		cfg, err := Load(args, io.Discard)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%q: err = %v, want %s", c.yaml, err, c.err)
@@ -57,7 +57,7 @@ func TestConfig_DirectoryAccess(t *testing.T) {
 
 // job.org_max: 0 by default (no cap), read from YAML and env, negative refused.
 func TestConfig_OrgMax(t *testing.T) {
-	cfg, err := loadConfig(nil, io.Discard)
+	cfg, err := Load(nil, io.Discard)
 	if err != nil || cfg.Job.OrgMax != 0 {
 		t.Fatalf("default: %d, %v", cfg.Job.OrgMax, err)
 	}
@@ -65,11 +65,11 @@ func TestConfig_OrgMax(t *testing.T) {
 	if err := os.WriteFile(f, []byte("job:\n  org_max: 2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err = loadConfig([]string{"--config", f}, io.Discard); err != nil || cfg.Job.OrgMax != 2 {
+	if cfg, err = Load([]string{"--config", f}, io.Discard); err != nil || cfg.Job.OrgMax != 2 {
 		t.Fatalf("yaml: %d, %v", cfg.Job.OrgMax, err)
 	}
 	t.Setenv("ANALYSIS_JOB_ORG_MAX", "-1")
-	if _, err := loadConfig(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "job.org_max") {
+	if _, err := Load(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "job.org_max") {
 		t.Fatalf("negative: %v", err)
 	}
 }

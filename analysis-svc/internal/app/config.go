@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -10,9 +10,9 @@ import (
 	"github.com/openir/platform/pkg/conf"
 )
 
-// config is every setting of analysis-svc. Each key has a default (so an ANALYSIS_* env variable can
+// Config is every setting of analysis-svc. Each key has a default (so an ANALYSIS_* env variable can
 // override it) and the names are the ones DECISIONS.md lists: deployments rely on them.
-type config struct {
+type Config struct {
 	conf.Common `mapstructure:",squash"`
 	Analyzer    struct {
 		Paths []string
@@ -114,28 +114,49 @@ var ownDefaults = map[string]any{
 	"webhook.backoff_max":        "10m",
 }
 
-// loadConfig reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).
-func loadConfig(args []string, stderr io.Writer) (config, error) {
-	var c config
-	if err := conf.Load("analysis-svc", "ANALYSIS", defaults(), args, stderr, &c); err != nil {
-		return config{}, err
+// Load reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).
+func Load(args []string, stderr io.Writer) (Config, error) { return read(args, stderr, false) }
+
+// Default is the configuration of the defaults alone (no file, no env variables): analysis-svc in another
+// program's process, a benchmark or a test, which then sets what it needs.
+func Default() (Config, error) { return read(nil, io.Discard, true) }
+
+// read loads the configuration (the defaults alone, or with the file and env variables) and checks it.
+func read(args []string, stderr io.Writer, defaultsOnly bool) (Config, error) {
+	var c Config
+	var err error
+	if defaultsOnly {
+		err = conf.Defaults(defaults(), &c)
+	} else {
+		err = conf.Load("analysis-svc", "ANALYSIS", defaults(), args, stderr, &c)
 	}
+	if err == nil {
+		err = c.check()
+	}
+	if err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// check validates the settings Load and Default read.
+func (c Config) check() error {
 	if err := c.Check(); err != nil {
-		return config{}, err
+		return err
 	}
 	for _, r := range c.Job.Runner {
 		if r != "process" && r != "docker" {
-			return config{}, fmt.Errorf("config: job.runner: unknown runner %q (process, docker)", r)
+			return fmt.Errorf("config: job.runner: unknown runner %q (process, docker)", r)
 		}
 	}
 	if c.Job.Workers <= 0 || c.Job.Attempts <= 0 || c.Job.Lease < time.Second {
-		return config{}, errors.New("config: job.workers and job.attempts must be positive, job.lease at least 1s")
+		return errors.New("config: job.workers and job.attempts must be positive, job.lease at least 1s")
 	}
 	if c.Job.OrgMax < 0 {
-		return config{}, errors.New("config: job.org_max must be 0 (no cap) or positive")
+		return errors.New("config: job.org_max must be 0 (no cap) or positive")
 	}
 	if _, err := analysis.ParseFolderAccess(c.Job.DirectoryGroup, c.Job.DirectoryMode); err != nil {
-		return config{}, fmt.Errorf("config: %w", err)
+		return fmt.Errorf("config: %w", err)
 	}
-	return c, nil
+	return nil
 }

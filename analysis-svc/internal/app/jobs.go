@@ -1,9 +1,8 @@
-package main
+package app
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -16,16 +15,55 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/runner/docker"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
 	"github.com/openir/platform/analysis-svc/internal/store"
-	"github.com/openir/platform/pkg/docstore"
-	"github.com/openir/platform/pkg/events"
 )
 
 // jobService builds the analyzer catalog (built-ins, then analyzer.paths/responder.paths), the runners of
-// job.runner and the job queue.
-func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logger, bus *events.Bus) (*analysis.Workers, *analysis.Jobs, error) {
+// job.runner and the job queue; opts.Catalog and opts.Jobs replace the catalog and the queue's settings.
+func (a *App) jobService(ctx context.Context, opts Options) error {
+	cfg, log, db := a.Config, a.Log, a.DB
+	var err error
+	if a.WorkerStore, err = store.NewWorkerStore(ctx, db); err != nil {
+		return err
+	}
+	if a.JobStore, err = store.NewJobStore(ctx, db); err != nil {
+		return err
+	}
+	if a.Files, err = store.NewFileStore(ctx, db); err != nil {
+		return err
+	}
+	var jcfg analysis.JobsConfig
+	if opts.Jobs != nil {
+		jcfg = *opts.Jobs
+		if jcfg.Log == nil {
+			jcfg.Log = log
+		}
+	} else if jcfg, err = a.jobsConfig(ctx); err != nil {
+		return err
+	}
+	a.Catalog = opts.Catalog
+	if a.Catalog == nil {
+		// Built-ins are fixed; the definitions of analyzer.paths and responder.paths are read now and again on
+		// POST /api/{analyzer,responder}definition/scan.
+		a.Catalog = analysis.NewCatalog(append(builtin.Analyzers(), builtin.Responders()...)...)
+		a.Catalog.SetScanner(catalog.Scanner(cfg.Analyzer.Paths, cfg.Responder.Paths, runnable(jcfg.Runners), log), log)
+		for _, k := range []analysis.Kind{analysis.KindAnalyzer, analysis.KindResponder} {
+			rep := a.Catalog.Rescan(k)
+			log.Info("definitions", "kind", string(k), "count", rep.Definitions, "loaded", len(rep.Added),
+				"refused", len(rep.Refused), "paths_without_definitions", len(rep.Warnings))
+		}
+	}
+	a.JobsConfig = jcfg
+	a.Jobs = analysis.NewJobs(jobevent.Wrap(a.JobStore, a.Events, api.JobObject), a.WorkerStore, a.Catalog, a.Files, jcfg, time.Now)
+	a.Workers = analysis.NewWorkers(a.WorkerStore, a.Catalog, time.Now)
+	return nil
+}
+
+// jobsConfig is the job queue's settings of job.*, with the runners of job.runner.
+func (a *App) jobsConfig(ctx context.Context) (analysis.JobsConfig, error) {
+	cfg, log := a.Config, a.Log
 	access, err := analysis.ParseFolderAccess(cfg.Job.DirectoryGroup, cfg.Job.DirectoryMode)
 	if err != nil {
-		return nil, nil, err
+		return analysis.JobsConfig{}, err
 	}
 	if access.Shared() || access.SetGroup {
 		log.Info("job folders are open to a group (job.directory_group, job.directory_mode)", "access", access.String())
@@ -47,38 +85,15 @@ func jobService(ctx context.Context, cfg config, db *docstore.DB, log *slog.Logg
 			runners[r] = d
 		}
 	}
-	// Built-ins are fixed; the definitions of analyzer.paths and responder.paths are read now and again on
-	// POST /api/{analyzer,responder}definition/scan.
-	cat := analysis.NewCatalog(append(builtin.Analyzers(), builtin.Responders()...)...)
-	cat.SetScanner(catalog.Scanner(cfg.Analyzer.Paths, cfg.Responder.Paths, runnable(runners), log), log)
-	for _, k := range []analysis.Kind{analysis.KindAnalyzer, analysis.KindResponder} {
-		rep := cat.Rescan(k)
-		log.Info("definitions", "kind", string(k), "count", rep.Definitions, "loaded", len(rep.Added),
-			"refused", len(rep.Refused), "paths_without_definitions", len(rep.Warnings))
-	}
-
-	wstore, err := store.NewWorkerStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	jstore, err := store.NewJobStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	files, err := store.NewFileStore(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
 	maxFile, err := bytesize(cfg.Job.MaxFile)
 	if err != nil {
-		return nil, nil, fmt.Errorf("job.max_file: %w", err)
+		return analysis.JobsConfig{}, fmt.Errorf("job.max_file: %w", err)
 	}
-	jobs := analysis.NewJobs(jobevent.Wrap(jstore, bus, api.JobObject), wstore, cat, files, analysis.JobsConfig{
+	return analysis.JobsConfig{
 		Workers: cfg.Job.Workers, OrgMax: cfg.Job.OrgMax, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
 		DefaultTimeout: cfg.Job.Timeout, WaitMax: cfg.Job.Waitreport.Max, MaxFileSize: maxFile,
 		TempDir: cfg.Job.Directory, Folder: access, Runners: runners, Extract: builtin.Extract, Log: log,
-	}, time.Now)
-	return analysis.NewWorkers(wstore, cat, time.Now), jobs, nil
+	}, nil
 }
 
 // runnable refuses the definitions no enabled runner (job.runner) can run.

@@ -1,0 +1,211 @@
+// Package app builds analysis-svc from its configuration: the database, the stores, the identity service,
+// the job events' bus (log, streams, webhooks), the analyzer catalog with its runners, the job queue and the
+// Echo router with its limits. It also owns the configuration (Config, Load, Default): the one place the
+// defaults are written. cmd/analysis-svc serves what New builds; the benchmark (cmd/analysis-bench) and the
+// API tests (internal/api) build the service with the same function, changing only what Options says.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/api"
+	"github.com/openir/platform/analysis-svc/internal/jobevent"
+	"github.com/openir/platform/analysis-svc/internal/store"
+	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/background"
+	"github.com/openir/platform/pkg/conf"
+	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/events"
+	"github.com/openir/platform/pkg/web"
+)
+
+// Options change how New builds the service from the configuration. The zero value builds it as
+// cmd/analysis-svc runs it; the other values serve the benchmark and the tests.
+type Options struct {
+	// DB is the database to build on; nil opens the configured one. The caller keeps ownership of a DB it
+	// passes (Close leaves it open).
+	DB *docstore.DB
+	// Overrides replace the router's settings of the http.* and auth.* keys (clock, throttle, limits, HTTPS).
+	conf.Overrides
+	// Catalog replaces the built-in definitions and those of analyzer.paths and responder.paths.
+	Catalog *analysis.Catalog
+	// Jobs replaces the job queue's settings of job.* (its Log is filled in when nil).
+	Jobs *analysis.JobsConfig
+	// Events adjusts the settings of the job events, streams and webhooks built from the configuration.
+	Events func(*events.Config)
+}
+
+// App is analysis-svc built: what serves the routes, the services behind them and their background work.
+type App struct {
+	Config Config
+	Log    *slog.Logger
+	DB     *docstore.DB
+	Keys   *auth.Keyring
+	// Echo is the router with every route and limit.
+	Echo     *echo.Echo
+	Identity *analysis.Identity
+	Workers  *analysis.Workers
+	// Jobs is the job queue; Run runs its workers. JobsConfig is its settings.
+	Jobs       *analysis.Jobs
+	JobsConfig analysis.JobsConfig
+	Catalog    *analysis.Catalog
+	// Events is the job events' bus; Run does its background work (streams, webhooks, repair).
+	Events *events.Bus
+	// The stores of the job side (JobStore without the events' decorator).
+	JobStore    *store.JobStore
+	WorkerStore *store.WorkerStore
+	Files       *store.FileStore
+	// Bootstrapped is true when New created the superadmin of bootstrap.*.
+	Bootstrapped bool
+
+	ownDB bool
+	bg    background.Group
+}
+
+// New builds analysis-svc from cfg: it opens the database (unless opts.DB), makes sure of the superadmin of
+// bootstrap.*, and builds every store, service and route. Nothing runs yet: Start runs the background work,
+// Serve serves; Close undoes New.
+func New(ctx context.Context, cfg Config, log *slog.Logger, opts Options) (*App, error) {
+	a := &App{Config: cfg, Log: log, DB: opts.DB}
+	if err := a.build(ctx, opts); err != nil {
+		a.Close(ctx)
+		return nil, err
+	}
+	return a, nil
+}
+
+// build is New's work on a.
+func (a *App) build(ctx context.Context, opts Options) (err error) {
+	cfg, log := a.Config, a.Log
+	if a.DB == nil {
+		// An empty database.uri opens the embedded SQLite file database.path/<database.name>.db.
+		if a.DB, err = docstore.Open(ctx, docstore.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log); err != nil {
+			return err
+		}
+		a.ownDB = true
+		log.Info("database ready", "engine", a.DB.Engine(), "name", cfg.Database.Name)
+	}
+	secret, err := conf.AuthSecret(conf.Security{Mode: cfg.Mode, Secret: cfg.Auth.Secret, DataPath: cfg.Database.Path,
+		Embedded: a.DB.Embedded(), AllowInsecure: cfg.HTTP.AllowInsecureCredentials, EnvPrefix: "ANALYSIS"}, log)
+	if err != nil {
+		return err
+	}
+	if a.Keys, err = auth.NewKeyring(secret); err != nil {
+		return fmt.Errorf("auth.secret: %w", err)
+	}
+	istore, err := store.NewIdentityStore(ctx, a.DB)
+	if err != nil {
+		return err
+	}
+	if a.Identity, err = analysis.NewIdentity(istore, a.Keys, time.Now); err != nil {
+		return err
+	}
+	if a.Bootstrapped, err = a.Identity.Bootstrap(ctx, cfg.Bootstrap.Login, cfg.Bootstrap.Password, cfg.Bootstrap.Key); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if a.Events, err = a.eventBus(ctx, opts); err != nil {
+		return err
+	}
+	if err := a.jobService(ctx, opts); err != nil {
+		return err
+	}
+	a.Echo, err = a.router(ctx, opts)
+	return err
+}
+
+// router is the Echo router with the configuration's limits, HTTPS rule and login throttle.
+func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
+	cfg := a.Config
+	r, err := cfg.Router(ctx, a.DB, a.Keys, a.Log, opts.Overrides)
+	if err != nil {
+		return nil, err
+	}
+	maxFile, err := web.ParseSize(cfg.Job.MaxFile)
+	if err != nil {
+		return nil, fmt.Errorf("job.max_file: %w", err)
+	}
+	return api.New(api.Config{
+		Log:              a.Log,
+		Auth:             r.Auth,
+		Secure:           r.Secure,
+		SearchMax:        cfg.Search.Max,
+		Limits:           r.Limits,
+		MaxFile:          maxFile,
+		Ready:            web.Options{Ready: a.DB.Ping},
+		DownloadPassword: cfg.Datastore.Password,
+		Events:           a.Events,
+	}, a.Identity, a.Workers, a.Jobs), nil
+}
+
+// eventBus builds the job events' log, streams and webhooks (pkg/events; README, Events). The repair sweep
+// asks the job store what became of a job whose JobFinished event a crash left held.
+func (a *App) eventBus(ctx context.Context, opts Options) (*events.Bus, error) {
+	l, err := events.NewEventLog(ctx, a.DB, store.EventSpec())
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := events.NewOutbox(ctx, a.DB)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := store.NewJobStore(ctx, a.DB)
+	if err != nil {
+		return nil, err
+	}
+	cfg := a.Config
+	ecfg := events.Config{Retention: cfg.Events.Retention, Poll: cfg.Stream.Poll, Refresh: cfg.Stream.Refresh, Log: a.Log,
+		Confirm: jobevent.Wrap(jobs, nil, api.JobObject).Confirm, RepairAllAtStart: a.DB.Embedded(),
+		Webhooks: events.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate, MaxAttempts: cfg.Webhook.MaxAttempts,
+			Timeout: cfg.Webhook.Timeout, BackoffMin: cfg.Webhook.BackoffMin, BackoffMax: cfg.Webhook.BackoffMax,
+			UserAgent: "analysis-svc-webhook"}}
+	if opts.Events != nil {
+		opts.Events(&ecfg)
+	}
+	return events.NewBus(l, hooks, a.Keys, events.NewMetrics("analysis", "job"), ecfg, time.Now), nil
+}
+
+// Start runs the background work until Close: the job workers until ctx ends (their running jobs go back to
+// the queue and long polls answer while the HTTP server drains), and the job events' streams, webhook sender
+// and repair, stopped after the workers.
+func (a *App) Start(ctx context.Context) {
+	a.StartJobs(ctx)
+	a.StartEvents()
+}
+
+// StartJobs runs the job workers until ctx ends, Close, or the returned stop, which waits for them.
+func (a *App) StartJobs(ctx context.Context) (stop func()) {
+	return a.bg.Go(ctx, func(ctx context.Context) { _ = a.Jobs.Run(ctx) })
+}
+
+// StartEvents runs the job events' background work until Close or the returned stop, which waits for it.
+func (a *App) StartEvents() (stop func()) { return a.bg.Go(context.Background(), a.Events.Run) }
+
+// ServeConfig is the HTTP server's configuration (http.addr, http.tls.*, http.read_timeout); responses may
+// take job.waitreport.max and a minute (long polls).
+func (a *App) ServeConfig() web.ServeConfig {
+	h := a.Config.HTTP
+	return web.ServeConfig{Addr: h.Addr, TLSCert: h.TLS.Cert, TLSKey: h.TLS.Key, ReadTimeout: h.ReadTimeout,
+		WriteTimeout: a.Config.Job.Waitreport.Max + time.Minute}
+}
+
+// Serve serves the routes on http.addr until ctx ends, then drains the requests.
+func (a *App) Serve(ctx context.Context) error {
+	return web.Serve(ctx, a.Log, a.Echo, a.ServeConfig())
+}
+
+// Close stops the background work in the order it started (the job workers before the events), then closes
+// the database New opened.
+func (a *App) Close(ctx context.Context) {
+	a.bg.Stop()
+	if a.ownDB && a.DB != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = a.DB.Close(cctx)
+	}
+}

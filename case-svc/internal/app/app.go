@@ -1,0 +1,279 @@
+// Package app builds case-svc from its configuration: the database, the stores, the audit trail with its
+// streams and webhooks (and the decorators that record every write), the connector and its analysis servers,
+// the domain services and the Echo router with its limits. It also owns the configuration (Config, Load,
+// Default): the one place the defaults are written. cmd/case-svc serves what New builds; the benchmark
+// (cmd/case-bench) and the API tests (internal/api) build the service with the same function, changing only
+// what Options says.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/case-svc/internal/api"
+	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/store"
+	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/background"
+	"github.com/openir/platform/pkg/conf"
+	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/web"
+)
+
+// Options change how New builds the service from the configuration. The zero value builds it as
+// cmd/case-svc runs it; the other values serve the benchmark and the tests.
+type Options struct {
+	// DB is the database to build on; nil opens the configured one. The caller keeps ownership of a DB it
+	// passes (Close leaves it open).
+	DB *docstore.DB
+	// Overrides replace the router's settings of the http.* and auth.* keys (clock, throttle, limits, HTTPS).
+	conf.Overrides
+	// ConnectorNow is the connector's clock (nil: time.Now).
+	ConnectorNow func() time.Time
+	// Servers replaces the connector's clients of analysis.servers; Analysis replaces the connector's
+	// settings of analysis.* (its Log is filled in when nil).
+	Servers  []cases.AnalysisServer
+	Analysis *cases.AnalysisConfig
+	// Events adjusts the settings of the audit trail, streams and webhooks built from the configuration.
+	Events func(*audit.Config)
+	// IdentityStore wraps the identity store (a test counting its reads).
+	IdentityStore func(cases.IdentityStore) cases.IdentityStore
+	// NoAudit leaves out the decorators that record every write in the audit trail (the benchmark's
+	// "without audit" figure). The audit, stream and webhook routes remain; nothing is recorded.
+	NoAudit bool
+}
+
+// App is case-svc built: what serves the routes, the services behind them and their background work.
+type App struct {
+	Config Config
+	Log    *slog.Logger
+	DB     *docstore.DB
+	Keys   *auth.Keyring
+	// Echo is the router with every route and limit.
+	Echo     *echo.Echo
+	Identity *cases.Identity
+	Cases    *cases.Service
+	// Analyses is the connector: its jobs and responder actions, and the tracker of pending ones (Run).
+	Analyses *cases.Analyses
+	// Events is the audit trail, the streams and the webhooks; Run does their background work.
+	Events *audit.Service
+	// Jobs and AnalysisStore are the stores of analyzer jobs and of the connector's records.
+	Jobs          *store.JobStore
+	AnalysisStore *store.AnalysisStore
+	// Bootstrapped is true when New created the platform administrator of bootstrap.*.
+	Bootstrapped bool
+
+	ownDB bool
+	bg    background.Group
+}
+
+// New builds case-svc from cfg: it opens the database (unless opts.DB), makes sure of the platform
+// administrator of bootstrap.*, and builds every store, service and route. Nothing runs yet: Start runs the
+// background work, Serve serves; Close undoes New.
+func New(ctx context.Context, cfg Config, log *slog.Logger, opts Options) (*App, error) {
+	a := &App{Config: cfg, Log: log, DB: opts.DB}
+	if err := a.build(ctx, opts); err != nil {
+		a.Close(ctx)
+		return nil, err
+	}
+	return a, nil
+}
+
+// build is New's work on a.
+func (a *App) build(ctx context.Context, opts Options) (err error) {
+	cfg, log := a.Config, a.Log
+	if a.DB == nil {
+		// An empty database.uri opens the embedded SQLite file database.path/<database.name>.db.
+		if a.DB, err = docstore.Open(ctx, docstore.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log); err != nil {
+			return err
+		}
+		a.ownDB = true
+		log.Info("database ready", "engine", a.DB.Engine(), "name", cfg.Database.Name)
+	}
+	db := a.DB
+	secret, err := conf.AuthSecret(conf.Security{Mode: cfg.Mode, Secret: cfg.Auth.Secret, DataPath: cfg.Database.Path,
+		Embedded: db.Embedded(), AllowInsecure: cfg.HTTP.AllowInsecureCredentials, EnvPrefix: "CASE"}, log)
+	if err != nil {
+		return err
+	}
+	if a.Keys, err = auth.NewKeyring(secret); err != nil {
+		return fmt.Errorf("auth.secret: %w", err)
+	}
+	if a.Events, err = a.eventService(ctx, opts); err != nil {
+		return err
+	}
+	if err := a.wire(ctx, opts); err != nil {
+		return err
+	}
+	if a.Bootstrapped, err = a.Identity.Bootstrap(ctx, cfg.Bootstrap.Login, cfg.Bootstrap.Password, cfg.Bootstrap.Key); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if err := a.connectorService(ctx, opts); err != nil {
+		return err
+	}
+	a.Echo, err = a.router(ctx, opts)
+	return err
+}
+
+// router is the Echo router with the configuration's limits, HTTPS rule and login throttle.
+func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
+	cfg := a.Config
+	r, err := cfg.Router(ctx, a.DB, a.Keys, a.Log, opts.Overrides)
+	if err != nil {
+		return nil, err
+	}
+	maxFile, err := web.ParseSize(cfg.Observable.MaxFile)
+	if err != nil {
+		return nil, fmt.Errorf("observable.max_file: %w", err)
+	}
+	return api.New(api.Config{
+		Log:              a.Log,
+		Auth:             r.Auth,
+		Secure:           r.Secure,
+		SearchMax:        cfg.Search.Max,
+		Limits:           r.Limits,
+		MaxFile:          maxFile,
+		Ready:            a.DB.Ping,
+		Events:           a.Events,
+		DownloadPassword: cfg.Datastore.Password,
+	}, a.Identity, a.Cases, a.Analyses), nil
+}
+
+// eventService builds the audit trail, the streams and the webhooks (case-svc/README.md, Events).
+func (a *App) eventService(ctx context.Context, opts Options) (*audit.Service, error) {
+	trail, err := store.NewAuditStore(ctx, a.DB)
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := store.NewWebhookStore(ctx, a.DB)
+	if err != nil {
+		return nil, err
+	}
+	cfg := a.Config
+	ecfg := audit.Config{Retention: cfg.Audit.Retention, Poll: cfg.Stream.Poll, Refresh: cfg.Stream.Refresh, Log: a.Log,
+		Webhooks: audit.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate, MaxAttempts: cfg.Webhook.MaxAttempts,
+			Timeout: cfg.Webhook.Timeout}, RepairAllAtStart: a.DB.Embedded()}
+	if opts.Events != nil {
+		opts.Events(&ecfg)
+	}
+	return audit.New(trail, hooks, a.Keys, ecfg, time.Now), nil
+}
+
+// wire builds the stores and the domain services on the database; the audit decorators record their writes
+// (unless opts.NoAudit).
+func (a *App) wire(ctx context.Context, opts Options) error {
+	db := a.DB
+	zips, err := a.Config.ZipLimits()
+	if err != nil {
+		return err
+	}
+	idStore, err := store.NewIdentityStore(ctx, db)
+	if err != nil {
+		return err
+	}
+	var ids cases.IdentityStore = idStore
+	if opts.IdentityStore != nil {
+		ids = opts.IdentityStore(ids)
+	}
+	if !opts.NoAudit {
+		ids = a.Events.WrapIdentity(ids)
+	}
+	if a.Identity, err = cases.NewIdentity(ids, a.Keys, time.Now); err != nil {
+		return err
+	}
+	st := cases.Stores{Members: a.Identity, Zip: zips}
+	for _, open := range []func() error{
+		func() (err error) { st.Cases, err = store.NewCaseStore(ctx, db); return err },
+		func() (err error) { st.Tasks, err = store.NewTaskStore(ctx, db); return err },
+		func() (err error) { st.Templates, err = store.NewTemplateStore(ctx, db); return err },
+		func() (err error) { st.Fields, err = store.NewCustomFieldStore(ctx, db); return err },
+		func() (err error) { st.Observables, err = store.NewObservableStore(ctx, db); return err },
+		func() (err error) { st.Alerts, err = store.NewAlertStore(ctx, db); return err },
+		func() (err error) { a.Jobs, err = store.NewJobStore(ctx, db); st.Jobs = a.Jobs; return err },
+		func() (err error) { st.Files, err = store.NewFiles(ctx, db); return err },
+		func() (err error) { st.Tally, err = store.NewTally(ctx, db); return err },
+	} {
+		if err := open(); err != nil {
+			return err
+		}
+	}
+	if !opts.NoAudit {
+		st = a.Events.Wrap(st)
+	}
+	a.Cases = cases.NewService(st, time.Now)
+	return nil
+}
+
+// connectorService builds the clients of analysis.servers and the connector's service.
+func (a *App) connectorService(ctx context.Context, opts Options) error {
+	cfg := a.Config
+	servers := opts.Servers
+	if servers == nil {
+		names := make([]string, len(cfg.Analysis.Servers))
+		for i, s := range cfg.Analysis.Servers {
+			names[i] = s.Name // never log keys
+			servers = append(servers, connector.Adapter{Client: connector.New(connector.Server{Name: s.Name, URL: s.URL, Key: s.Key,
+				Timeout: s.Timeout, Organisations: s.Organisations}, connector.Options{}, a.Log)})
+		}
+		a.Log.Info("analysis servers", "names", names)
+	}
+	acfg := cases.AnalysisConfig{Log: a.Log, GiveUp: cfg.Analysis.GiveUp, LongPoll: cfg.Analysis.LongPoll}
+	if opts.Analysis != nil {
+		acfg = *opts.Analysis
+		if acfg.Log == nil {
+			acfg.Log = a.Log
+		}
+	}
+	st, err := store.NewAnalysisStore(ctx, a.DB)
+	if err != nil {
+		return err
+	}
+	a.AnalysisStore = st
+	var actions cases.ActionStore = st
+	if !opts.NoAudit {
+		actions = a.Events.WrapActions(st)
+	}
+	a.Analyses = cases.NewAnalyses(a.Cases, servers, st, actions, acfg, opts.ConnectorNow)
+	return nil
+}
+
+// Start runs the background work until Close: the connector's tracker (pending jobs and actions) and the
+// events' stream tailer, webhook sender and audit retention.
+func (a *App) Start() {
+	a.StartTracker()
+	a.StartEvents()
+}
+
+// StartTracker runs the connector's tracker until Close or the returned stop, which waits for it.
+func (a *App) StartTracker() (stop func()) { return a.bg.Go(context.Background(), a.Analyses.Run) }
+
+// StartEvents runs the events' background work until Close or the returned stop, which waits for it.
+func (a *App) StartEvents() (stop func()) { return a.bg.Go(context.Background(), a.Events.Run) }
+
+// ServeConfig is the HTTP server's configuration (http.addr, http.tls.*, http.read_timeout).
+func (a *App) ServeConfig() web.ServeConfig {
+	h := a.Config.HTTP
+	return web.ServeConfig{Addr: h.Addr, TLSCert: h.TLS.Cert, TLSKey: h.TLS.Key, ReadTimeout: h.ReadTimeout}
+}
+
+// Serve serves the routes on http.addr until ctx ends, then drains the requests.
+func (a *App) Serve(ctx context.Context) error {
+	return web.Serve(ctx, a.Log, a.Echo, a.ServeConfig())
+}
+
+// Close stops the background work in the order it started (the tracker before the events), then closes the
+// database New opened.
+func (a *App) Close(ctx context.Context) {
+	a.bg.Stop()
+	if a.ownDB && a.DB != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = a.DB.Close(cctx)
+	}
+}
