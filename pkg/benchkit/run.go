@@ -100,16 +100,32 @@ func (b *Run) Logf(format string, args ...any) {
 	fmt.Fprintf(b.Log, format+"\n", args...)
 }
 
-// Phase runs f as a named phase: timed, logged, and CPU-profiled with a profile folder.
+// Phase runs f as a named phase: timed, logged, and profiled with a profile folder: CPU (<phase>.pprof), and
+// where goroutines waited (<phase>.block.pprof, blocking of 10 µs or more sampled) and which mutexes they
+// contended (<phase>.mutex.pprof). The block and mutex profiles count from the program's start: compare a
+// phase with the one before it with pprof -base.
 func (b *Run) Phase(name string, f func() error) error {
 	b.Logf("%s ...", name)
 	if b.Opts.Profile != "" {
-		file := filepath.Join(b.Opts.Profile, strings.Map(func(r rune) rune {
+		base := filepath.Join(b.Opts.Profile, strings.Map(func(r rune) rune {
 			if r == ' ' || r == '/' {
 				return '_'
 			}
 			return r
-		}, name)+".pprof")
+		}, name))
+		runtime.SetBlockProfileRate(10_000)
+		runtime.SetMutexProfileFraction(10)
+		defer func() {
+			for _, p := range []string{"block", "mutex"} {
+				if pf, err := os.Create(base + "." + p + ".pprof"); err == nil {
+					_ = pprof.Lookup(p).WriteTo(pf, 0)
+					_ = pf.Close()
+				}
+			}
+			runtime.SetBlockProfileRate(0)
+			runtime.SetMutexProfileFraction(0)
+		}()
+		file := base + ".pprof"
 		pf, err := os.Create(file)
 		if err != nil {
 			return err

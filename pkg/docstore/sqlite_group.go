@@ -61,7 +61,9 @@ func (e *sqliteEngine) submit(ctx context.Context, txn bool, fn func(ctx context
 		case err := <-r.done:
 			return err
 		case e.wr.sem <- struct{}{}:
-			e.lead()
+			if r.state.Load() == reqQueued { // else another leader runs it: let its answer come
+				e.lead()
+			}
 			e.release()
 		case <-ctx.Done():
 			if r.state.CompareAndSwap(reqQueued, reqCancelled) {

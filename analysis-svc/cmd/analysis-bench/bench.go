@@ -50,7 +50,7 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	var o benchOptions
 	fs.BoolVar(&o.quick, "quick", false, "small counts (a smoke test of about half a minute)")
 	fs.StringVar(&o.out, "out", "bench/results.json", "write the results as JSON to this file (empty: do not write)")
-	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of each phase into this folder (<phase>.pprof)")
+	fs.StringVar(&o.profile, "cpuprofile", "", "write profiles of each phase into this folder (CPU <phase>.pprof, <phase>.block.pprof, <phase>.mutex.pprof)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder (database, job folders)")
 	only := fs.String("only", "", "run only these phases, comma-separated (pipeline, cache, waitreport, process, reads, events; memory)")
 	if err := fs.Parse(args); err != nil {

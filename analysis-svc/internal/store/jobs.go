@@ -189,12 +189,15 @@ func (s *JobStore) find(ctx context.Context, c *docstore.Collection, id string) 
 	return d, nil
 }
 
-// Job finds a job: in the queue first, then among the finished ones. That order never misses a job that is
-// finishing meanwhile, because a job is inserted into `jobs` before it leaves the queue.
+// Job finds a job: among the finished ones first (most reads are of finished jobs: one read), then in the
+// queue, then among the finished ones again. The last read catches a job that finished between the first two:
+// a job is inserted into `jobs` before it leaves the queue, so a job that exists is always found.
 func (s *JobStore) Job(ctx context.Context, id string) (analysis.Job, error) {
-	d, err := s.find(ctx, s.queue, id)
+	d, err := s.find(ctx, s.jobs, id)
 	if errors.Is(err, analysis.ErrJobNotFound) {
-		d, err = s.find(ctx, s.jobs, id)
+		if d, err = s.find(ctx, s.queue, id); errors.Is(err, analysis.ErrJobNotFound) {
+			d, err = s.find(ctx, s.jobs, id)
+		}
 	}
 	if err != nil {
 		return analysis.Job{}, err
@@ -303,11 +306,20 @@ func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time
 	// A round ends without a claim when other workers took the picked organization's last job or free slot
 	// meanwhile; the next round sees their claims. The bound only stops a pathological race: the worker polls.
 	for range 8 {
-		running, err := s.running(ctx)
+		waiting, err := s.waitingOrgs(ctx)
 		if err != nil {
 			return analysis.Job{}, err
 		}
-		org, err := s.pickOrg(ctx, running, orgMax)
+		if len(waiting) == 0 {
+			return analysis.Job{}, analysis.ErrNoJob
+		}
+		var running map[string][]string
+		if orgMax > 0 || len(waiting) > 1 { // one organization waiting and no cap: its running jobs do not matter
+			if running, err = s.running(ctx); err != nil {
+				return analysis.Job{}, err
+			}
+		}
+		org, err := pickOrg(waiting, running, orgMax)
 		if err != nil {
 			return analysis.Job{}, err
 		}
@@ -361,27 +373,38 @@ func (s *JobStore) running(ctx context.Context) (map[string][]string, error) {
 	return out, nil
 }
 
+// waitingOrg is an organization with Waiting jobs and the creation date of its oldest one.
+type waitingOrg struct {
+	Organization string `json:"organization"`
+	CreatedAt    int64  `json:"createdAt"`
+}
+
+// waitingOrgs lists the organizations with Waiting jobs, each with its oldest Waiting job's date, by skipping
+// through the status_organization_createdAt index: one seek per organization.
+func (s *JobStore) waitingOrgs(ctx context.Context) ([]waitingOrg, error) {
+	var out []waitingOrg
+	var f search.Node = docstore.Eq("status", analysis.JobWaiting)
+	for {
+		var d waitingOrg
+		err := s.queue.FindOne(ctx, f, docstore.Sort("organization", "createdAt", "_id"), &d)
+		if errors.Is(err, docstore.ErrNotFound) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("find waiting jobs: %w", err)
+		}
+		out = append(out, d)
+		f = docstore.And(docstore.Eq("status", analysis.JobWaiting), docstore.Gt("organization", d.Organization))
+	}
+}
+
 // pickOrg is the fairness rule: among the organizations with a Waiting job and fewer than orgMax running
 // (0 = no cap), the one with the fewest running jobs, then the one whose oldest Waiting job is the oldest.
 // So an organization with nothing running gets the next free worker whatever another's backlog: its first
-// job waits at most for one job to end. The organizations with Waiting jobs are read by skipping through the
-// status_organization_createdAt index, one seek per organization (each returns its oldest Waiting job).
-func (s *JobStore) pickOrg(ctx context.Context, running map[string][]string, orgMax int) (string, error) {
+// job waits at most for one job to end.
+func pickOrg(waiting []waitingOrg, running map[string][]string, orgMax int) (string, error) {
 	best, bestN, bestAt := "", 0, int64(0)
-	var f search.Node = docstore.Eq("status", analysis.JobWaiting)
-	for {
-		var d struct {
-			Organization string `json:"organization"`
-			CreatedAt    int64  `json:"createdAt"`
-		}
-		err := s.queue.FindOne(ctx, f, docstore.Sort("organization", "createdAt", "_id"), &d)
-		if errors.Is(err, docstore.ErrNotFound) {
-			break
-		}
-		if err != nil {
-			return "", fmt.Errorf("find waiting jobs: %w", err)
-		}
-		f = docstore.And(docstore.Eq("status", analysis.JobWaiting), docstore.Gt("organization", d.Organization))
+	for _, d := range waiting {
 		n := len(running[d.Organization])
 		if orgMax > 0 && n >= orgMax {
 			continue
