@@ -224,9 +224,15 @@ type Group struct {
 	Summary map[string]map[string]int
 }
 
-// Grouped groups events by request in order; events without a request id are groups of one.
+// Grouped groups events by request in order (of date, then id: an id need not sort by its event's date, as
+// analysis-svc's JobFinished, whose id is its job's); events without a request id are groups of one.
 func Grouped(evs []Event) []Group {
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].ID < evs[j].ID })
+	sort.SliceStable(evs, func(i, j int) bool {
+		if !evs[i].Date.Equal(evs[j].Date) {
+			return evs[i].Date.Before(evs[j].Date)
+		}
+		return evs[i].ID < evs[j].ID
+	})
 	summaries := map[string]map[string]map[string]int{}
 	key := func(e Event) string {
 		if e.RequestID == "" {

@@ -50,12 +50,19 @@ func TestStream_JobStartedAndDeleted(t *testing.T) {
 	}
 
 	var started, deleted []map[string]any
+	var last float64
 	for _, m := range pollUntil(t, f.reads, st, created(mark)) {
 		if m["organisation"] != "soc" || m["objectType"] != "job" {
 			t.Errorf("soc's stream got %v", m)
 		}
 		if m["objectId"] != id {
 			continue
+		}
+		// The job's changes arrive in the order they were made (creation, start, end, deletion).
+		if at, _ := m["startDate"].(float64); at < last {
+			t.Errorf("%s %v dated %v arrived after a change dated %v", m["operation"], m["details"], at, last)
+		} else {
+			last = at
 		}
 		d, _ := m["details"].(map[string]any)
 		switch {
