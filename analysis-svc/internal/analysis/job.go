@@ -119,7 +119,8 @@ type JobStore interface {
 	// Renew extends owner's lease; ErrLeaseLost when the job is no longer owner's.
 	Renew(ctx context.Context, id, owner string, until time.Time) error
 	// Finish stores the final job and its report and removes it from the queue (only if owner still holds it;
-	// owner "" for jobs that never were queued). A job already finished (or deleted) stays as it is.
+	// owner "" for jobs that never were queued). A job already finished (or deleted) stays as it is. Once the
+	// final job and its report can be read, before the rest of its work, it calls FinishedReadable(ctx).
 	Finish(ctx context.Context, j Job, r *Report, owner string) error
 	// Expired lists InProgress jobs whose lease ended before now.
 	Expired(ctx context.Context, now time.Time) ([]Job, error)
@@ -145,6 +146,24 @@ type JobStore interface {
 	Release(ctx context.Context, key string) error
 	// Prune removes expired rate windows and cache entries older than before.
 	Prune(ctx context.Context, now, cacheBefore time.Time) error
+}
+
+// readableKey carries, in the context of JobStore.Finish, what to do once the finished job can be read.
+type readableKey struct{}
+
+// withReadable returns ctx carrying f for FinishedReadable.
+func withReadable(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, readableKey{}, f)
+}
+
+// FinishedReadable is called by JobStore.Finish once the final job and its report can be read: the job
+// service wakes this process's waitreport waiters then, without waiting for the rest of Finish (the job
+// leaving the queue, its event's release). A context without the callback (any other caller) does nothing.
+// It goes through the context so that every decorator of the store passes it on unchanged.
+func FinishedReadable(ctx context.Context) {
+	if f, ok := ctx.Value(readableKey{}).(func()); ok {
+		f()
+	}
 }
 
 // Job store errors.

@@ -473,6 +473,7 @@ func (s *JobStore) Finish(ctx context.Context, j analysis.Job, r *analysis.Repor
 	if err := s.jobs.Insert(ctx, d); err != nil && !docstore.IsDuplicate(err) {
 		return fmt.Errorf("store job %s: %w", j.ID, err)
 	}
+	analysis.FinishedReadable(ctx) // Job reads `jobs` first: the final job and its report are read from now on
 	if owner != "" {
 		if _, err := s.queue.DeleteOne(ctx, docstore.ID(j.ID)); err != nil {
 			return fmt.Errorf("dequeue job %s: %w", j.ID, err)
