@@ -5,11 +5,13 @@ package api_test
 // leaves is tested in internal/cases/merge_test.go (failures of the real stores).
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -192,5 +194,54 @@ func TestCases_MergeRefusals(t *testing.T) {
 	}
 	if l := tm.analyst.call(t, http.MethodGet, "/api/case?range=all", nil).want(t, http.StatusOK).list(t); len(l) != 2 {
 		t.Errorf("%d cases in soc after refused merges, want 2", len(l))
+	}
+}
+
+// Two merges of the same cases at once: at most one succeeds, and what remains is either the merged case
+// holding each record once, or the two cases as they were. Same order and reversed order.
+func TestCases_MergeConcurrent(t *testing.T) {
+	for _, reversed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reversed=%v", reversed), func(t *testing.T) {
+			tm := newTeam(t)
+			a := tm.analyst.newCase(t, map[string]any{"title": "a", "tasks": []map[string]any{{"title": "task of a"}}})
+			b := tm.analyst.newCase(t, map[string]any{"title": "b", "tasks": []map[string]any{{"title": "task of b"}}})
+			ida, idb := a.str(t, "id"), b.str(t, "id")
+			paths := []string{"/api/case/" + ida + "/_merge/" + idb, "/api/case/" + ida + "/_merge/" + idb}
+			if reversed {
+				paths[1] = "/api/case/" + idb + "/_merge/" + ida
+			}
+			statuses := make([]int, len(paths))
+			var wg sync.WaitGroup
+			for i, p := range paths {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					statuses[i] = tm.analyst.send(t, http.MethodPost, p, "", nil).status
+				}()
+			}
+			wg.Wait()
+			won := 0
+			for _, s := range statuses {
+				switch s {
+				case http.StatusCreated:
+					won++
+				case http.StatusBadRequest, http.StatusNotFound: // changed meanwhile (CreateError), or already gone
+				default:
+					t.Errorf("status %d", s)
+				}
+			}
+			if won > 1 {
+				t.Fatalf("statuses %v: both merges succeeded", statuses)
+			}
+			all := tm.analyst.call(t, http.MethodGet, "/api/case?range=all", nil).want(t, http.StatusOK).list(t)
+			tasks := tm.analyst.call(t, http.MethodPost, "/api/case/task/_search?range=all", map[string]any{"query": map[string]any{}}).
+				want(t, http.StatusOK).list(t)
+			switch {
+			case won == 1 && len(all) == 1 && all[0]["id"] != ida && all[0]["id"] != idb && len(tasks) == 2:
+			case won == 0 && len(all) == 2 && len(tasks) == 2:
+			default:
+				t.Errorf("statuses %v: %d cases %v and %d tasks left", statuses, len(all), all, len(tasks))
+			}
+		})
 	}
 }

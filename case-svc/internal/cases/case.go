@@ -113,6 +113,8 @@ type CaseStore interface {
 	Cases(ctx context.Context, f search.Node, p search.Page) ([]Case, int64, error)
 	// UpdateCase writes the named fields (CaseUpdate's names: title, status, endDate…) of c.
 	UpdateCase(ctx context.Context, c Case, fields []string, by string, at time.Time) (Case, error)
+	// DeleteCase fails with ErrCaseNotFound when the case is not there: of two deletions of a case (two
+	// merges of it), one fails.
 	DeleteCase(ctx context.Context, id string) error
 }
 

@@ -122,16 +122,24 @@ func (s *Service) MergeCases(ctx context.Context, c Caller, ids []string) (Case,
 		}
 	}
 
-	// 3. The merged cases go: undone by putting back those already deleted.
+	// 3. The merged cases go: undone by putting back those this merge deleted. A case already gone was deleted
+	// or merged meanwhile by another request, whose change stands.
 	for i, src := range srcs {
 		if err := s.cases.DeleteCase(ctx, src.cs.ID); err != nil {
 			uctx := context.WithoutCancel(ctx)
-			for _, back := range srcs[:i+1] {
+			deleted := srcs[:i]
+			if !errors.Is(err, ErrCaseNotFound) {
+				deleted = srcs[:i+1] // the delete may have been made (its audit record failed)
+			}
+			for _, back := range deleted {
 				if _, gone := s.cases.Case(uctx, back.cs.ID); errors.Is(gone, ErrCaseNotFound) {
 					_ = s.cases.CreateCase(uctx, back.cs)
 				}
 			}
 			undoAll()
+			if errors.Is(err, ErrCaseNotFound) {
+				return Case{}, ErrMergeChanged
+			}
 			return Case{}, fmt.Errorf("delete merged case %s: %w", src.cs.ID, err)
 		}
 	}

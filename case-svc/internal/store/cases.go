@@ -228,8 +228,12 @@ func (s *CaseStore) UpdateCase(ctx context.Context, c cases.Case, fields []strin
 
 // DeleteCase removes a case.
 func (s *CaseStore) DeleteCase(ctx context.Context, id string) error {
-	if _, err := s.cases.DeleteOne(ctx, docstore.ID(id)); err != nil {
+	deleted, err := s.cases.DeleteOne(ctx, docstore.ID(id))
+	if err != nil {
 		return fmt.Errorf("delete case %s: %w", id, err)
+	}
+	if !deleted {
+		return fmt.Errorf("delete case %s: %w", id, cases.ErrCaseNotFound)
 	}
 	return nil
 }
