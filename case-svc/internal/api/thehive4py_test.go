@@ -64,6 +64,10 @@ package api_test
 // | delete_alert_artifact | delete_alert_artifact |
 // | run_analyzer | run_analyzer (an analysis server that cannot be reached: the job is accepted Waiting) |
 //
+// Deeper tests of some of these routes: links_test.go (get_linked_cases), datastorezip_test.go
+// (download_observable_attachment's zip), parent_test.go (the _parent searches of get_case_tasks and
+// get_task_logs), status_test.go (health), merge_test.go (the UI's case merge, which thehive4py 1.8 lacks).
+//
 // Not served, on purpose:
 // - export_to_misp (`POST /api/connector/misp/export/{caseId}/{mispId}`): case-svc has no MISP connector; the
 //   step checks the 404.
