@@ -52,7 +52,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,15 +64,6 @@ import (
 
 // sqliteReaders is the size of the read pool.
 const sqliteReaders = 4
-
-// sqliteReadMmap is how much of the database file the readers map into memory (SQLite's mmap_size; its
-// maximum): their reads of pages the WAL does not hold are memory reads instead of a read(2) each, through
-// the operating system's page cache that every reader shares, rather than into each connection's own page
-// cache (8 MB, cache_size). The count of a list's X-Total visits every matching index entry: 200k waiting
-// tasks span more pages than that cache holds, and each count read them all again (a fifth of its CPU in
-// system calls). The mapped pages are clean file pages, shared and reclaimable; the process's RSS counts those
-// it reads. Writes do not go through the mapping.
-const sqliteReadMmap = 2147418112
 
 type sqliteEngine struct {
 	file   string
@@ -136,7 +126,7 @@ func openSQLite(ctx context.Context, cfg Config, log *slog.Logger) (engine, erro
 	if err := e.w.PingContext(ctx); err != nil {
 		return fail(fmt.Errorf("open %s: %w", file, err))
 	}
-	e.r, err = sql.Open("sqlite", file+common+"&_pragma=query_only(1)&_pragma=mmap_size("+strconv.Itoa(sqliteReadMmap)+")")
+	e.r, err = sql.Open("sqlite", file+common+"&_pragma=query_only(1)")
 	if err != nil {
 		return fail(fmt.Errorf("open %s: %w", file, err))
 	}
