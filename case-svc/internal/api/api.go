@@ -120,7 +120,8 @@ func (h *handler) routes(e *echo.Echo) {
 		h.uiRoutes(a)    // describe, config (ui.go)
 
 		if prefix == "/api/v1" {
-			continue // the case routes below are the v0 API: /api and /api/v0
+			a.POST("/case/_merge/:caseIds", h.mergeCasesV1) // merge.go: the one v1 case route
+			continue                                        // the case routes below are the v0 API: /api and /api/v0
 		}
 
 		// --- statistics of users, organisations, several models (stats.go) ---

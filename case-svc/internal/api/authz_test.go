@@ -473,6 +473,7 @@ func azRows() []azRow {
 			want: azNeed(200, 404, azWorkers...)},
 		// refused calls name the fixture's case twice: the permission and the organisation are checked first
 		{name: "merge cases", method: "POST", path: "/case/{newCase}/_merge/{newOtherCase}", want: azNeed(201, 404, azWorkers...)},
+		{name: "merge cases (v1)", method: "POST", path: "/case/_merge/{newCase},{newOtherCase}", want: azNeed(201, 404, azWorkers...)},
 		{name: "case stats", method: "POST", path: "/case/_stats", body: `{"query": {}, "stats": [{"_agg": "count"}]}`, want: azAll(200)},
 
 		// --- case templates ---

@@ -245,3 +245,34 @@ func TestCases_MergeConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// POST /api/v1/case/_merge/{ids}, as TheHive 4.1's later UI and thehive4py 2 send it (ids or numbers joined
+// with commas, as the reference's CaseCtrlTest merges "21,22,23"): 201 with the new case in v1 names too.
+func TestCases_MergeV1(t *testing.T) {
+	tm := newTeam(t)
+	var ids, numbers []string
+	for i, title := range []string{"one", "two", "three"} {
+		c := tm.analyst.newCase(t, map[string]any{"title": title, "severity": []int{1, 3, 2}[i]})
+		ids = append(ids, c.str(t, "id"))
+		numbers = append(numbers, strconv.FormatInt(int64(c.num(t, "caseId")), 10))
+	}
+	m := tm.analyst.call(t, http.MethodPost, "/api/v1/case/_merge/"+strings.Join(numbers, ","), nil).want(t, http.StatusCreated).object(t)
+	if m.str(t, "title") != "one / two / three" || m.num(t, "severity") != 3 || m.num(t, "number") != m.num(t, "caseId") || m["_createdAt"] == nil {
+		t.Errorf("merged case %v, want the titles joined in order, the highest severity, number and _createdAt", m)
+	}
+	for _, id := range ids {
+		tm.analyst.call(t, http.MethodGet, "/api/case/"+id, nil).wantError(t, http.StatusNotFound, "NotFoundError")
+	}
+	tm.analyst.call(t, http.MethodGet, "/api/case/"+m.str(t, "_id"), nil).want(t, http.StatusOK)
+
+	// Refusals: one case, too many, the same twice, an unknown one, read-only.
+	other := tm.analyst.newCase(t, nil).str(t, "id")
+	tm.analyst.call(t, http.MethodPost, "/api/v1/case/_merge/"+other, nil).wantError(t, http.StatusBadRequest, "BadRequest")
+	tm.analyst.call(t, http.MethodPost, "/api/v1/case/_merge/"+strings.Repeat(other+",", 101)+other, nil).
+		wantError(t, http.StatusBadRequest, "BadRequest")
+	tm.analyst.call(t, http.MethodPost, "/api/v1/case/_merge/"+other+","+other, nil).wantError(t, http.StatusBadRequest, "BadRequest")
+	tm.analyst.call(t, http.MethodPost, "/api/v1/case/_merge/"+other+",~999999999", nil).wantError(t, http.StatusNotFound, "NotFoundError")
+	tm.analyst.call(t, http.MethodPost, "/api/v1/case/_merge/"+other+",", nil).wantError(t, http.StatusNotFound, "NotFoundError")
+	tm.readOnly.call(t, http.MethodPost, "/api/v1/case/_merge/"+other+","+m.str(t, "_id"), nil).wantError(t, http.StatusForbidden, "AuthorizationError")
+	tm.analyst.call(t, http.MethodGet, "/api/case/"+other, nil).want(t, http.StatusOK)
+}

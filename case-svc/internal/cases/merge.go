@@ -12,9 +12,13 @@ import (
 	"github.com/openir/platform/pkg/search"
 )
 
+// MergeMax is the most cases one merge takes.
+const MergeMax = 100
+
 // Errors of case merges.
 var (
 	ErrMergeTooFew  = apperr.New(apperr.BadRequest, "at least two cases are needed to merge")
+	ErrMergeTooMany = apperr.Errorf(apperr.BadRequest, "at most %d cases can be merged at once", MergeMax)
 	ErrMergeSelf    = apperr.New(apperr.BadRequest, "a case cannot be merged with itself")
 	ErrMergeChanged = apperr.New(apperr.Conflict, "a case being merged changed meanwhile: merge again")
 )
@@ -46,6 +50,9 @@ func (s *Service) MergeCases(ctx context.Context, c Caller, ids []string) (Case,
 	}
 	if len(ids) < 2 {
 		return Case{}, ErrMergeTooFew
+	}
+	if len(ids) > MergeMax {
+		return Case{}, ErrMergeTooMany
 	}
 	srcs := make([]mergeSource, 0, len(ids))
 	for _, id := range ids {
