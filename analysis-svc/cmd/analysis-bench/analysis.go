@@ -60,6 +60,8 @@ type analysisRun struct {
 	// rawJob is a finished Echo job as the store wrote it in `jobs`: the shape of the floors' documents and
 	// of the documents section 5 inserts.
 	rawJob map[string]any
+	// rawReport is that job's report as the store wrote it in `reports` (the pipeline floor stores one per job).
+	rawReport map[string]any
 }
 
 // runAnalysis runs sections 1–5 and 8. Each section gets a service of its own on a fresh embedded database
@@ -213,7 +215,7 @@ func (a *analysisRun) pipeline(ctx context.Context) error {
 	a.b.Logf("pipeline: %d jobs submitted in %.1fs, the last Success after %.1fs; floor %.0f jobs/s", n, submitted.Seconds(),
 		total.Seconds(), floorRate)
 	rate := float64(n) / total.Seconds()
-	what := fmt.Sprintf("collection API directly, %d goroutines, each job: insert queue + findOneAndUpdate claim + insert jobs + delete queue", clients)
+	what := fmt.Sprintf("collection API directly, %d goroutines, each job: insert queue + findOneAndUpdate claim + insert reports + insert jobs + delete queue", clients)
 	a.b.Add(benchkit.RateKind, secPipeline, fmt.Sprintf("throughput, %d Echo jobs, %d clients", n, clients), "jobs/s", rate, floorRate, what,
 		fmt.Sprintf("first submit → last endDate; submits took %.1fs and left %d jobs queued; first quarter of the jobs %.1f jobs/s, last quarter %.1f jobs/s",
 			submitted.Seconds(), backlog, firstQ, lastQ))
@@ -241,8 +243,9 @@ func (a *analysisRun) waitSuccess(ctx context.Context, id string, out *jobView) 
 }
 
 // pipelineFloor does through the collection API what a job needs at least (the store's Enqueue, Claim, and
-// Finish without the report), on documents of the same shape, in an embedded database of its own with the
-// store's collections and indexes, with the same concurrency. It returns jobs/s and the insert latencies.
+// Finish: its report, the finished job, the queue entry removed), on documents of the same shape, in an
+// embedded database of its own with the store's collections and indexes, with the same concurrency. It
+// returns jobs/s and the insert latencies.
 func (a *analysisRun) pipelineFloor(ctx context.Context) (float64, []time.Duration, error) {
 	n, clients := a.b.sizes.PipelineJobs, a.b.sizes.Clients
 	fdb, err := openDB(ctx, a.dbDir, "bench_floor", a.logs)
@@ -264,6 +267,10 @@ func (a *analysisRun) pipelineFloor(ctx context.Context) (float64, []time.Durati
 		return 0, nil, err
 	}
 	jobs, err := store.Collection(ctx, fdb, "jobs")
+	if err != nil {
+		return 0, nil, err
+	}
+	reports, err := store.Collection(ctx, fdb, "reports")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -292,11 +299,14 @@ func (a *analysisRun) pipelineFloor(ctx context.Context) (float64, []time.Durati
 			return fmt.Errorf("claim: %w", err)
 		}
 		end := time.Now().UnixMilli()
+		id, _ := claimed["_id"].(string)
+		if err := reports.Insert(ctx, with(a.rawReport, "_id", id)); err != nil {
+			return err
+		}
 		done := with(claimed, "status", "Success", "endDate", end, "updatedAt", end)
 		if err := jobs.Insert(ctx, done); err != nil {
 			return err
 		}
-		id, _ := claimed["_id"].(string)
 		_, err = queue.DeleteOne(ctx, docstore.ID(id))
 		return err
 	})
@@ -741,7 +751,8 @@ func count(n int) string {
 
 // --- helpers ---
 
-// readRawJob keeps the stored document of a finished job as the template of the floors' documents.
+// readRawJob keeps the stored document of a finished job and of its report as the templates of the floors'
+// documents.
 func (a *analysisRun) readRawJob(ctx context.Context, id string) error {
 	jobs, err := a.s.collection(ctx, "jobs")
 	if err != nil {
@@ -761,6 +772,20 @@ func (a *analysisRun) readRawJob(ctx context.Context, id string) error {
 		return fmt.Errorf("decode a stored job: %w", err)
 	}
 	a.rawJob = d
+	reports, err := a.s.collection(ctx, "reports")
+	if err != nil {
+		return err
+	}
+	if raws, err = reports.FindRaw(ctx, docstore.Query{Filter: docstore.ID(id)}); err != nil || len(raws) == 0 {
+		return fmt.Errorf("read a stored report: %d found, %v", len(raws), err)
+	}
+	dec = json.NewDecoder(bytes.NewReader(raws[0]))
+	dec.UseNumber()
+	var r map[string]any
+	if err := dec.Decode(&r); err != nil {
+		return fmt.Errorf("decode a stored report: %w", err)
+	}
+	a.rawReport = r
 	return nil
 }
 

@@ -214,14 +214,22 @@ func (s *Jobs) Submit(ctx context.Context, c Caller, kind Kind, workerID string,
 		}
 		return j, nil
 	}
-	if err := s.store.Enqueue(ctx, j); err != nil {
+	// The cache entry is written beside the job, not after it: both writes share one commit (the embedded
+	// engine groups concurrent writes). An entry whose job is not stored (yet, or ever: Enqueue failed) is a
+	// cache miss (cached reads the job), as it was between the two writes before.
+	var cacheErr error
+	var cacheDone sync.WaitGroup
+	if j.CacheTag != "" {
+		cacheDone.Go(func() { cacheErr = s.store.CacheJob(ctx, j.CacheTag, j.ID, now) })
+	}
+	err = s.store.Enqueue(ctx, j)
+	cacheDone.Wait()
+	if cacheErr != nil {
+		s.cfg.Log.Warn("cache job", "job", j.ID, "err", cacheErr)
+	}
+	if err != nil {
 		release()
 		return Job{}, err
-	}
-	if j.CacheTag != "" {
-		if err := s.store.CacheJob(ctx, j.CacheTag, j.ID, now); err != nil {
-			s.cfg.Log.Warn("cache job", "job", j.ID, "err", err)
-		}
 	}
 	select {
 	case s.kick <- struct{}{}:
