@@ -15,8 +15,8 @@ import (
 	"testing"
 )
 
-// mergePair makes two cases of soc to merge: alpha (severity 1, tlp 1, pap 3, a task with a log, two
-// observables, a custom field) and beta (severity 3, tlp 2, pap 1, flagged, started earlier, a task, the same
+// mergePair makes two cases of soc to merge: alpha (severity 1, tlp 1, pap 3, a task with a log, three
+// observables with a file, a custom field) and beta (severity 3, tlp 2, pap 1, flagged, started earlier, a task, the same
 // ip with another tag and ioc, an alert merged in, another custom field); and returns the alert's id.
 func mergePair(t *testing.T, tm *team) (alpha, beta obj, alertID string) {
 	t.Helper()
@@ -36,6 +36,8 @@ func mergePair(t *testing.T, tm *team) (alpha, beta obj, alertID string) {
 	oa.call(t, http.MethodPost, "/api/case/task/"+task.str(t, "id")+"/log", map[string]any{"message": "alpha log"}).want(t, http.StatusCreated)
 	oa.observables(t, "/api/case/"+alpha.str(t, "id")+"/artifact", map[string]any{"dataType": "ip", "data": "192.0.2.7", "tags": []string{"seen-in-alpha"}})
 	oa.observables(t, "/api/case/"+alpha.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": "alpha.example"})
+	oa.multipart(t, http.MethodPost, "/api/case/"+alpha.str(t, "id")+"/artifact", map[string]any{"dataType": "file"}, nil,
+		part{"attachment", "alpha.txt", "text/plain", []byte("a file of alpha")}).want(t, http.StatusCreated)
 	oa.observables(t, "/api/case/"+beta.str(t, "id")+"/artifact", map[string]any{"dataType": "ip", "data": "192.0.2.7", "tags": []string{"seen-in-beta"}, "ioc": true})
 	al := oa.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "merge-" + beta.str(t, "id"),
 		"title": "beta alert", "description": "d"}).want(t, http.StatusCreated).object(t)
@@ -98,14 +100,14 @@ func TestCases_Merge(t *testing.T) {
 		}
 	}
 	if l := tm.analyst.call(t, http.MethodPost, "/api/case/artifact/_search?range=all", map[string]any{"query": map[string]any{}}).
-		want(t, http.StatusOK).list(t); len(l) != 2 {
-		t.Errorf("%d observables in soc's cases, want the merged case's 2: %v", len(l), l)
+		want(t, http.StatusOK).list(t); len(l) != 3 {
+		t.Errorf("%d observables in soc's cases, want the merged case's 3: %v", len(l), l)
 	}
 
 	// The new case holds the tasks (with their logs), the observables (one per value) and the alert.
 	st := tm.analyst.call(t, http.MethodGet, "/api/case/"+id+"?nstats=true", nil).want(t, http.StatusOK).object(t).obj(t, "stats")
-	if st.obj(t, "tasks").num(t, "total") != 2 || st.obj(t, "artifacts").num(t, "count") != 2 || len(st["alerts"].([]any)) != 1 {
-		t.Errorf("stats %v, want 2 tasks, 2 observables (the ip once), 1 alert", st)
+	if st.obj(t, "tasks").num(t, "total") != 2 || st.obj(t, "artifacts").num(t, "count") != 3 || len(st["alerts"].([]any)) != 1 {
+		t.Errorf("stats %v, want 2 tasks, 3 observables (the ip once), 1 alert", st)
 	}
 	var logs int
 	for _, task := range tm.analyst.call(t, http.MethodGet, "/api/case/"+id+"/task", nil).want(t, http.StatusOK).list(t) {
@@ -120,6 +122,13 @@ func TestCases_Merge(t *testing.T) {
 		t.Errorf("%d logs in the merged case, want 1", logs)
 	}
 	for _, o := range tm.analyst.call(t, http.MethodGet, "/api/case/"+id+"/artifact", nil).want(t, http.StatusOK).list(t) {
+		if o["dataType"] == "file" { // the file is still there to download
+			if got := tm.analyst.call(t, http.MethodGet, "/api/datastore/"+o.obj(t, "attachment").str(t, "id"), nil).
+				want(t, http.StatusOK).body; string(got) != "a file of alpha" {
+				t.Errorf("the merged file observable's content: %q", got)
+			}
+			continue
+		}
 		if o.str(t, "data") != "192.0.2.7" {
 			continue
 		}
