@@ -65,7 +65,10 @@ func TestPlans(t *testing.T) {
 		// tasks: waitingTasks, /api/case/task/_search, /api/case/{id}/task/_search
 		{name: "waiting tasks", coll: "tasks", filter: scoped(docstore.Eq("status", cases.TaskWaiting), org)},
 		{name: "waiting tasks newest first", coll: "tasks", filter: scoped(docstore.Eq("status", cases.TaskWaiting), org),
-			sort: docstore.Sort("-startDate")},
+			sort: docstore.Sort("-startDate"), index: "tasks_organisation_status_startDate"},
+		// X-Total of waitingTasks: a range of the (organisation, status) entries, without the documents
+		{name: "waiting tasks counted (X-Total)", coll: "tasks", unsorted: true,
+			filter: scoped(docstore.Eq("status", cases.TaskWaiting), org), index: "tasks_organisation_status_"},
 		{name: "tasks of an organisation", coll: "tasks", filter: scoped(all, org)},
 		{name: "tasks of a case", coll: "tasks", filter: scoped(all, org, docstore.Eq(cases.PathCaseID, "~7")),
 			index: "tasks_case_organisation__id"},
