@@ -2,11 +2,13 @@ package docstore
 
 // Group commit on the write connection. Every write (a single statement or a transaction function) queues a
 // request; the writer that gets the connection (the leader) takes every queued request, up to maxGroup, and
-// runs them in one IMMEDIATE transaction, each inside a savepoint of its own, then commits once and answers
-// them all. A request is acknowledged only after the COMMIT that holds it, so durability is that of a single
-// write (synchronous=NORMAL in WAL: an acknowledged write survives kill -9). A request that fails is rolled
-// back to its savepoint alone (its error is its own; the others commit); an error that ends the transaction
-// (I/O, the COMMIT itself) fails every request of the group, none of which was acknowledged.
+// runs them in one IMMEDIATE transaction, each transaction function inside a savepoint of its own, then
+// commits once and answers them all. A request is acknowledged only after the COMMIT that holds it, so
+// durability is that of a single write (synchronous=NORMAL in WAL: an acknowledged write survives kill -9). A
+// request that fails is rolled back alone (to its savepoint; a single statement's duplicate-key error undoes
+// that statement only) and gets its own error while the others commit; an error that may have ended the
+// transaction (I/O, any other error of a single statement, the COMMIT itself) fails every request of the
+// group, none of which was acknowledged.
 //
 // Why: with many clients, a write spent most of its time waiting for the connection and paying its own
 // BEGIN/COMMIT and WAL frames; one commit per group writes the pages the group's writes share (table and index
@@ -137,6 +139,15 @@ func (e *sqliteEngine) runGroup(batch []*writeReq) {
 		return
 	}
 	for i, r := range batch {
+		if !r.txn {
+			// A single statement needs no savepoint: a constraint violation (a duplicate) undoes that statement
+			// alone and the transaction goes on. Any other error may have ended the transaction: fail the group.
+			if errs[i] = r.fn(context.WithoutCancel(r.ctx), tx); errs[i] != nil && !IsDuplicate(sqliteErr(errs[i])) {
+				failAll(fmt.Errorf("docstore: write group rolled back: %w", errs[i]))
+				return
+			}
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
 			failAll(fmt.Errorf("docstore: write group: %w", err))
 			return
