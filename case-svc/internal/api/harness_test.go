@@ -27,6 +27,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/app"
+	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/store"
@@ -52,7 +53,7 @@ type envOptions struct {
 	basic         bool
 	secure        web.SecureConfig
 	adminPassword bool // bootstrap the administrator with a password too (costs a hash)
-	zip           cases.ZipLimits
+	zip           archive.Limits
 	servers       []cases.AnalysisServer // analysis servers of the connector (none by default)
 	analysis      cases.AnalysisConfig
 	noTracker     bool                // configure the servers but do not run the tracker until env.startTracker
@@ -75,7 +76,7 @@ func withSecure(s web.SecureConfig) envOption { return func(o *envOptions) { o.s
 func withAdminPassword() envOption            { return func(o *envOptions) { o.adminPassword = true } }
 
 // withZipLimits sets observable.zip's limits on uploaded archives.
-func withZipLimits(l cases.ZipLimits) envOption { return func(o *envOptions) { o.zip = l } }
+func withZipLimits(l archive.Limits) envOption { return func(o *envOptions) { o.zip = l } }
 
 // withClock makes sessions use now as their clock (an expired session without waiting an hour).
 func withClock(now func() time.Time) envOption { return func(o *envOptions) { o.now = now } }
@@ -168,7 +169,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		o.maxFile = 2 << 20
 	}
 	cfg.Observable.MaxFile = strconv.FormatInt(o.maxFile, 10)
-	if o.zip != (cases.ZipLimits{}) {
+	if o.zip != (archive.Limits{}) {
 		cfg.Observable.Zip.MaxEntries, cfg.Observable.Zip.MaxUnpacked = o.zip.MaxEntries, strconv.FormatInt(o.zip.MaxTotal, 10)
 	}
 	if o.zipPassword != "" {

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/archive"
 )
 
 // Issue 15 (5b): a zip of 256 KB unpacked to 250 MiB with no quota. Uploaded archives have a total-size
 // and an entry quota per request (observable.zip.max_unpacked, observable.zip.max_entries); over either, the
 // request is a 400 in the contract's shape and nothing of the archive is stored: no observable, no file.
 func TestRegressionZipQuotaPerRequest(t *testing.T) {
-	tm := newTeam(t, withZipLimits(cases.ZipLimits{MaxEntries: 5, MaxTotal: 1 << 20}))
+	tm := newTeam(t, withZipLimits(archive.Limits{MaxEntries: 5, MaxTotal: 1 << 20}))
 	caseID := tm.analyst.newCase(t, nil).str(t, "id")
 	path := "/api/case/" + caseID + "/artifact"
 	upload := func(archive []byte) *resp {

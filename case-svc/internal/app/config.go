@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/web"
 )
@@ -128,13 +128,13 @@ func (c Config) check() error {
 }
 
 // ZipLimits are observable.zip's limits on one uploaded archive.
-func (c Config) ZipLimits() (cases.ZipLimits, error) {
+func (c Config) ZipLimits() (archive.Limits, error) {
 	total, err := web.ParseSize(c.Observable.Zip.MaxUnpacked)
 	if err != nil || total <= 0 {
-		return cases.ZipLimits{}, fmt.Errorf("config: observable.zip.max_unpacked: want a size such as 256M")
+		return archive.Limits{}, fmt.Errorf("config: observable.zip.max_unpacked: want a size such as 256M")
 	}
 	if c.Observable.Zip.MaxEntries <= 0 {
-		return cases.ZipLimits{}, fmt.Errorf("config: observable.zip.max_entries: want a positive number")
+		return archive.Limits{}, fmt.Errorf("config: observable.zip.max_entries: want a positive number")
 	}
-	return cases.ZipLimits{MaxEntries: c.Observable.Zip.MaxEntries, MaxTotal: total}, nil
+	return archive.Limits{MaxEntries: c.Observable.Zip.MaxEntries, MaxTotal: total}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/fname"
 	"github.com/openir/platform/pkg/search"
@@ -230,12 +231,15 @@ func (s *Service) CreateObservables(ctx context.Context, c Caller, p Parent, n N
 	if n.File != nil {
 		uploads := []Upload{*n.File}
 		if n.IsZip {
-			files, cleanup, err := unzip(ctx, *n.File, n.ZipPassword, s.zip)
+			files, cleanup, err := archive.Unzip(ctx, n.File.Body, n.ZipPassword, s.zip)
 			if err != nil {
 				return nil, nil, err
 			}
 			defer cleanup()
-			uploads = files
+			uploads = nil
+			for _, f := range files {
+				uploads = append(uploads, Upload{Name: f.Name, ContentType: "application/octet-stream", Body: f.Body})
+			}
 		}
 		for _, up := range uploads {
 			o, err := s.storeFile(ctx, base, up)

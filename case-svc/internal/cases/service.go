@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/pkg/apperr"
 )
 
@@ -26,8 +27,8 @@ type Stores struct {
 	Jobs        JobStore
 	// Tally counts records for the statistics (nil: they fail).
 	Tally TallyStore
-	// Zip bounds unpacked archives; zero = DefaultZipLimits.
-	Zip ZipLimits
+	// Zip bounds unpacked archives; zero = archive.DefaultLimits.
+	Zip archive.Limits
 }
 
 // Service holds the rules of cases, case templates, tasks, logs and custom fields. Every method takes the
@@ -43,7 +44,7 @@ type Service struct {
 	alerts      AlertStore
 	jobs        JobStore
 	tally       TallyStore
-	zip         ZipLimits
+	zip         archive.Limits
 	now         func() time.Time
 }
 
@@ -52,8 +53,8 @@ func NewService(st Stores, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	if st.Zip == (ZipLimits{}) {
-		st.Zip = DefaultZipLimits
+	if st.Zip == (archive.Limits{}) {
+		st.Zip = archive.DefaultLimits
 	}
 	return &Service{cases: st.Cases, tasks: st.Tasks, templates: st.Templates, fields: st.Fields, files: st.Files,
 		members: st.Members, observables: st.Observables, alerts: st.Alerts, jobs: st.Jobs, tally: st.Tally, zip: st.Zip, now: now}
@@ -84,3 +85,11 @@ func fieldError(name, msg string) error {
 func apperr404(err error) bool { return err != nil && apperr.Is(err, apperr.NotFound) }
 
 func trimRight(s string) string { return strings.TrimRight(s, " \t\r\n") }
+
+// shortName cuts a client's string to 64 bytes for an error message.
+func shortName(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}

@@ -1,4 +1,8 @@
-package cases
+// Package archive unpacks the zip archives clients upload (an observable's isZip): plain and encrypted
+// (ZipCrypto, AES) archives into temporary files, refusing zip bombs (Limits), entry names that would leave the
+// archive and corrupt data with a 400. It owns the archive formats and the temporary files; the domain
+// (cases) calls Unzip and stores what it returns.
+package archive
 
 import (
 	stdzip "archive/zip"
@@ -15,15 +19,20 @@ import (
 	"github.com/openir/platform/pkg/fname"
 )
 
-// ZipLimits bound what an uploaded archive (isZip) may unpack to: a zip bomb is refused before it fills the
-// disk.
-type ZipLimits struct {
+// Limits bound what an uploaded archive may unpack to: a zip bomb is refused before it fills the disk.
+type Limits struct {
 	MaxEntries int   // entries of the archive, directories included
 	MaxTotal   int64 // bytes of all files once unpacked
 }
 
-// DefaultZipLimits are the limits of a service created without others.
-var DefaultZipLimits = ZipLimits{MaxEntries: 1000, MaxTotal: 256 << 20}
+// DefaultLimits are the limits of a service created without others.
+var DefaultLimits = Limits{MaxEntries: 1000, MaxTotal: 256 << 20}
+
+// File is one file unpacked from an archive: its base name and its content, in a temporary file.
+type File struct {
+	Name string
+	Body io.Reader
+}
 
 func badZip(format string, args ...any) error {
 	return apperr.Errorf(apperr.BadRequest, "attachment: "+format, args...)
@@ -39,14 +48,14 @@ type zipEntry struct {
 	open      func() (io.ReadCloser, error)
 }
 
-// unzip unpacks the files of an uploaded archive into temporary files and returns them as uploads (named by
-// their base name), with a function removing them. It refuses (400) archives that are not zip files, entries
+// Unzip unpacks the files of an uploaded archive into temporary files and returns them (named by their base
+// name), with a function removing them. It refuses (400) archives that are not zip files, entries
 // whose names leave the archive (absolute, "..", drive letters, NUL), more entries or more unpacked bytes
 // than the limits allow (declared sizes are checked first, and reading stops at the declared size, so a
 // header that lies is caught too), encrypted entries without the right password, and corrupt data. The
 // standard library reads plain archives; github.com/yeka/zip reads encrypted ones (ZipCrypto and AES).
-func unzip(ctx context.Context, up Upload, password string, lim ZipLimits) (files []Upload, cleanup func(), err error) {
-	ra, size, release, err := readerAt(up.Body)
+func Unzip(ctx context.Context, body io.Reader, password string, lim Limits) (files []File, cleanup func(), err error) {
+	ra, size, release, err := readerAt(body)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,7 +120,7 @@ func unzip(ctx context.Context, up Upload, password string, lim ZipLimits) (file
 			return nil, nil, fmt.Errorf("unzip: %w", err)
 		}
 		opened = append(opened, f)
-		files = append(files, Upload{Name: fname.Base(e.name, "unnamed"), ContentType: "application/octet-stream", Body: f})
+		files = append(files, File{Name: fname.Base(e.name, "unnamed"), Body: f})
 	}
 	if len(files) == 0 {
 		return nil, nil, badZip("the archive holds no file")

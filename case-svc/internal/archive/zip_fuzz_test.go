@@ -1,11 +1,11 @@
-package cases
+package archive
 
-// FuzzUnzip sends bytes through unzip, the unpacking of an uploaded archive (isZip, with or without
+// FuzzUnzip sends bytes through Unzip, the unpacking of an uploaded archive (isZip, with or without
 // zipPassword), seeded with plain and encrypted archives and hostile ones: it never panics (beyond what
-// unzip itself recovers from), an error is always a 400 BadRequest and leaves no temporary file, and a success
+// Unzip itself recovers from), an error is always a 400 BadRequest and leaves no temporary file, and a success
 // gives base-named files within the limits, which cleanup removes.
 //
-//	go test ./internal/cases -run '^$' -fuzz FuzzUnzip -fuzztime 20s -fuzzminimizetime 200x
+//	go test ./internal/archive -run '^$' -fuzz FuzzUnzip -fuzztime 20s -fuzzminimizetime 200x
 
 import (
 	stdzip "archive/zip"
@@ -91,7 +91,7 @@ func seedLying(t testing.TB, declared uint64, content []byte) []byte {
 // unzipDeadline bounds one unpacking of a fuzz input (a few KB within small limits).
 const unzipDeadline = 5 * time.Second
 
-var fuzzLimits = ZipLimits{MaxEntries: 16, MaxTotal: 256 << 10}
+var fuzzLimits = Limits{MaxEntries: 16, MaxTotal: 256 << 10}
 
 func FuzzUnzip(f *testing.F) {
 	one, two := []byte("first sample"), []byte(strings.Repeat("second sample ", 50))
@@ -123,14 +123,14 @@ func FuzzUnzip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, password string) {
 		var (
-			files   []Upload
+			files   []File
 			cleanup func()
 			err     error
 		)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			files, cleanup, err = unzip(context.Background(), Upload{Name: "upload.zip", Body: bytes.NewReader(data)}, password, fuzzLimits)
+			files, cleanup, err = Unzip(context.Background(), bytes.NewReader(data), password, fuzzLimits)
 		}()
 		select {
 		case <-done:
@@ -188,7 +188,7 @@ func TestUnzipSeeds(t *testing.T) {
 		{"aes with a wrong password", "nope", seedEncrypted(t, "malware", zip.AES256Encryption, seedEntry{"s", []byte("1"), 0}), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files, cleanup, err := unzip(context.Background(), Upload{Body: bytes.NewReader(tc.archive)}, tc.password, fuzzLimits)
+			files, cleanup, err := Unzip(context.Background(), bytes.NewReader(tc.archive), tc.password, fuzzLimits)
 			if tc.files == nil {
 				if !apperr.Is(err, apperr.BadRequest) {
 					t.Fatalf("err %v, want a BadRequest", err)

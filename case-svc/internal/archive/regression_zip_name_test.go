@@ -1,8 +1,8 @@
-package cases
+package archive
 
 // Bug (minor): an archive entry written with Windows separators, `dir\sub\file.txt` (some Windows tools do),
 // becomes an observable named "dir\sub\file.txt", not by its base name "file.txt" as README "Observables"
-// says: unzip names files with path.Base, which only splits on "/", although checkEntryName treats "\" as a
+// says: Unzip names files with path.Base, which only splits on "/", although checkEntryName treats "\" as a
 // separator for "..". Uses seedZip/seedEntry of zip_fuzz_test.go.
 
 import (
@@ -14,7 +14,7 @@ import (
 func TestRegression_ZipBackslashEntryNamedByBaseName(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	archive := seedZip(t, seedEntry{`dir\sub\file.txt`, []byte("1"), 0})
-	files, cleanup, err := unzip(context.Background(), Upload{Body: bytes.NewReader(archive)}, "", fuzzLimits)
+	files, cleanup, err := Unzip(context.Background(), bytes.NewReader(archive), "", fuzzLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
