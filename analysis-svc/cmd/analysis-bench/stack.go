@@ -5,12 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/app"
@@ -56,7 +54,7 @@ type stack struct {
 	url           string
 	analyzersRoot string
 	jobDir        string
-	server        *http.Server
+	server        *benchkit.Server
 	super         *benchkit.Client
 	admin         *benchkit.Client // orgadmin of benchOrg (roles read, analyze, orgadmin)
 	echoID        string           // the enabled Echo analyzer
@@ -127,14 +125,11 @@ func startStack(ctx context.Context, dbDir string, logs *logSink, name, dir stri
 		return nil, fmt.Errorf("analyzer.paths did not give %s (or the database had its superadmin)", shDefID)
 	}
 	a.Start(context.WithoutCancel(ctx))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if s.server, err = benchkit.Serve(web.NewServer(a.Log, a.Echo, a.ServeConfig())); err != nil {
 		s.close()
 		return nil, err
 	}
-	s.server = web.NewServer(a.Log, a.Echo, a.ServeConfig())
-	go func() { _ = s.server.Serve(ln) }()
-	s.url = "http://" + ln.Addr().String()
+	s.url = s.server.URL
 
 	if err := s.setup(ctx); err != nil {
 		s.close()
@@ -178,9 +173,7 @@ func (s *stack) setup(ctx context.Context) error {
 // close stops the HTTP server, then the job workers and the events, and closes the database.
 func (s *stack) close() {
 	if s.server != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = s.server.Shutdown(sctx)
-		cancel()
+		s.server.Close()
 	}
 	s.app.Close(context.Background())
 }

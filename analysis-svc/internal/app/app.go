@@ -17,8 +17,6 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/api"
 	"github.com/openir/platform/analysis-svc/internal/jobevent"
 	"github.com/openir/platform/analysis-svc/internal/store"
-	"github.com/openir/platform/pkg/auth"
-	"github.com/openir/platform/pkg/background"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/events"
@@ -44,9 +42,8 @@ type Options struct {
 // App is analysis-svc built: what serves the routes, the services behind them and their background work.
 type App struct {
 	Config Config
-	Log    *slog.Logger
-	DB     *docstore.DB
-	Keys   *auth.Keyring
+	// Base is the logger, the database, the keyring and the background work.
+	conf.Base
 	// Echo is the router with every route and limit.
 	Echo     *echo.Echo
 	Identity *analysis.Identity
@@ -63,16 +60,14 @@ type App struct {
 	Files       *store.FileStore
 	// Bootstrapped is true when New created the superadmin of bootstrap.*.
 	Bootstrapped bool
-
-	ownDB bool
-	bg    background.Group
 }
 
 // New builds analysis-svc from cfg: it opens the database (unless opts.DB), makes sure of the superadmin of
 // bootstrap.*, and builds every store, service and route. Nothing runs yet: Start runs the background work,
 // Serve serves; Close undoes New.
 func New(ctx context.Context, cfg Config, log *slog.Logger, opts Options) (*App, error) {
-	a := &App{Config: cfg, Log: log, DB: opts.DB}
+	a := &App{Config: cfg}
+	a.Log, a.DB = log, opts.DB
 	if err := a.build(ctx, opts); err != nil {
 		a.Close(ctx)
 		return nil, err
@@ -82,22 +77,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts Options) (*App,
 
 // build is New's work on a.
 func (a *App) build(ctx context.Context, opts Options) (err error) {
-	cfg, log := a.Config, a.Log
-	if a.DB == nil {
-		// An empty database.uri opens the embedded SQLite file database.path/<database.name>.db.
-		if a.DB, err = docstore.Open(ctx, docstore.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log); err != nil {
-			return err
-		}
-		a.ownDB = true
-		log.Info("database ready", "engine", a.DB.Engine(), "name", cfg.Database.Name)
-	}
-	secret, err := conf.AuthSecret(conf.Security{Mode: cfg.Mode, Secret: cfg.Auth.Secret, DataPath: cfg.Database.Path,
-		Embedded: a.DB.Embedded(), AllowInsecure: cfg.HTTP.AllowInsecureCredentials, EnvPrefix: "ANALYSIS"}, log)
-	if err != nil {
+	cfg := a.Config
+	if err := a.Open(ctx, cfg.Common, "ANALYSIS"); err != nil {
 		return err
-	}
-	if a.Keys, err = auth.NewKeyring(secret); err != nil {
-		return fmt.Errorf("auth.secret: %w", err)
 	}
 	istore, err := store.NewIdentityStore(ctx, a.DB)
 	if err != nil {
@@ -180,11 +162,11 @@ func (a *App) Start(ctx context.Context) {
 
 // StartJobs runs the job workers until ctx ends, Close, or the returned stop, which waits for them.
 func (a *App) StartJobs(ctx context.Context) (stop func()) {
-	return a.bg.Go(ctx, func(ctx context.Context) { _ = a.Jobs.Run(ctx) })
+	return a.Go(ctx, func(ctx context.Context) { _ = a.Jobs.Run(ctx) })
 }
 
 // StartEvents runs the job events' background work until Close or the returned stop, which waits for it.
-func (a *App) StartEvents() (stop func()) { return a.bg.Go(context.Background(), a.Events.Run) }
+func (a *App) StartEvents() (stop func()) { return a.Go(context.Background(), a.Events.Run) }
 
 // ServeConfig is the HTTP server's configuration (http.addr, http.tls.*, http.read_timeout); responses may
 // take job.waitreport.max and a minute (long polls).
@@ -197,15 +179,4 @@ func (a *App) ServeConfig() web.ServeConfig {
 // Serve serves the routes on http.addr until ctx ends, then drains the requests.
 func (a *App) Serve(ctx context.Context) error {
 	return web.Serve(ctx, a.Log, a.Echo, a.ServeConfig())
-}
-
-// Close stops the background work in the order it started (the job workers before the events), then closes
-// the database New opened.
-func (a *App) Close(ctx context.Context) {
-	a.bg.Stop()
-	if a.ownDB && a.DB != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		_ = a.DB.Close(cctx)
-	}
 }

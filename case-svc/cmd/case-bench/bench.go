@@ -54,6 +54,7 @@ type benchOptions struct {
 	out     string
 	profile string // folder for one CPU profile per phase
 	keep    bool   // keep the temporary folder
+	audit   bool   // only the audit overhead row
 	sizes   sizes
 }
 
@@ -66,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 		"rows of the services case-svc and connector are replaced, the others kept")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of each phase into this folder (<phase>.pprof)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder (databases)")
+	fs.BoolVar(&o.audit, "audit", false, "run only the row audit overhead on case creation (section 6)")
 	fill := fs.String("fill", "", "how cases beyond the first measurement are made: api or bulk (default: bulk)")
 	cases := fs.Int("cases", 0, "cases at the second measurement (default 100000, -quick 300)")
 	if err := fs.Parse(args); err != nil {
@@ -73,6 +75,15 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return benchOptions{}, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if o.audit {
+		// A file of a full run keeps its rows: the audit rows alone are written only to a file named with -out.
+		o.out = ""
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "out" {
+				o.out = f.Value.String()
+			}
+		})
 	}
 	o.sizes = fullSizes
 	if o.quick {

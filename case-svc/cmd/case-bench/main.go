@@ -83,7 +83,10 @@ func runAll(ctx context.Context, b *bench) error {
 			ap.stop()
 		}
 	}()
-	logs := &logSink{out: b.Log}
+	logs := &benchkit.LogSink{Out: b.Log}
+	if b.opts.audit {
+		return runAudit(ctx, b, logs)
+	}
 	var bin string
 	if err := b.Phase("build analysis-svc", func() (err error) {
 		bin, err = buildAnalysis(ctx, filepath.Join(b.Tmp, "bin"))

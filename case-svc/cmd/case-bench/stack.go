@@ -8,13 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/app"
@@ -33,33 +31,13 @@ const (
 	serverName  = "local" // the connector's analysis server (analysisId)
 )
 
-// logSink is the service's log output: info lines (one per request) are formatted as in production and
-// dropped; warnings and errors go to stderr so a failing run says why.
-type logSink struct {
-	mu  sync.Mutex
-	out io.Writer
-	n   int
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	if bytes.Contains(p, []byte(`"level":"ERROR"`)) || bytes.Contains(p, []byte(`"level":"WARN"`)) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.n++
-		if l.n <= 20 {
-			_, _ = l.out.Write(p)
-		}
-	}
-	return len(p), nil
-}
-
 // stack is case-svc running in this process, built by internal/app as cmd/case-svc builds it, with the
 // defaults of the configuration, on an embedded database of its own, served over HTTP on 127.0.0.1.
 type stack struct {
 	app     *app.App
 	db      *docstore.DB
 	url     string
-	server  *http.Server
+	server  *benchkit.Server
 	super   *benchkit.Client // the bootstrapped platform administrator
 	analyst *benchkit.Client // analyst of benchOrg (manageCase, manageObservable, manageAlert, manageAnalyse…)
 }
@@ -72,7 +50,7 @@ type stackOptions struct {
 
 // startStack builds and starts case-svc on the embedded database `name` under dir (what internal/app opens with an
 // empty database.uri).
-func startStack(ctx context.Context, dir string, logs *logSink, name string, o stackOptions) (*stack, error) {
+func startStack(ctx context.Context, dir string, logs *benchkit.LogSink, name string, o stackOptions) (*stack, error) {
 	cfg, err := app.Default()
 	if err != nil {
 		return nil, err
@@ -93,14 +71,11 @@ func startStack(ctx context.Context, dir string, logs *logSink, name string, o s
 		return nil, fmt.Errorf("bootstrap: the database %s already had its administrator", name)
 	}
 	a.Start()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if s.server, err = benchkit.Serve(web.NewServer(a.Log, a.Echo, a.ServeConfig())); err != nil {
 		s.close()
 		return nil, err
 	}
-	s.server = web.NewServer(a.Log, a.Echo, a.ServeConfig())
-	go func() { _ = s.server.Serve(ln) }()
-	s.url = "http://" + ln.Addr().String()
+	s.url = s.server.URL
 	if err := s.setup(ctx); err != nil {
 		s.close()
 		return nil, err
@@ -130,9 +105,7 @@ func (s *stack) setup(ctx context.Context) error {
 // close stops the HTTP server, then the service's background work, and closes the database.
 func (s *stack) close() {
 	if s.server != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = s.server.Shutdown(sctx)
-		cancel()
+		s.server.Close()
 	}
 	s.app.Close(context.Background())
 }

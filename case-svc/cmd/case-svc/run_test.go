@@ -1,83 +1,27 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"github.com/openir/platform/pkg/apitest"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
-// start runs the service as main would, on a free port, and returns its base URL and a stop function that
-// waits for a clean shutdown.
+// start runs the service as main would, on a free port (apitest.StartRun), and returns its base URL and a
+// stop function that waits for a clean shutdown and checks that the bootstrap key never reached the logs.
 func start(t *testing.T, env map[string]string) (string, func()) {
 	t.Helper()
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &logWatch{addr: make(chan string, 1)}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, out) }()
-	select {
-	case a := <-out.addr:
-		return "http://" + a, func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("run: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Error("run did not stop within 30 s")
-			}
-			if strings.Contains(out.String(), env["CASE_BOOTSTRAP_KEY"]) {
-				t.Error("the bootstrap key reached the logs")
-			}
-		}
-	case err := <-done:
-		cancel()
-		t.Fatalf("run ended before listening: %v", err)
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatal("run did not listen within 60 s")
-	}
-	return "", nil
-}
-
-// logWatch keeps the service's JSON log lines and reports the address of the "listening" line.
-type logWatch struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	addr chan string
-}
-
-func (w *logWatch) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	for _, l := range bytes.Split(p, []byte("\n")) {
-		var line struct{ Msg, Addr string }
-		if json.Unmarshal(l, &line) == nil && line.Msg == "listening" {
-			select {
-			case w.addr <- line.Addr:
-			default:
-			}
+	url, logs, stop := apitest.StartRun(t, run, env)
+	return url, func() {
+		stop()
+		if strings.Contains(logs.String(), env["CASE_BOOTSTRAP_KEY"]) {
+			t.Error("the bootstrap key reached the logs")
 		}
 	}
-	return len(p), nil
-}
-
-func (w *logWatch) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 func call(t *testing.T, method, url, key, body string) (int, string) {

@@ -19,8 +19,6 @@ import (
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/store"
-	"github.com/openir/platform/pkg/auth"
-	"github.com/openir/platform/pkg/background"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/web"
@@ -52,9 +50,8 @@ type Options struct {
 // App is case-svc built: what serves the routes, the services behind them and their background work.
 type App struct {
 	Config Config
-	Log    *slog.Logger
-	DB     *docstore.DB
-	Keys   *auth.Keyring
+	// Base is the logger, the database, the keyring and the background work.
+	conf.Base
 	// Echo is the router with every route and limit.
 	Echo     *echo.Echo
 	Identity *cases.Identity
@@ -68,16 +65,14 @@ type App struct {
 	AnalysisStore *store.AnalysisStore
 	// Bootstrapped is true when New created the platform administrator of bootstrap.*.
 	Bootstrapped bool
-
-	ownDB bool
-	bg    background.Group
 }
 
 // New builds case-svc from cfg: it opens the database (unless opts.DB), makes sure of the platform
 // administrator of bootstrap.*, and builds every store, service and route. Nothing runs yet: Start runs the
 // background work, Serve serves; Close undoes New.
 func New(ctx context.Context, cfg Config, log *slog.Logger, opts Options) (*App, error) {
-	a := &App{Config: cfg, Log: log, DB: opts.DB}
+	a := &App{Config: cfg}
+	a.Log, a.DB = log, opts.DB
 	if err := a.build(ctx, opts); err != nil {
 		a.Close(ctx)
 		return nil, err
@@ -87,23 +82,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts Options) (*App,
 
 // build is New's work on a.
 func (a *App) build(ctx context.Context, opts Options) (err error) {
-	cfg, log := a.Config, a.Log
-	if a.DB == nil {
-		// An empty database.uri opens the embedded SQLite file database.path/<database.name>.db.
-		if a.DB, err = docstore.Open(ctx, docstore.Config{URI: cfg.Database.URI, Name: cfg.Database.Name, Path: cfg.Database.Path}, log); err != nil {
-			return err
-		}
-		a.ownDB = true
-		log.Info("database ready", "engine", a.DB.Engine(), "name", cfg.Database.Name)
-	}
-	db := a.DB
-	secret, err := conf.AuthSecret(conf.Security{Mode: cfg.Mode, Secret: cfg.Auth.Secret, DataPath: cfg.Database.Path,
-		Embedded: db.Embedded(), AllowInsecure: cfg.HTTP.AllowInsecureCredentials, EnvPrefix: "CASE"}, log)
-	if err != nil {
+	cfg := a.Config
+	if err := a.Open(ctx, cfg.Common, "CASE"); err != nil {
 		return err
-	}
-	if a.Keys, err = auth.NewKeyring(secret); err != nil {
-		return fmt.Errorf("auth.secret: %w", err)
 	}
 	if a.Events, err = a.eventService(ctx, opts); err != nil {
 		return err
@@ -251,10 +232,10 @@ func (a *App) Start() {
 }
 
 // StartTracker runs the connector's tracker until Close or the returned stop, which waits for it.
-func (a *App) StartTracker() (stop func()) { return a.bg.Go(context.Background(), a.Analyses.Run) }
+func (a *App) StartTracker() (stop func()) { return a.Go(context.Background(), a.Analyses.Run) }
 
 // StartEvents runs the events' background work until Close or the returned stop, which waits for it.
-func (a *App) StartEvents() (stop func()) { return a.bg.Go(context.Background(), a.Events.Run) }
+func (a *App) StartEvents() (stop func()) { return a.Go(context.Background(), a.Events.Run) }
 
 // ServeConfig is the HTTP server's configuration (http.addr, http.tls.*, http.read_timeout).
 func (a *App) ServeConfig() web.ServeConfig {
@@ -265,15 +246,4 @@ func (a *App) ServeConfig() web.ServeConfig {
 // Serve serves the routes on http.addr until ctx ends, then drains the requests.
 func (a *App) Serve(ctx context.Context) error {
 	return web.Serve(ctx, a.Log, a.Echo, a.ServeConfig())
-}
-
-// Close stops the background work in the order it started (the tracker before the events), then closes the
-// database New opened.
-func (a *App) Close(ctx context.Context) {
-	a.bg.Stop()
-	if a.ownDB && a.DB != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		_ = a.DB.Close(cctx)
-	}
 }
