@@ -54,7 +54,7 @@ type jobView struct {
 type analysisRun struct {
 	b     *bench
 	dbDir string // the folder of every section's embedded database (and the floors')
-	logs  *logSink
+	logs  *benchkit.LogSink
 	s     *stack // the current section's service
 	bare  *bareServer
 	// rawJob is a finished Echo job as the store wrote it in `jobs`: the shape of the floors' documents and
@@ -69,7 +69,7 @@ type analysisRun struct {
 // section 5 measures), and the floors run on a database of their own through the same collection API.
 func runAnalysis(ctx context.Context, b *bench) error {
 	b.Service = "analysis-svc"
-	a := &analysisRun{b: b, bare: newBareServer(), dbDir: filepath.Join(b.Tmp, "db"), logs: &logSink{out: b.Log}}
+	a := &analysisRun{b: b, bare: newBareServer(), dbDir: filepath.Join(b.Tmp, "db"), logs: &benchkit.LogSink{Out: b.Log}}
 	defer a.bare.close()
 	var first *stack
 	if err := b.Phase("start", func() (err error) {

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/app"
@@ -59,39 +56,19 @@ type stack struct {
 	admin         *benchkit.Client // orgadmin of benchOrg (roles read, analyze, orgadmin)
 	echoID        string           // the enabled Echo analyzer
 	shID          string           // the enabled Bench_Sh analyzer
-	logs          *logSink
-}
-
-// logSink is the service's log output: info lines (one per request) are formatted as in production and
-// dropped; warnings and errors go to stderr so a failing run says why.
-type logSink struct {
-	mu  sync.Mutex
-	out io.Writer
-	n   int
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	if bytes.Contains(p, []byte(`"level":"ERROR"`)) || bytes.Contains(p, []byte(`"level":"WARN"`)) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.n++
-		if l.n <= 20 {
-			_, _ = l.out.Write(p)
-		}
-	}
-	return len(p), nil
+	logs          *benchkit.LogSink
 }
 
 // openDB opens the embedded database name (SQLite, dbDir/name.db) as internal/app does with an
 // empty database.uri.
-func openDB(ctx context.Context, dbDir, name string, logs *logSink) (*docstore.DB, error) {
+func openDB(ctx context.Context, dbDir, name string, logs *benchkit.LogSink) (*docstore.DB, error) {
 	return docstore.Open(ctx, docstore.Config{Name: name, Path: dbDir}, conf.Logger(logs, "info", "analysis-svc"))
 }
 
 // startStack builds and starts the service on a fresh embedded database `name` in dbDir, with its files under
 // dir: analyzer.paths holds the Bench_Sh analyzer, job.directory the job folders. Webhooks may go to the
 // bench's receiver on 127.0.0.1 (webhook.allow_private). close closes the database too.
-func startStack(ctx context.Context, dbDir string, logs *logSink, name, dir string) (*stack, error) {
+func startStack(ctx context.Context, dbDir string, logs *benchkit.LogSink, name, dir string) (*stack, error) {
 	s := &stack{analyzersRoot: filepath.Join(dir, "analyzers"), jobDir: filepath.Join(dir, "jobs"), logs: logs}
 	if err := os.MkdirAll(filepath.Join(s.analyzersRoot, "Bench"), 0o755); err != nil {
 		return nil, err
