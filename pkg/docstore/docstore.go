@@ -257,12 +257,27 @@ func (c *Collection) FindRaw(ctx context.Context, q Query) ([][]byte, error) {
 
 // FindPage runs a list or search: the documents matching f in p's order, then by _id so that pages are
 // stable, from p.Offset, at most p.Limit of them (0 = all), decoded into out (a pointer to a slice), and the
-// total number of matches.
+// total number of matches. The count runs beside the find (on another connection): on a large collection it
+// is the longer of the two (it visits every match), and the page no longer waits for it to start.
 func (c *Collection) FindPage(ctx context.Context, f search.Node, p search.Page, out any) (int64, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type counted struct {
+		n   int64
+		err error
+	}
+	count := make(chan counted, 1)
+	go func() {
+		n, err := c.Count(cctx, f)
+		count <- counted{n, err}
+	}()
 	if err := c.Find(ctx, Query{Filter: f, Sort: StableSort(p.Sort), Offset: p.Offset, Limit: p.Limit}, out); err != nil {
+		cancel()
+		<-count
 		return 0, err
 	}
-	return c.Count(ctx, f)
+	res := <-count
+	return res.n, res.err
 }
 
 // StableSort returns keys followed by _id ascending unless keys already order by _id.
