@@ -18,9 +18,11 @@ type sizes struct {
 	ObservablesPerCase int `json:"observablesPerCase"`
 	TasksPerCase       int `json:"tasksPerCase"`
 	// Fill is how the cases beyond CasesSmall are made: "api" (POST /api/case and /artifact, like the first
-	// ones) or "bulk": insertMany into the collections (documents shaped as the API's) up to
-	// CasesLarge-CreateSample, then the last CreateSample cases through the API. Through the API the fill
-	// takes too long for the 15-minute budget of `make bench`, so the full run uses bulk.
+	// ones) up to CasesLarge-CreateSample, or "bulk": insertMany into the collections (documents shaped as the
+	// API's) up to CasesLarge-2·CreateSample, then CreateSample cases through the API. The last CreateSample
+	// cases up to CasesLarge are the creation floor at that size (the floor's Collection calls in the same
+	// database). Through the API the fill takes too long for the 15-minute budget of `make bench`, so the full
+	// run uses bulk.
 	Fill         string `json:"fill"`
 	CreateSample int    `json:"createSample"`
 	// Repetitions at each size (the floors run as often): waitingTasks and case search, similar cases,
