@@ -63,11 +63,11 @@ func (r pyReq) send(t *testing.T, c *client) *resp {
 		if err := mw.Close(); err != nil {
 			t.Fatal(err)
 		}
-		return c.send(t, r.method, r.path, mw.FormDataContentType(), &buf, pyHeaders())
+		return c.Send(t, r.method, r.path, mw.FormDataContentType(), &buf, pyHeaders())
 	case r.json != "":
-		return c.send(t, r.method, r.path, "application/json", strings.NewReader(r.json), pyHeaders())
+		return c.Send(t, r.method, r.path, "application/json", strings.NewReader(r.json), pyHeaders())
 	default:
-		return c.send(t, r.method, r.path, "", nil, pyHeaders())
+		return c.Send(t, r.method, r.path, "", nil, pyHeaders())
 	}
 }
 
@@ -98,9 +98,9 @@ func pyModel(t *testing.T, what string, m map[string]any, fields []string) {
 // pyModels decodes a list and checks each item against the model; it returns the list.
 func pyModels(t *testing.T, r *resp, fields []string) []map[string]any {
 	t.Helper()
-	l := r.list(t)
+	l := plainMaps(r.List(t))
 	for _, m := range l {
-		pyModel(t, r.path, m, fields)
+		pyModel(t, r.Path, m, fields)
 	}
 	return l
 }
@@ -138,8 +138,8 @@ func TestCortex4py_EveryMethod(t *testing.T) {
 	}
 	obj := func(fields []string, more func(t *testing.T, m map[string]any)) func(t *testing.T, r *resp) {
 		return func(t *testing.T, r *resp) {
-			m := r.object(t)
-			pyModel(t, r.path, m, fields)
+			m := r.Object(t)
+			pyModel(t, r.Path, m, fields)
 			if more != nil {
 				more(t, m)
 			}
@@ -173,7 +173,7 @@ func TestCortex4py_EveryMethod(t *testing.T) {
 	}
 	key := func(dst *string) func(t *testing.T, r *resp) {
 		return func(t *testing.T, r *resp) {
-			if *dst = r.text(t); len(*dst) < 32 {
+			if *dst = r.Text(t); len(*dst) < 32 {
 				t.Fatalf("key %q", *dst)
 			}
 		}
@@ -200,8 +200,8 @@ func TestCortex4py_EveryMethod(t *testing.T) {
 	const caseData = `{"title": "Sample case", "description": "This is a sample case"}`
 	steps := []pyStep{
 		{"api.status", super, get("/api/status"), 200, func(t *testing.T, r *resp) {
-			if v, _ := r.object(t)["versions"].(map[string]any); v["Cortex"] == nil {
-				t.Errorf("status without versions.Cortex: %s", r.body)
+			if v, _ := r.Object(t)["versions"].(map[string]any); v["Cortex"] == nil {
+				t.Errorf("status without versions.Cortex: %s", r.Body)
 			}
 		}},
 		// Organizations (superadmin).
@@ -249,8 +249,8 @@ func TestCortex4py_EveryMethod(t *testing.T) {
 		{"users.set_password", admin, post("/api/user/User-abc123/password/set", `{"password": "password"}`), 204, nil},
 		{"users.set_key", admin, post("/api/user/User-abc123/key/renew", `{}`), 200, key(&key1)},
 		{"users.get_key", admin, get("/api/user/User-abc123/key"), 200, func(t *testing.T, r *resp) {
-			if r.text(t) != key1 {
-				t.Errorf("get_key %q, want the key set_key returned", r.body)
+			if r.Text(t) != key1 {
+				t.Errorf("get_key %q, want the key set_key returned", r.Body)
 			}
 		}},
 		{"users.renew_key", admin, post("/api/user/User-abc123/key/renew", `{}`), 200, func(t *testing.T, r *resp) {
@@ -412,8 +412,8 @@ func TestCortex4py_EveryMethod(t *testing.T) {
 	for _, s := range steps {
 		t.Run(s.method, func(t *testing.T) {
 			r := s.req().send(t, s.as())
-			if r.status != s.status {
-				t.Fatalf("%s %s: status %d, want %d; body %s", r.method, r.path, r.status, s.status, r.body)
+			if r.Status != s.status {
+				t.Fatalf("%s %s: status %d, want %d; body %s", r.Method, r.Path, r.Status, s.status, r.Body)
 			}
 			if s.check != nil {
 				s.check(t, r)
@@ -449,7 +449,7 @@ func TestCortex4py_Refusals(t *testing.T) {
 			403, "AuthorizationError"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			c.req.send(t, c.as).wantError(t, c.status, c.typ)
+			c.req.send(t, c.as).WantError(t, c.status, c.typ)
 		})
 	}
 }

@@ -26,8 +26,8 @@ func newEventFixture(t *testing.T, adjust func(*events.Config)) *eventFixture {
 	t.Helper()
 	f := &eventFixture{jobFixture: newJobFixture(t, withEvents(adjust))}
 	f.otherAdmin = f.e.user(t, "other-admin", "other", roleOrgAdmin)
-	f.otherAnalyzer = f.otherAdmin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{}).
-		want(t, http.StatusCreated).object(t)["id"].(string)
+	f.otherAnalyzer = f.otherAdmin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{}).
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
 	return f
 }
 
@@ -36,7 +36,7 @@ func deliveries(t *testing.T, as *client, webhook string, ok func([]map[string]a
 	t.Helper()
 	var ds []map[string]any
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if ds = as.call(t, http.MethodGet, "/api/webhook/"+webhook+"/delivery", nil).want(t, http.StatusOK).list(t); ok(ds) {
+		if ds = plainMaps(as.Call(t, http.MethodGet, "/api/webhook/"+webhook+"/delivery", nil).Want(t, http.StatusOK).List(t)); ok(ds) {
 			return ds
 		}
 	}
@@ -47,27 +47,27 @@ func deliveries(t *testing.T, as *client, webhook string, ok func([]map[string]a
 func TestWebhook_JobFinished(t *testing.T) {
 	f := newEventFixture(t, noAdjust)
 	soc, other := eventstest.NewReceiver(t, "s3cret"), eventstest.NewReceiver(t, "")
-	wh := f.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"name": "jobs", "url": soc.URL(),
-		"secret": "s3cret", "auth": "bearer", "token": "tok-123"}).want(t, http.StatusCreated).object(t)
-	if wh["hasSecret"] != true || strings.Contains(string(f.admin.call(t, http.MethodGet, "/api/webhook/"+wh["id"].(string), nil).
-		want(t, http.StatusOK).body), "s3cret") {
+	wh := f.admin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"name": "jobs", "url": soc.URL(),
+		"secret": "s3cret", "auth": "bearer", "token": "tok-123"}).Want(t, http.StatusCreated).Object(t)
+	if wh["hasSecret"] != true || strings.Contains(string(f.admin.Call(t, http.MethodGet, "/api/webhook/"+wh["id"].(string), nil).
+		Want(t, http.StatusOK).Body), "s3cret") {
 		t.Errorf("the webhook shows its secret or hides that it is set: %v", wh)
 	}
-	otherWh := f.otherAdmin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": other.URL()}).
-		want(t, http.StatusCreated).object(t)
+	otherWh := f.otherAdmin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": other.URL()}).
+		Want(t, http.StatusCreated).Object(t)
 
 	t.Run("refusals", func(t *testing.T) {
-		f.analyst.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": soc.URL()}).wantError(t, http.StatusForbidden, "AuthorizationError")
-		f.reads.call(t, http.MethodGet, "/api/webhook", nil).wantError(t, http.StatusForbidden, "AuthorizationError")
-		f.e.super.call(t, http.MethodGet, "/api/webhook", nil).wantError(t, http.StatusForbidden, "AuthorizationError")
-		f.otherAdmin.call(t, http.MethodGet, "/api/webhook/"+wh["id"].(string), nil).wantError(t, http.StatusNotFound, "NotFoundError")
-		f.otherAdmin.call(t, http.MethodPatch, "/api/webhook/"+wh["id"].(string), map[string]any{"enabled": false}).
-			wantError(t, http.StatusNotFound, "NotFoundError")
-		f.otherAdmin.call(t, http.MethodDelete, "/api/webhook/"+wh["id"].(string), nil).wantError(t, http.StatusNotFound, "NotFoundError")
-		f.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "ftp://x"}).wantError(t, http.StatusBadRequest, "AttributeCheckingError")
-		f.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": soc.URL(), "filter": map[string]any{"nope": 1}}).
-			wantError(t, http.StatusBadRequest, "AttributeCheckingError")
-		if l := f.otherAdmin.call(t, http.MethodGet, "/api/webhook", nil).want(t, http.StatusOK).list(t); len(l) != 1 || l[0]["id"] != otherWh["id"] {
+		f.analyst.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": soc.URL()}).WantError(t, http.StatusForbidden, "AuthorizationError")
+		f.reads.Call(t, http.MethodGet, "/api/webhook", nil).WantError(t, http.StatusForbidden, "AuthorizationError")
+		f.e.super.Call(t, http.MethodGet, "/api/webhook", nil).WantError(t, http.StatusForbidden, "AuthorizationError")
+		f.otherAdmin.Call(t, http.MethodGet, "/api/webhook/"+wh["id"].(string), nil).WantError(t, http.StatusNotFound, "NotFoundError")
+		f.otherAdmin.Call(t, http.MethodPatch, "/api/webhook/"+wh["id"].(string), map[string]any{"enabled": false}).
+			WantError(t, http.StatusNotFound, "NotFoundError")
+		f.otherAdmin.Call(t, http.MethodDelete, "/api/webhook/"+wh["id"].(string), nil).WantError(t, http.StatusNotFound, "NotFoundError")
+		f.admin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "ftp://x"}).WantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		f.admin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": soc.URL(), "filter": map[string]any{"nope": 1}}).
+			WantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		if l := f.otherAdmin.Call(t, http.MethodGet, "/api/webhook", nil).Want(t, http.StatusOK).List(t); len(l) != 1 || l[0]["id"] != otherWh["id"] {
 			t.Errorf("the other organization lists %v", l)
 		}
 	})
@@ -93,8 +93,8 @@ func TestWebhook_JobFinished(t *testing.T) {
 	}
 
 	// Another organization's job reaches its own webhook only.
-	otherJob := f.other.call(t, http.MethodPost, "/api/analyzer/"+f.otherAnalyzer+"/run", map[string]any{"dataType": "ip", "data": "10.0.0.2"}).
-		want(t, http.StatusOK).object(t)["id"].(string)
+	otherJob := f.other.Call(t, http.MethodPost, "/api/analyzer/"+f.otherAnalyzer+"/run", map[string]any{"dataType": "ip", "data": "10.0.0.2"}).
+		Want(t, http.StatusOK).Object(t)["id"].(string)
 	other.Wait(t, 15*time.Second, eventstest.Object(otherJob))
 	// A second soc job, delivered after the other organization's: the first soc job's delivery is acknowledged
 	// and was not sent again.
@@ -114,9 +114,9 @@ func TestWebhook_JobFinished(t *testing.T) {
 	}
 
 	// Re-send: delivered again, with the same event id.
-	f.otherAdmin.call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/delivery/"+ds[0]["id"].(string)+"/resend", nil).
-		wantError(t, http.StatusNotFound, "NotFoundError")
-	f.admin.call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/delivery/"+ds[0]["id"].(string)+"/resend", nil).want(t, http.StatusOK)
+	f.otherAdmin.Call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/delivery/"+ds[0]["id"].(string)+"/resend", nil).
+		WantError(t, http.StatusNotFound, "NotFoundError")
+	f.admin.Call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/delivery/"+ds[0]["id"].(string)+"/resend", nil).Want(t, http.StatusOK)
 	deadline := time.Now().Add(10 * time.Second)
 	for soc.Count(eventstest.Object(id)) < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -133,7 +133,7 @@ func TestWebhook_DeadLetterAndSSRF(t *testing.T) {
 	f := newEventFixture(t, func(c *events.Config) { c.Webhooks.MaxAttempts = 3 })
 	rcv := eventstest.NewReceiver(t, "")
 	rcv.Fail(1 << 30)
-	wh := f.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.URL()}).want(t, http.StatusCreated).object(t)
+	wh := f.admin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.URL()}).Want(t, http.StatusCreated).Object(t)
 	f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.0.0.1"})
 	ds := deliveries(t, f.admin, wh["id"].(string), func(ds []map[string]any) bool { return len(ds) == 1 && ds[0]["status"] == "Dead" })
 	if ds[0]["attempts"] != float64(3) || rcv.Hits() != 3 || !strings.Contains(ds[0]["lastError"].(string), "500") {
@@ -143,24 +143,24 @@ func TestWebhook_DeadLetterAndSSRF(t *testing.T) {
 	// Without webhook.allow_private: a loopback or metadata URL is refused.
 	s := newEventFixture(t, func(c *events.Config) { c.Webhooks.AllowPrivate = false })
 	for _, u := range []string{rcv.URL(), "http://169.254.169.254/latest/meta-data", "http://[::1]:8080/"} {
-		s.admin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": u}).wantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		s.admin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": u}).WantError(t, http.StatusBadRequest, "AttributeCheckingError")
 	}
 }
 
 func TestStream_JobEventsOfTheOrganization(t *testing.T) {
 	f := newEventFixture(t, noAdjust)
-	st := f.reads.call(t, http.MethodPost, "/api/stream", nil).want(t, http.StatusOK).text(t)
-	otherSt := f.other.call(t, http.MethodPost, "/api/stream", nil).want(t, http.StatusOK).text(t)
-	f.other.call(t, http.MethodGet, "/api/stream/"+st, nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	f.e.anon().call(t, http.MethodGet, "/api/stream/"+st, nil).want(t, http.StatusUnauthorized)
-	if s := f.reads.call(t, http.MethodGet, "/api/stream/status", nil).want(t, http.StatusOK).object(t); s["warning"] != false {
+	st := f.reads.Call(t, http.MethodPost, "/api/stream", nil).Want(t, http.StatusOK).Text(t)
+	otherSt := f.other.Call(t, http.MethodPost, "/api/stream", nil).Want(t, http.StatusOK).Text(t)
+	f.other.Call(t, http.MethodGet, "/api/stream/"+st, nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	f.e.anon().Call(t, http.MethodGet, "/api/stream/"+st, nil).Want(t, http.StatusUnauthorized)
+	if s := f.reads.Call(t, http.MethodGet, "/api/stream/status", nil).Want(t, http.StatusOK).Object(t); s["warning"] != false {
 		t.Errorf("status %v", s)
 	}
 
 	id := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.0.0.1"})["id"].(string)
 	var created, finished bool
 	for deadline := time.Now().Add(15 * time.Second); !(created && finished) && time.Now().Before(deadline); {
-		for _, m := range f.reads.call(t, http.MethodGet, "/api/stream/"+st, nil).want(t, http.StatusOK).list(t) {
+		for _, m := range f.reads.Call(t, http.MethodGet, "/api/stream/"+st, nil).Want(t, http.StatusOK).List(t) {
 			if m["objectId"] != id || m["objectType"] != "job" || m["organisation"] != "soc" || m["base"] == nil {
 				t.Errorf("stream message %v", m)
 				continue
@@ -175,7 +175,7 @@ func TestStream_JobEventsOfTheOrganization(t *testing.T) {
 		t.Fatalf("the stream showed creation %v, end %v", created, finished)
 	}
 	// The other organization's stream waits its refresh interval and answers nothing of soc's.
-	for _, m := range f.other.call(t, http.MethodGet, "/api/stream/"+otherSt, nil).want(t, http.StatusOK).list(t) {
+	for _, m := range f.other.Call(t, http.MethodGet, "/api/stream/"+otherSt, nil).Want(t, http.StatusOK).List(t) {
 		t.Errorf("the other organization's stream got %v", m)
 	}
 }

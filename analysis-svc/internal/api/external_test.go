@@ -43,16 +43,16 @@ func newExternalEnv(t *testing.T, analyzers, responders []string, popts process.
 // enable enables a definition (analyzer or responder) in the organization and returns the worker's id.
 func (x *externalEnv) enable(t *testing.T, kind, definition string, configuration map[string]any) string {
 	t.Helper()
-	return x.admin.call(t, http.MethodPost, "/api/organization/"+kind+"/"+definition,
+	return x.admin.Call(t, http.MethodPost, "/api/organization/"+kind+"/"+definition,
 		map[string]any{"name": definition, "configuration": configuration, "jobCache": 0}).
-		want(t, http.StatusCreated).object(t)["id"].(string)
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
 }
 
 // runRaw submits a raw JSON body and returns the job id.
 func (x *externalEnv) runRaw(t *testing.T, kind, worker, body string) string {
 	t.Helper()
-	return x.analyst.raw(t, http.MethodPost, "/api/"+kind+"/"+worker+"/run", "application/json", body).
-		want(t, http.StatusOK).object(t)["id"].(string)
+	return x.analyst.Raw(t, http.MethodPost, "/api/"+kind+"/"+worker+"/run", "application/json", body).
+		Want(t, http.StatusOK).Object(t)["id"].(string)
 }
 
 // waitRaw long-polls a job until it finished and returns the last answer.
@@ -60,10 +60,10 @@ func (x *externalEnv) waitRaw(t *testing.T, id string) *resp {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		r := x.analyst.call(t, http.MethodGet, "/api/job/"+id+"/waitreport?atMost=10seconds", nil).want(t, http.StatusOK)
+		r := x.analyst.Call(t, http.MethodGet, "/api/job/"+id+"/waitreport?atMost=10seconds", nil).Want(t, http.StatusOK)
 		var j struct{ Status string }
-		if err := json.Unmarshal(r.body, &j); err != nil {
-			t.Fatalf("waitreport: %v: %s", err, r.body)
+		if err := json.Unmarshal(r.Body, &j); err != nil {
+			t.Fatalf("waitreport: %v: %s", err, r.Body)
 		}
 		if j.Status != "Waiting" && j.Status != "InProgress" {
 			return r
@@ -132,7 +132,7 @@ func TestExternal_NumbersAsWritten(t *testing.T) {
 
 	id := x.runRaw(t, "analyzer", w, `{"dataType":"other","data":"n","parameters":{"f":1.0,"max":9223372036854775807,"nested":{"l":[0.5,2.50]}}}`)
 	r := x.waitRaw(t, id)
-	body := string(r.body) // not decoded: 1E+400 is no float64, and the bytes are what this test checks
+	body := string(r.Body) // not decoded: 1E+400 is no float64, and the bytes are what this test checks
 	if !strings.Contains(body, `"status":"Success"`) {
 		t.Fatalf("job: %s", body)
 	}
@@ -150,7 +150,7 @@ func TestExternal_NumbersAsWritten(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/api/job/" + id + "/report", "/api/job/" + id} {
-		b := string(x.analyst.call(t, http.MethodGet, path, nil).want(t, http.StatusOK).body)
+		b := string(x.analyst.Call(t, http.MethodGet, path, nil).Want(t, http.StatusOK).Body)
 		for _, want := range []string{`9223372036854775807`, `1.0`} {
 			if !strings.Contains(b, want) {
 				t.Errorf("GET %s lacks %s:\n%s", path, want, b)
@@ -170,7 +170,7 @@ open(os.path.join(job, "output", "output.json"), "w").write('{"success": true, "
 	x2 := newExternalEnv(t, nil, []string{respRoot}, process.Options{}, analysis.JobsConfig{})
 	rw := x2.enable(t, "responder", "EchoResp_1_0", nil)
 	rid := x2.runRaw(t, "responder", rw, `{"dataType":"thehive:case","data":{"caseId":9007199254740993,"score":2.0}}`)
-	rb := string(x2.waitRaw(t, rid).body)
+	rb := string(x2.waitRaw(t, rid).Body)
 	if !strings.Contains(rb, `"data":{"caseId":9007199254740993,"score":2.0}`) ||
 		strings.Count(rb, `9007199254740993`) < 2 { // the job's data and the input the worker saw
 		t.Errorf("responder data numbers changed:\n%s", rb)
@@ -191,9 +191,9 @@ func TestExternal_Scan(t *testing.T) {
 	x := newExternalEnv(t, []string{root, tooHigh}, nil, process.Options{}, analysis.JobsConfig{})
 	super := x.super
 
-	status := x.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK)
-	if !strings.Contains(string(status.body), "analyzer.paths[1] yields no definition") || strings.Contains(string(status.body), base) {
-		t.Errorf("status warnings (without paths): %s", status.body)
+	status := x.anon().Call(t, http.MethodGet, "/api/status", nil).Want(t, http.StatusOK)
+	if !strings.Contains(string(status.Body), "analyzer.paths[1] yields no definition") || strings.Contains(string(status.Body), base) {
+		t.Errorf("status warnings (without paths): %s", status.Body)
 	}
 
 	// New, changed, removed and broken definition files.
@@ -213,7 +213,7 @@ func TestExternal_Scan(t *testing.T) {
 		Warnings                []string
 		Definitions             int
 	}
-	super.call(t, http.MethodPost, "/api/analyzerdefinition/scan", nil).want(t, http.StatusOK).decode(t, &rep)
+	super.Call(t, http.MethodPost, "/api/analyzerdefinition/scan", nil).Want(t, http.StatusOK).Decode(t, &rep)
 	if rep.Type != "analyzer" || !slices.Equal(rep.Added, []string{"New_1_0"}) || !slices.Equal(rep.Changed, []string{"Change_1_0"}) ||
 		!slices.Equal(rep.Removed, []string{"Gone_1_0"}) || rep.Unchanged != 1 {
 		t.Errorf("scan = %+v", rep)
@@ -241,18 +241,18 @@ func TestExternal_Scan(t *testing.T) {
 			t.Errorf("no warning in the log names %s and %q:\n%s", file, why, x.logs.String())
 		}
 	}
-	ids := x.admin.call(t, http.MethodGet, "/api/analyzerdefinition", nil).want(t, http.StatusOK).ids(t)
+	ids := x.admin.Call(t, http.MethodGet, "/api/analyzerdefinition", nil).Want(t, http.StatusOK).IDs(t)
 	if !slices.Contains(ids, "New_1_0") || slices.Contains(ids, "Gone_1_0") || !slices.Contains(ids, "Test_Echo_1_0") {
 		t.Errorf("definitions after the scan: %v", ids)
 	}
 	// The orgadmin may scan too (as in the reference); a scan that changes nothing says so.
-	x.admin.call(t, http.MethodPost, "/api/analyzerdefinition/scan", nil).want(t, http.StatusOK).decode(t, &rep)
+	x.admin.Call(t, http.MethodPost, "/api/analyzerdefinition/scan", nil).Want(t, http.StatusOK).Decode(t, &rep)
 	if len(rep.Added)+len(rep.Changed)+len(rep.Removed) != 0 || rep.Unchanged != 3 {
 		t.Errorf("second scan = %+v", rep)
 	}
-	x.analyst.call(t, http.MethodPost, "/api/analyzerdefinition/scan", nil).want(t, http.StatusForbidden)
+	x.analyst.Call(t, http.MethodPost, "/api/analyzerdefinition/scan", nil).Want(t, http.StatusForbidden)
 	// The responder route scans responder.paths (none here): no change, no warning.
-	super.call(t, http.MethodPost, "/api/responderdefinition/scan", nil).want(t, http.StatusOK).decode(t, &rep)
+	super.Call(t, http.MethodPost, "/api/responderdefinition/scan", nil).Want(t, http.StatusOK).Decode(t, &rep)
 	if rep.Type != "responder" || len(rep.Warnings) != 0 {
 		t.Errorf("responder scan = %+v", rep)
 	}
@@ -298,8 +298,8 @@ printf '{"success": true, "summary": {}, "full": {"member": "%s", "outsider": "%
 				analysis.JobsConfig{TempDir: jobs, Folder: c.access})
 			w := x.enable(t, "analyzer", "Daemon_1_0", nil)
 			id := multipartRun(t, x.analyst, "/api/analyzer/"+w+"/run", "attachment", "sample.bin", []byte("sample"),
-				`{"dataType":"file"}`).want(t, http.StatusOK).object(t)["id"].(string)
-			j := x.waitRaw(t, id).object(t)
+				`{"dataType":"file"}`).Want(t, http.StatusOK).Object(t)["id"].(string)
+			j := x.waitRaw(t, id).Object(t)
 			full, _ := j["report"].(map[string]any)["full"].(map[string]any)
 			if full["member"] != c.member || full["outsider"] != c.others {
 				t.Errorf("report %v: want member %s, outsider %s", j["report"], c.member, c.others)

@@ -101,10 +101,10 @@ type fairFixture struct {
 
 func newFairFixture(t *testing.T) *fairFixture {
 	f := newJobFixture(t, withoutWorkers())
-	f.admin.call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"jobCache": 0}).want(t, http.StatusOK)
+	f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"jobCache": 0}).Want(t, http.StatusOK)
 	otherAdmin := f.e.user(t, "other-admin", "other", roleOrgAdmin)
-	id := otherAdmin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"jobCache": 0}).
-		want(t, http.StatusCreated).object(t)["id"].(string)
+	id := otherAdmin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"jobCache": 0}).
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
 	return &fairFixture{jobFixture: f, otherAnalyzer: id, prefix: fmt.Sprintf("%s-%d-", t.Name(), time.Now().UnixNano())}
 }
 
@@ -115,8 +115,8 @@ func (f *fairFixture) submit(t *testing.T, as *client, gate, group string) strin
 	if as == f.other {
 		analyzer = f.otherAnalyzer
 	}
-	return as.call(t, http.MethodPost, "/api/analyzer/"+analyzer+"/run", map[string]any{"dataType": "ip", "data": "10.9.0.1",
-		"parameters": map[string]any{"gate": f.prefix + gate, "group": f.prefix + group}}).want(t, http.StatusOK).object(t)["id"].(string)
+	return as.Call(t, http.MethodPost, "/api/analyzer/"+analyzer+"/run", map[string]any{"dataType": "ip", "data": "10.9.0.1",
+		"parameters": map[string]any{"gate": f.prefix + gate, "group": f.prefix + group}}).Want(t, http.StatusOK).Object(t)["id"].(string)
 }
 
 // waitStatusAs polls a job as a user of its organization until it has the status (deadline 30 s).
@@ -136,7 +136,7 @@ func (f *fairFixture) open(gate string) { close(gateNamed(f.prefix + gate).open)
 
 func (f *fairFixture) status(t *testing.T, as *client, id string) any {
 	t.Helper()
-	return as.call(t, http.MethodGet, "/api/job/"+id, nil).want(t, http.StatusOK).object(t)["status"]
+	return as.Call(t, http.MethodGet, "/api/job/"+id, nil).Want(t, http.StatusOK).Object(t)["status"]
 }
 
 // running returns the indexes of the jobs ids that are InProgress, as as sees them.
@@ -214,8 +214,8 @@ func TestQueue_FairBetweenOrganizations(t *testing.T) {
 		}
 	}
 	// Org isolation holds: neither sees the other's job.
-	f.analyst.call(t, http.MethodGet, "/api/job/"+b, nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	f.other.call(t, http.MethodGet, "/api/job/"+a[waiting[0]], nil).wantError(t, http.StatusNotFound, "NotFoundError")
+	f.analyst.Call(t, http.MethodGet, "/api/job/"+b, nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	f.other.Call(t, http.MethodGet, "/api/job/"+a[waiting[0]], nil).WantError(t, http.StatusNotFound, "NotFoundError")
 
 	f.open("b")
 	for i := range a {
@@ -260,7 +260,7 @@ func TestQueue_OrgMaxCapsAnOrganization(t *testing.T) {
 		if step == 2 {
 			// Uncounted first: the next job may start as soon as the deletion frees the slot.
 			gateNamed(f.prefix + fmt.Sprint("a", cur)).detach()
-			f.analyst.call(t, http.MethodDelete, "/api/job/"+a[cur], nil).want(t, http.StatusNoContent)
+			f.analyst.Call(t, http.MethodDelete, "/api/job/"+a[cur], nil).Want(t, http.StatusNoContent)
 			final[cur] = "Deleted"
 		} else {
 			f.open(fmt.Sprint("a", cur))

@@ -5,21 +5,14 @@ package api_test
 // httptest. Tests talk to it over HTTP only, as a client would.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
+	"github.com/openir/platform/pkg/apitest"
 	"log/slog"
-	"mime/multipart"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
-	"net/url"
-	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +36,7 @@ const (
 	superPassword = "root-password-0123"
 	superKey      = "root-key-0123456789-abcdefghijklmnop" // bootstrap keys need 32+ characters
 	// authFailure is the one message of every 401 (spec §7.2).
-	authFailure = "Authentication failure"
+	authFailure = apitest.AuthFailure
 )
 
 // Role sets of the contract.
@@ -120,22 +113,7 @@ type env struct {
 }
 
 // syncBuffer collects the service's logs; handlers write from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = apitest.LogBuffer
 
 // newEnv builds the service with internal/app (as cmd/analysis-svc does, with the tests' settings: the
 // test definitions, a quick queue and quick events) on a fresh database and serves it.
@@ -263,306 +241,43 @@ func startWorkers(t testing.TB, jobs *analysis.Jobs) func() {
 	return stop
 }
 
-// client is one way of calling the API: a Bearer key, basic credentials, a cookie jar, or nothing.
+// The client, its responses and their checks are pkg/apitest's.
+type resp = apitest.Response
+
+// client is an apitest client of this env's server, with the harness's fixtures as methods.
 type client struct {
-	e        *env
-	login    string // the user behind the credential, "" for none
-	key      string
-	basic    [2]string
-	jar      http.CookieJar
-	hc       *http.Client
-	csrf     bool        // send the XSRF-TOKEN cookie's value in X-XSRF-TOKEN
-	header   http.Header // sent with every request
-	password string      // the user's password, when the test set one
+	*apitest.Client
+	e *env
 }
 
-func (e *env) newClient(login string) *client {
-	return &client{e: e, login: login, hc: &http.Client{Timeout: 30 * time.Second, Transport: e.check}, header: http.Header{}}
+// clients makes this env's clients.
+func (e *env) clients() apitest.Clients[*client] {
+	return apitest.Clients[*client]{URL: e.srv.URL, Transport: e.check,
+		Wrap: func(c *apitest.Client) *client { return &client{Client: c, e: e} }}
 }
+
+func (e *env) newClient(login string) *client { return e.clients().New(login) }
 
 // anon returns a client without credentials.
-func (e *env) anon() *client { return e.newClient("") }
+func (e *env) anon() *client { return e.clients().Anon() }
 
 // keyClient returns a client sending Authorization: Bearer key.
-func (e *env) keyClient(login, key string) *client {
-	c := e.newClient(login)
-	c.key = key
-	return c
-}
+func (e *env) keyClient(login, key string) *client { return e.clients().Key(login, key) }
 
 // basicClient returns a client sending HTTP basic credentials.
-func (e *env) basicClient(login, password string) *client {
-	c := e.newClient(login)
-	c.basic = [2]string{login, password}
-	return c
-}
+func (e *env) basicClient(login, password string) *client { return e.clients().Basic(login, password) }
 
-// sessionClient returns a client with an empty cookie jar (log in with login).
-func (e *env) sessionClient() *client {
-	c := e.newClient("")
-	jar, _ := cookiejar.New(nil)
-	c.jar = jar
-	c.hc.Jar = jar
-	return c
-}
+// sessionClient returns a client with an empty cookie jar.
+func (e *env) sessionClient() *client { return e.clients().Session() }
 
-// cookie returns the value of a cookie the jar holds for the server, "" if none.
-func (c *client) cookie(name string) string {
-	u, _ := url.Parse(c.e.srv.URL)
-	for _, ck := range c.jar.Cookies(u) {
-		if ck.Name == name {
-			return ck.Value
-		}
-	}
-	return ""
-}
-
-// login posts credentials to /api/login with the client's jar.
+// loginAs posts credentials to /api/login with the client's jar.
 func (c *client) loginAs(t testing.TB, login, password string) *resp {
 	t.Helper()
-	r := c.call(t, http.MethodPost, "/api/login", map[string]string{"user": login, "password": password})
-	if r.status == http.StatusOK {
-		c.login = login
+	r := c.Call(t, http.MethodPost, "/api/login", map[string]string{"user": login, "password": password})
+	if r.Status == http.StatusOK {
+		c.Login = login
 	}
 	return r
-}
-
-// resp is a response read in full.
-type resp struct {
-	method, path string
-	status       int
-	header       http.Header
-	cookies      []*http.Cookie
-	body         []byte
-}
-
-// call sends body (nil for none) as JSON.
-func (c *client) call(t testing.TB, method, path string, body any) *resp {
-	t.Helper()
-	if body == nil {
-		return c.send(t, method, path, "", nil, nil)
-	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	return c.send(t, method, path, "application/json", bytes.NewReader(b), nil)
-}
-
-// raw sends a body as is with a content type.
-func (c *client) raw(t testing.TB, method, path, contentType, body string) *resp {
-	t.Helper()
-	return c.send(t, method, path, contentType, strings.NewReader(body), nil)
-}
-
-// form sends a URL-encoded form.
-func (c *client) form(t testing.TB, method, path string, v url.Values) *resp {
-	t.Helper()
-	return c.raw(t, method, path, "application/x-www-form-urlencoded", v.Encode())
-}
-
-// multipartJSON sends a multipart body whose part `_json` holds the JSON of v.
-func (c *client) multipartJSON(t testing.TB, method, path string, v any) *resp {
-	t.Helper()
-	js, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	if err := mw.WriteField("_json", string(js)); err != nil {
-		t.Fatal(err)
-	}
-	if err := mw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return c.send(t, method, path, mw.FormDataContentType(), &buf, nil)
-}
-
-// send is the one place requests are made.
-func (c *client) send(t testing.TB, method, path, contentType string, body io.Reader, hdr http.Header) *resp {
-	t.Helper()
-	req, err := http.NewRequest(method, c.e.srv.URL+path, body)
-	if err != nil {
-		t.Fatalf("new request %s %s: %v", method, path, err)
-	}
-	for k, vs := range c.header {
-		req.Header[k] = slices.Clone(vs)
-	}
-	for k, vs := range hdr {
-		req.Header[k] = slices.Clone(vs)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	switch {
-	case c.key != "":
-		req.Header.Set("Authorization", "Bearer "+c.key)
-	case c.basic[0] != "":
-		req.SetBasicAuth(c.basic[0], c.basic[1])
-	}
-	if c.csrf && c.jar != nil {
-		if v := c.cookie(auth.CSRFCookie); v != "" {
-			req.Header.Set(auth.CSRFHeader, v)
-		}
-	}
-	res, err := c.hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	return &resp{method: method, path: path, status: res.StatusCode, header: res.Header, cookies: res.Cookies(), body: b}
-}
-
-// want fails the test unless the status is code.
-func (r *resp) want(t testing.TB, code int) *resp {
-	t.Helper()
-	if r.status != code {
-		t.Fatalf("%s %s: status %d, want %d; body %s", r.method, r.path, r.status, code, r.body)
-	}
-	return r
-}
-
-// decode unmarshals the JSON body into v.
-func (r *resp) decode(t testing.TB, v any) {
-	t.Helper()
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Fatalf("%s %s: Content-Type %q, want application/json", r.method, r.path, ct)
-	}
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("%s %s: decode %s: %v", r.method, r.path, r.body, err)
-	}
-}
-
-// object decodes the body as a JSON object.
-func (r *resp) object(t testing.TB) map[string]any {
-	t.Helper()
-	var m map[string]any
-	r.decode(t, &m)
-	return m
-}
-
-// list decodes the body as a JSON array of objects.
-func (r *resp) list(t testing.TB) []map[string]any {
-	t.Helper()
-	var l []map[string]any
-	r.decode(t, &l)
-	if l == nil {
-		t.Fatalf("%s %s: body %s is not an array", r.method, r.path, r.body)
-	}
-	return l
-}
-
-// ids returns the `id` of every item of a list response, in order.
-func (r *resp) ids(t testing.TB) []string {
-	t.Helper()
-	var out []string
-	for _, m := range r.list(t) {
-		id, _ := m["id"].(string)
-		out = append(out, id)
-	}
-	return out
-}
-
-// text returns a text/plain body.
-func (r *resp) text(t testing.TB) string {
-	t.Helper()
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		t.Fatalf("%s %s: Content-Type %q, want text/plain", r.method, r.path, ct)
-	}
-	return string(r.body)
-}
-
-// errorTypes are the error types of DECISIONS.md "Errors" by status.
-var errorTypes = map[int][]string{
-	400: {"BadRequest", "AttributeCheckingError", "CreateError"},
-	401: {"AuthenticationError"},
-	403: {"AuthorizationError"},
-	404: {"NotFoundError"},
-	405: {"BadRequest"},
-	413: {"BadRequest"},
-	429: {"RateLimitExceeded"},
-	500: {"InternalError"},
-}
-
-// leaks are fragments that must never reach a client: Go, driver and stack text.
-var leaks = []string{"goroutine ", ".go:", "mongo", "bson", "ferret", "sqlite", "runtime.", "panic", "%!", "<nil>"}
-
-// checkErrorShape fails unless the response is an error body of DECISIONS.md: JSON with exactly a string
-// `type` and a string `message` (AttributeCheckingError may add `errors`), of a type allowed for the status,
-// without Go or driver text.
-func (r *resp) checkErrorShape(t testing.TB) (typ, msg string) {
-	t.Helper()
-	if r.status < 400 {
-		t.Fatalf("%s %s: status %d is not an error; body %s", r.method, r.path, r.status, r.body)
-	}
-	var m map[string]json.RawMessage
-	r.decode(t, &m)
-	for k := range m {
-		if k != "type" && k != "message" && k != "errors" {
-			t.Errorf("%s %s: error body has an extra key %q: %s", r.method, r.path, k, r.body)
-		}
-	}
-	if err := json.Unmarshal(m["type"], &typ); err != nil || typ == "" {
-		t.Errorf("%s %s: error body without a string type: %s", r.method, r.path, r.body)
-	}
-	if err := json.Unmarshal(m["message"], &msg); err != nil || msg == "" {
-		t.Errorf("%s %s: error body without a string message: %s", r.method, r.path, r.body)
-	}
-	if errs, ok := m["errors"]; ok {
-		if typ != "AttributeCheckingError" {
-			t.Errorf("%s %s: `errors` on a %s: %s", r.method, r.path, typ, r.body)
-		}
-		var fe []struct{ Name, Message string }
-		if err := json.Unmarshal(errs, &fe); err != nil || len(fe) == 0 {
-			t.Errorf("%s %s: `errors` is not a non-empty list of {name,message}: %s", r.method, r.path, r.body)
-		}
-	}
-	if allowed, ok := errorTypes[r.status]; ok && !slices.Contains(allowed, typ) {
-		t.Errorf("%s %s: status %d with type %q, want one of %v", r.method, r.path, r.status, typ, allowed)
-	}
-	low := strings.ToLower(string(r.body))
-	for _, l := range leaks {
-		if strings.Contains(low, l) {
-			t.Errorf("%s %s: error body leaks %q: %s", r.method, r.path, l, r.body)
-		}
-	}
-	return typ, msg
-}
-
-// wantError fails unless the response is an error of this status and type with the DECISIONS.md shape. It
-// returns the error message.
-func (r *resp) wantError(t testing.TB, status int, typ string) string {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("%s %s: status %d, want %d %s; body %s", r.method, r.path, r.status, status, typ, r.body)
-	}
-	got, msg := r.checkErrorShape(t)
-	if got != typ {
-		t.Fatalf("%s %s: error type %q, want %q; body %s", r.method, r.path, got, typ, r.body)
-	}
-	if status == http.StatusUnauthorized && msg != authFailure {
-		t.Errorf("%s %s: 401 message %q, want %q", r.method, r.path, msg, authFailure)
-	}
-	return msg
-}
-
-// fieldErrors returns the names in the `errors` list of an AttributeCheckingError.
-func (r *resp) fieldErrors(t testing.TB) []string {
-	t.Helper()
-	var b struct {
-		Errors []struct{ Name, Message string } `json:"errors"`
-	}
-	r.decode(t, &b)
-	var names []string
-	for _, e := range b.Errors {
-		names = append(names, e.Name)
-	}
-	return names
 }
 
 // --- fixtures, made through the API ---
@@ -570,21 +285,21 @@ func (r *resp) fieldErrors(t testing.TB) []string {
 // createOrg creates an organization as the superadmin.
 func (e *env) createOrg(t testing.TB, name string) {
 	t.Helper()
-	e.super.call(t, http.MethodPost, "/api/organization", map[string]any{"name": name, "description": "org " + name}).
-		want(t, http.StatusCreated)
+	e.super.Call(t, http.MethodPost, "/api/organization", map[string]any{"name": name, "description": "org " + name}).
+		Want(t, http.StatusCreated)
 }
 
 // createUser creates a user (without key or password) as the given admin.
 func (e *env) createUser(t testing.TB, as *client, login, org string, roles []string) {
 	t.Helper()
-	as.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "name": "User " + login,
-		"organization": org, "roles": roles}).want(t, http.StatusCreated)
+	as.Call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "name": "User " + login,
+		"organization": org, "roles": roles}).Want(t, http.StatusCreated)
 }
 
 // renewKey gives the user a new key as the given admin and returns it.
 func (e *env) renewKey(t testing.TB, as *client, login string) string {
 	t.Helper()
-	key := as.call(t, http.MethodPost, "/api/user/"+login+"/key/renew", nil).want(t, http.StatusOK).text(t)
+	key := as.Call(t, http.MethodPost, "/api/user/"+login+"/key/renew", nil).Want(t, http.StatusOK).Text(t)
 	if len(key) < 32 {
 		t.Fatalf("renew key of %s: key %q is shorter than 32 characters", login, key)
 	}
@@ -601,28 +316,30 @@ func (e *env) user(t testing.TB, login, org string, roles []string) *client {
 // setPassword sets a user's password as the superadmin.
 func (e *env) setPassword(t testing.TB, login, password string) {
 	t.Helper()
-	e.super.call(t, http.MethodPost, "/api/user/"+login+"/password/set", map[string]string{"password": password}).
-		want(t, http.StatusNoContent)
+	e.super.Call(t, http.MethodPost, "/api/user/"+login+"/password/set", map[string]string{"password": password}).
+		Want(t, http.StatusNoContent)
 }
 
 // getUser reads a user back as the superadmin.
 func (e *env) getUser(t testing.TB, login string) map[string]any {
 	t.Helper()
-	return e.super.call(t, http.MethodGet, "/api/user/"+login, nil).want(t, http.StatusOK).object(t)
+	return e.super.Call(t, http.MethodGet, "/api/user/"+login, nil).Want(t, http.StatusOK).Object(t)
 }
 
 // getOrg reads an organization back as the superadmin.
 func (e *env) getOrg(t testing.TB, id string) map[string]any {
 	t.Helper()
-	return e.super.call(t, http.MethodGet, "/api/organization/"+id, nil).want(t, http.StatusOK).object(t)
+	return e.super.Call(t, http.MethodGet, "/api/organization/"+id, nil).Want(t, http.StatusOK).Object(t)
 }
 
 // localhostOnly is a trusted-proxy list holding the test server's peer address.
-func localhostOnly(t testing.TB) []*net.IPNet {
-	t.Helper()
-	n, err := web.ParseCIDRs([]string{"127.0.0.1/32", "::1"})
-	if err != nil {
-		t.Fatal(err)
+func localhostOnly(t testing.TB) []*net.IPNet { return apitest.LocalhostOnly(t) }
+
+// plainMaps is a list of objects as plain maps.
+func plainMaps(l []apitest.Object) []map[string]any {
+	out := make([]map[string]any, len(l))
+	for i, o := range l {
+		out[i] = o
 	}
-	return n
+	return out
 }

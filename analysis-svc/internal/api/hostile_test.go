@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/openir/platform/pkg/apitest"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -31,19 +32,19 @@ const slowRequest = 2 * time.Minute // a hang detector, not a speed check: speed
 func hostile(t *testing.T, c *client, method, path, ctype string, body io.Reader, hdr http.Header, allowed ...int) *resp {
 	t.Helper()
 	start := time.Now()
-	r := c.send(t, method, path, ctype, body, hdr)
+	r := c.Send(t, method, path, ctype, body, hdr)
 	if d := time.Since(start); d > slowRequest {
 		t.Errorf("%s %s: answered after %v", method, shorten(path), d)
 	}
-	if r.status >= 500 {
-		t.Errorf("%s %s: status %d; body %s", method, shorten(path), r.status, shorten(string(r.body)))
+	if r.Status >= 500 {
+		t.Errorf("%s %s: status %d; body %s", method, shorten(path), r.Status, shorten(string(r.Body)))
 		return r
 	}
-	if len(allowed) > 0 && !slices.Contains(allowed, r.status) {
-		t.Errorf("%s %s: status %d, want one of %v; body %s", method, shorten(path), r.status, allowed, shorten(string(r.body)))
+	if len(allowed) > 0 && !slices.Contains(allowed, r.Status) {
+		t.Errorf("%s %s: status %d, want one of %v; body %s", method, shorten(path), r.Status, allowed, shorten(string(r.Body)))
 	}
-	if r.status >= 400 && method != http.MethodHead {
-		r.checkErrorShape(t)
+	if r.Status >= 400 && method != http.MethodHead {
+		r.CheckErrorShape(t)
 	}
 	return r
 }
@@ -74,7 +75,7 @@ func jsonText(t *testing.T, v any) string {
 // total returns X-Total of a list call that must succeed.
 func total(t *testing.T, c *client, method, path string) string {
 	t.Helper()
-	return c.call(t, method, path, nil).want(t, http.StatusOK).header.Get("X-Total")
+	return c.Call(t, method, path, nil).Want(t, http.StatusOK).Header.Get("X-Total")
 }
 
 // unknownReader hides the length of a body so that the client sends it chunked (no Content-Length).
@@ -137,8 +138,8 @@ func TestHostile_BodyOverTheLimit(t *testing.T) {
 func TestHostile_DeepNesting(t *testing.T) {
 	t.Parallel()
 	f := newJobFixture(t, withoutWorkers())
-	resp := f.admin.call(t, http.MethodPost, "/api/organization/responder/Test_Responder_1_0", map[string]any{}).
-		want(t, http.StatusCreated).object(t)
+	resp := f.admin.Call(t, http.MethodPost, "/api/organization/responder/Test_Responder_1_0", map[string]any{}).
+		Want(t, http.StatusCreated).Object(t)
 	responder := resp["id"].(string)
 	run := "/api/analyzer/" + f.analyzer + "/run"
 	nest := func(n int, open, close, leaf string) string {
@@ -175,10 +176,10 @@ func TestHostile_DeepNesting(t *testing.T) {
 	t.Run("3k deep run parameters", func(t *testing.T) {
 		r := hostileJSON(t, f.analyst, http.MethodPost, run, `{"dataType":"ip","data":"1.1.1.2","parameters":`+deep+`}`,
 			http.StatusOK, http.StatusBadRequest)
-		if r.status != http.StatusOK {
+		if r.Status != http.StatusOK {
 			return
 		}
-		j := f.analyst.call(t, http.MethodGet, "/api/job/"+r.object(t)["id"].(string), nil).want(t, http.StatusOK).object(t)
+		j := f.analyst.Call(t, http.MethodGet, "/api/job/"+r.Object(t)["id"].(string), nil).Want(t, http.StatusOK).Object(t)
 		if j["parameters"] != deep {
 			t.Errorf("parameters came back changed: %s", shorten(fmt.Sprint(j["parameters"])))
 		}
@@ -186,18 +187,18 @@ func TestHostile_DeepNesting(t *testing.T) {
 	t.Run("3k deep responder data", func(t *testing.T) {
 		r := hostileJSON(t, f.analyst, http.MethodPost, "/api/responder/"+responder+"/run",
 			`{"dataType":"thehive:case","data":`+deep+`}`, http.StatusOK, http.StatusBadRequest)
-		if r.status != http.StatusOK {
+		if r.Status != http.StatusOK {
 			return
 		}
-		r = f.analyst.call(t, http.MethodGet, "/api/job/"+r.object(t)["id"].(string), nil).want(t, http.StatusOK)
+		r = f.analyst.Call(t, http.MethodGet, "/api/job/"+r.Object(t)["id"].(string), nil).Want(t, http.StatusOK)
 		var j struct{ Data json.RawMessage }
-		r.decode(t, &j)
+		r.Decode(t, &j)
 		if string(j.Data) != deep {
 			t.Errorf("responder data came back changed: %s", shorten(string(j.Data)))
 		}
 	})
 	// The service still answers.
-	f.reads.call(t, http.MethodGet, "/api/job", nil).want(t, http.StatusOK)
+	f.reads.Call(t, http.MethodGet, "/api/job", nil).Want(t, http.StatusOK)
 }
 
 func TestHostile_HugeLists(t *testing.T) {
@@ -213,14 +214,14 @@ func TestHostile_HugeLists(t *testing.T) {
 	}
 	t.Run("50k values in _in over jobs", func(t *testing.T) {
 		r := hostileJSON(t, f.reads, http.MethodPost, "/api/job/_search", in("data"), http.StatusOK, http.StatusBadRequest)
-		if r.status == http.StatusOK && r.header.Get("X-Total") != "1" {
-			t.Errorf("X-Total %s, want 1", r.header.Get("X-Total"))
+		if r.Status == http.StatusOK && r.Header.Get("X-Total") != "1" {
+			t.Errorf("X-Total %s, want 1", r.Header.Get("X-Total"))
 		}
 	})
 	t.Run("50k values in _in over analyzers", func(t *testing.T) {
 		r := hostileJSON(t, f.admin, http.MethodPost, "/api/analyzer/_search", in("name"), http.StatusOK, http.StatusBadRequest)
-		if r.status == http.StatusOK && r.header.Get("X-Total") != "0" {
-			t.Errorf("X-Total %s, want 0", r.header.Get("X-Total"))
+		if r.Status == http.StatusOK && r.Header.Get("X-Total") != "0" {
+			t.Errorf("X-Total %s, want 0", r.Header.Get("X-Total"))
 		}
 	})
 	t.Run("20k children of _or", func(t *testing.T) {
@@ -241,7 +242,7 @@ func TestHostile_HugeLists(t *testing.T) {
 	t.Run("5k roles", func(t *testing.T) {
 		hostileJSON(t, f.e.super, http.MethodPost, "/api/user", jsonText(t, map[string]any{"login": "many-roles",
 			"organization": "soc", "roles": values[:5000]}), http.StatusBadRequest)
-		f.e.super.call(t, http.MethodGet, "/api/user/many-roles", nil).wantError(t, http.StatusNotFound, "NotFoundError")
+		f.e.super.Call(t, http.MethodGet, "/api/user/many-roles", nil).WantError(t, http.StatusNotFound, "NotFoundError")
 		hostileJSON(t, f.reads, http.MethodPatch, "/api/user/soc-reader", jsonText(t, map[string]any{"roles": values[:5000]}),
 			http.StatusBadRequest, http.StatusForbidden)
 	})
@@ -265,16 +266,16 @@ func TestHostile_HugeLists(t *testing.T) {
 		}
 		r := hostileJSON(t, f.analyst, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run",
 			jsonText(t, map[string]any{"dataType": "ip", "data": "1.2.3.4", "parameters": params}), http.StatusOK, http.StatusBadRequest)
-		if r.status == http.StatusOK {
-			f.analyst.call(t, http.MethodGet, "/api/job/"+r.object(t)["id"].(string), nil).want(t, http.StatusOK)
+		if r.Status == http.StatusOK {
+			f.analyst.Call(t, http.MethodGet, "/api/job/"+r.Object(t)["id"].(string), nil).Want(t, http.StatusOK)
 		}
 	})
 	t.Run("50k values of a multi configuration item", func(t *testing.T) {
 		r := hostileJSON(t, f.admin, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0",
 			jsonText(t, map[string]any{"name": "many lists", "configuration": map[string]any{"lists": values}}),
 			http.StatusCreated, http.StatusBadRequest)
-		if r.status == http.StatusCreated {
-			f.admin.call(t, http.MethodGet, "/api/analyzer/"+r.object(t)["id"].(string), nil).want(t, http.StatusOK)
+		if r.Status == http.StatusCreated {
+			f.admin.Call(t, http.MethodGet, "/api/analyzer/"+r.Object(t)["id"].(string), nil).Want(t, http.StatusOK)
 		}
 	})
 }
@@ -347,7 +348,7 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 			org := fmt.Sprintf("weird-%d", i)
 			r := hostileJSON(t, f.e.super, http.MethodPost, "/api/organization", `{"name":"`+org+`","description":`+rawJSON(s)+`}`,
 				http.StatusCreated, http.StatusBadRequest)
-			if r.status == http.StatusCreated {
+			if r.Status == http.StatusCreated {
 				if got := f.e.getOrg(t, org)["description"]; got != decoded(s) {
 					t.Errorf("description %q came back as %q", s, got)
 				}
@@ -355,15 +356,15 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 			login := fmt.Sprintf("weird-%d", i)
 			r = hostileJSON(t, f.e.super, http.MethodPost, "/api/user", `{"login":"`+login+`","name":`+rawJSON(s)+`,"organization":"soc","roles":["read"]}`,
 				http.StatusCreated, http.StatusBadRequest)
-			if r.status == http.StatusCreated {
+			if r.Status == http.StatusCreated {
 				if got := f.e.getUser(t, login)["name"]; got != decoded(s) {
 					t.Errorf("user name %q came back as %q", s, got)
 				}
 			}
 			r = hostileJSON(t, f.admin, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0",
 				`{"name":`+rawJSON("Echo "+s)+`,"configuration":{"level":`+rawJSON(s)+`}}`, http.StatusCreated, http.StatusBadRequest)
-			if r.status == http.StatusCreated {
-				w := f.admin.call(t, http.MethodGet, "/api/analyzer/"+r.object(t)["id"].(string), nil).want(t, http.StatusOK).object(t)
+			if r.Status == http.StatusCreated {
+				w := f.admin.Call(t, http.MethodGet, "/api/analyzer/"+r.Object(t)["id"].(string), nil).Want(t, http.StatusOK).Object(t)
 				if w["name"] != strings.TrimSpace(decoded("Echo "+s)) || w["configuration"].(map[string]any)["level"] != decoded(s) {
 					t.Errorf("analyzer name/level %q came back as %q / %q", s, w["name"], w["configuration"].(map[string]any)["level"])
 				}
@@ -371,9 +372,9 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 			data := "1.2.3.4" + s
 			r = hostileJSON(t, f.analyst, http.MethodPost, run, `{"dataType":"ip","data":`+rawJSON(data)+`,"message":`+rawJSON(s)+
 				`,"label":`+rawJSON(s)+`,"parameters":{`+rawJSON(s)+`:`+rawJSON(s)+`}}`, http.StatusOK, http.StatusBadRequest)
-			if r.status == http.StatusOK {
-				id := r.object(t)["id"].(string)
-				j := f.analyst.call(t, http.MethodGet, "/api/job/"+id, nil).want(t, http.StatusOK).object(t)
+			if r.Status == http.StatusOK {
+				id := r.Object(t)["id"].(string)
+				j := f.analyst.Call(t, http.MethodGet, "/api/job/"+id, nil).Want(t, http.StatusOK).Object(t)
 				if j["data"] != decoded(data) || j["message"] != decoded(s) {
 					t.Errorf("job data/message %q came back as %q / %q", s, j["data"], j["message"])
 				}
@@ -383,7 +384,7 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 					{"_like": map[string]any{"_field": "data", "_value": decoded(data)}},
 					{"_wildcard": map[string]any{"_field": "data", "_value": decoded(data)}},
 				} {
-					got := hostileJSON(t, f.reads, http.MethodPost, "/api/job/_search", jsonText(t, map[string]any{"query": q}), http.StatusOK).ids(t)
+					got := hostileJSON(t, f.reads, http.MethodPost, "/api/job/_search", jsonText(t, map[string]any{"query": q}), http.StatusOK).IDs(t)
 					if !slices.Equal(got, []string{id}) {
 						t.Errorf("search %v found %v, want [%s]", q, got, id)
 					}
@@ -417,8 +418,8 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 				strings.NewReader("name=o"+v), nil, http.StatusBadRequest)
 		}
 		// Every job the server took can be read back and listed.
-		for _, j := range f.analyst.call(t, http.MethodGet, "/api/job?range=all", nil).want(t, http.StatusOK).list(t) {
-			f.analyst.call(t, http.MethodGet, "/api/job/"+j["id"].(string), nil).want(t, http.StatusOK)
+		for _, j := range f.analyst.Call(t, http.MethodGet, "/api/job?range=all", nil).Want(t, http.StatusOK).List(t) {
+			f.analyst.Call(t, http.MethodGet, "/api/job/"+j["id"].(string), nil).Want(t, http.StatusOK)
 		}
 	})
 	t.Run("headers", func(t *testing.T) {
@@ -426,17 +427,17 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 			hostile(t, f.analyst, http.MethodPost, run, "application/json", strings.NewReader(`{"dataType":"ip","data":"9.9.9.9"}`),
 				http.Header{"Idempotency-Key": {v}}, http.StatusBadRequest)
 			r := hostile(t, f.analyst, http.MethodGet, "/api/job", "", nil, http.Header{"X-Request-Id": {v}}, http.StatusOK)
-			if id := r.header.Get("X-Request-Id"); id == v || id == "" {
+			if id := r.Header.Get("X-Request-Id"); id == v || id == "" {
 				t.Errorf("X-Request-Id %q echoed as %q", v, id)
 			}
 		}
 	})
 	// After all that, every list still answers.
 	for _, p := range []string{"/api/user?range=all", "/api/organization?range=all"} {
-		f.e.super.call(t, http.MethodGet, p, nil).want(t, http.StatusOK)
+		f.e.super.Call(t, http.MethodGet, p, nil).Want(t, http.StatusOK)
 	}
-	f.admin.call(t, http.MethodGet, "/api/analyzer?range=all", nil).want(t, http.StatusOK)
-	f.reads.call(t, http.MethodGet, "/api/job?range=all", nil).want(t, http.StatusOK)
+	f.admin.Call(t, http.MethodGet, "/api/analyzer?range=all", nil).Want(t, http.StatusOK)
+	f.reads.Call(t, http.MethodGet, "/api/job?range=all", nil).Want(t, http.StatusOK)
 }
 
 func TestHostile_RegexMetacharacters(t *testing.T) {
@@ -458,7 +459,7 @@ func TestHostile_RegexMetacharacters(t *testing.T) {
 	search := func(t *testing.T, q map[string]any) []string {
 		t.Helper()
 		got := hostileJSON(t, f.reads, http.MethodPost, "/api/job/_search?range=all", jsonText(t, map[string]any{"query": q}),
-			http.StatusOK).ids(t)
+			http.StatusOK).IDs(t)
 		slices.Sort(got)
 		return got
 	}
@@ -498,7 +499,7 @@ func TestHostile_RegexMetacharacters(t *testing.T) {
 		})
 	}
 	t.Run("dataFilter", func(t *testing.T) {
-		got := hostile(t, f.reads, http.MethodGet, "/api/job?range=all&dataFilter="+url.QueryEscape(".*"), "", nil, nil, http.StatusOK).ids(t)
+		got := hostile(t, f.reads, http.MethodGet, "/api/job?range=all&dataFilter="+url.QueryEscape(".*"), "", nil, nil, http.StatusOK).IDs(t)
 		if !slices.Equal(got, idsOf("x.*y")) {
 			t.Errorf("dataFilter=.* found %v", got)
 		}
@@ -507,9 +508,9 @@ func TestHostile_RegexMetacharacters(t *testing.T) {
 		for _, v := range []string{`data:".*"`, `data:x.*y`, `data:"(a+)+$"`, `data:[z]`} {
 			r := hostileJSON(t, f.reads, http.MethodPost, "/api/job/_search?range=all", jsonText(t, map[string]any{"query": map[string]any{"_string": v}}),
 				http.StatusOK, http.StatusBadRequest)
-			if r.status == http.StatusOK {
-				for _, id := range r.ids(t) {
-					if j := f.reads.call(t, http.MethodGet, "/api/job/"+id, nil).want(t, http.StatusOK).object(t); !strings.Contains(v, j["data"].(string)) {
+			if r.Status == http.StatusOK {
+				for _, id := range r.IDs(t) {
+					if j := f.reads.Call(t, http.MethodGet, "/api/job/"+id, nil).Want(t, http.StatusOK).Object(t); !strings.Contains(v, j["data"].(string)) {
 						t.Errorf("_string %s matched %v", v, j["data"])
 					}
 				}
@@ -518,10 +519,10 @@ func TestHostile_RegexMetacharacters(t *testing.T) {
 	})
 	t.Run("analyzer names", func(t *testing.T) {
 		for _, n := range []string{"Echo.*", "EchoXX"} {
-			f.admin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"name": n}).want(t, http.StatusCreated)
+			f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"name": n}).Want(t, http.StatusCreated)
 		}
 		r := hostileJSON(t, f.admin, http.MethodPost, "/api/analyzer/_search", `{"query":{"_like":{"_field":"name","_value":".*"}}}`, http.StatusOK)
-		if l := r.list(t); len(l) != 1 || l[0]["name"] != "Echo.*" {
+		if l := r.List(t); len(l) != 1 || l[0]["name"] != "Echo.*" {
 			t.Errorf("_like .* over names found %v", l)
 		}
 	})
@@ -570,8 +571,8 @@ func TestHostile_OperatorInjection(t *testing.T) {
 	t.Parallel()
 	f := newJobFixture(t, withoutWorkers())
 	run := "/api/analyzer/" + f.analyzer + "/run"
-	responder := f.admin.call(t, http.MethodPost, "/api/organization/responder/Test_Responder_1_0", map[string]any{}).
-		want(t, http.StatusCreated).object(t)["id"].(string)
+	responder := f.admin.Call(t, http.MethodPost, "/api/organization/responder/Test_Responder_1_0", map[string]any{}).
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
 	victim := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.10.10.10"})["id"].(string)
 
 	t.Run("searches", func(t *testing.T) {
@@ -619,8 +620,8 @@ func TestHostile_OperatorInjection(t *testing.T) {
 		for _, v := range []string{`{"$ne":null}`, `$where`, `.*`} {
 			r := hostile(t, f.reads, http.MethodGet, "/api/job?dataTypeFilter="+url.QueryEscape(v)+"&analyzerFilter="+url.QueryEscape(v),
 				"", nil, nil, http.StatusOK, http.StatusBadRequest)
-			if r.status == http.StatusOK && len(r.list(t)) != 0 {
-				t.Errorf("filters %s matched %s", v, r.body)
+			if r.Status == http.StatusOK && len(r.List(t)) != 0 {
+				t.Errorf("filters %s matched %s", v, r.Body)
 			}
 		}
 	})
@@ -638,9 +639,9 @@ func TestHostile_OperatorInjection(t *testing.T) {
 				r = hostile(t, f.analyst, http.MethodPost, run, "application/x-www-form-urlencoded", strings.NewReader(url.Values{
 					"dataType": {"ip"}, "data": {"10.20.30.40"}, "force": {"1"}, "parameters": {jsonText(t, evil)}}.Encode()), nil, http.StatusOK)
 			case "multipart":
-				r = f.analyst.multipartJSON(t, http.MethodPost, run, body).want(t, http.StatusOK)
+				r = f.analyst.MultipartJSON(t, http.MethodPost, run, body).Want(t, http.StatusOK)
 			}
-			j := f.analyst.call(t, http.MethodGet, "/api/job/"+r.object(t)["id"].(string), nil).want(t, http.StatusOK).object(t)
+			j := f.analyst.Call(t, http.MethodGet, "/api/job/"+r.Object(t)["id"].(string), nil).Want(t, http.StatusOK).Object(t)
 			var got map[string]any
 			if err := json.Unmarshal([]byte(j["parameters"].(string)), &got); err != nil || jsonText(t, got) != jsonText(t, evil) {
 				t.Errorf("%s: parameters stored as %v (%v), want %s", enc, j["parameters"], err, jsonText(t, evil))
@@ -653,7 +654,7 @@ func TestHostile_OperatorInjection(t *testing.T) {
 	t.Run("responder data is data", func(t *testing.T) {
 		r := hostileJSON(t, f.analyst, http.MethodPost, "/api/responder/"+responder+"/run",
 			jsonText(t, map[string]any{"dataType": "thehive:case", "data": evil, "parameters": evil}), http.StatusOK)
-		j := f.analyst.call(t, http.MethodGet, "/api/job/"+r.object(t)["id"].(string), nil).want(t, http.StatusOK).object(t)
+		j := f.analyst.Call(t, http.MethodGet, "/api/job/"+r.Object(t)["id"].(string), nil).Want(t, http.StatusOK).Object(t)
 		if jsonText(t, j["data"]) != jsonText(t, evil) || j["id"] == "forged" {
 			t.Errorf("responder data stored as %v", j["data"])
 		}
@@ -677,7 +678,7 @@ func TestHostile_OperatorInjection(t *testing.T) {
 			jsonText(t, map[string]any{"dataType": op, "data": map[string]any{}}), http.StatusBadRequest)
 	})
 	t.Run("analyzer settings", func(t *testing.T) {
-		before := f.admin.call(t, http.MethodGet, "/api/analyzer?range=all", nil).want(t, http.StatusOK).body
+		before := f.admin.Call(t, http.MethodGet, "/api/analyzer?range=all", nil).Want(t, http.StatusOK).Body
 		for _, body := range []map[string]any{
 			{"name": "c1", "configuration": map[string]any{"$where": "1"}},
 			{"name": "c2", "configuration": map[string]any{"a.b": 1}},
@@ -695,21 +696,21 @@ func TestHostile_OperatorInjection(t *testing.T) {
 			hostileJSON(t, f.admin, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", jsonText(t, body), http.StatusBadRequest)
 			hostileJSON(t, f.admin, http.MethodPatch, "/api/analyzer/"+f.analyzer, jsonText(t, body), http.StatusBadRequest)
 		}
-		if after := f.admin.call(t, http.MethodGet, "/api/analyzer?range=all", nil).want(t, http.StatusOK).body; !bytes.Equal(before, after) {
+		if after := f.admin.Call(t, http.MethodGet, "/api/analyzer?range=all", nil).Want(t, http.StatusOK).Body; !bytes.Equal(before, after) {
 			t.Errorf("refused settings changed the analyzers:\nbefore %s\nafter  %s", before, after)
 		}
 		// Operator-looking strings are plain values.
 		r := hostileJSON(t, f.admin, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0",
 			`{"name":"$where","configuration":{"level":"{\"$ne\":null}","lists":["$set","a.b"]}}`, http.StatusCreated)
-		w := f.admin.call(t, http.MethodGet, "/api/analyzer/"+r.object(t)["id"].(string), nil).want(t, http.StatusOK).object(t)
+		w := f.admin.Call(t, http.MethodGet, "/api/analyzer/"+r.Object(t)["id"].(string), nil).Want(t, http.StatusOK).Object(t)
 		conf := w["configuration"].(map[string]any)
 		if w["name"] != "$where" || conf["level"] != `{"$ne":null}` || jsonText(t, conf["lists"]) != `["$set","a.b"]` {
 			t.Errorf("analyzer stored as %v", w)
 		}
 	})
 	t.Run("identity fields", func(t *testing.T) {
-		users := f.e.super.call(t, http.MethodGet, "/api/user?range=all", nil).want(t, http.StatusOK).body
-		orgs := f.e.super.call(t, http.MethodGet, "/api/organization?range=all", nil).want(t, http.StatusOK).body
+		users := f.e.super.Call(t, http.MethodGet, "/api/user?range=all", nil).Want(t, http.StatusOK).Body
+		orgs := f.e.super.Call(t, http.MethodGet, "/api/organization?range=all", nil).Want(t, http.StatusOK).Body
 		op := map[string]any{"$ne": nil}
 		for _, body := range []map[string]any{
 			{"login": op, "organization": "soc", "roles": roleRead},
@@ -735,16 +736,16 @@ func TestHostile_OperatorInjection(t *testing.T) {
 		for _, body := range []map[string]any{{"password": op}, {"currentPassword": op, "password": op}} {
 			hostileJSON(t, f.e.super, http.MethodPost, "/api/user/soc-reader/password/set", jsonText(t, body), http.StatusBadRequest)
 		}
-		if after := f.e.super.call(t, http.MethodGet, "/api/user?range=all", nil).want(t, http.StatusOK).body; !bytes.Equal(users, after) {
+		if after := f.e.super.Call(t, http.MethodGet, "/api/user?range=all", nil).Want(t, http.StatusOK).Body; !bytes.Equal(users, after) {
 			t.Errorf("refused requests changed the users:\nbefore %s\nafter  %s", users, after)
 		}
-		if after := f.e.super.call(t, http.MethodGet, "/api/organization?range=all", nil).want(t, http.StatusOK).body; !bytes.Equal(orgs, after) {
+		if after := f.e.super.Call(t, http.MethodGet, "/api/organization?range=all", nil).Want(t, http.StatusOK).Body; !bytes.Equal(orgs, after) {
 			t.Errorf("refused requests changed the organizations:\nbefore %s\nafter  %s", orgs, after)
 		}
 		// Operator-looking strings are plain values.
 		r := hostileJSON(t, f.e.super, http.MethodPost, "/api/user", `{"login":"plain","organization":"soc","roles":["read"],"name":"{\"$ne\":null} $where a.b"}`,
 			http.StatusCreated)
-		if n := r.object(t)["name"]; n != `{"$ne":null} $where a.b` {
+		if n := r.Object(t)["name"]; n != `{"$ne":null} $where a.b` {
 			t.Errorf("name stored as %v", n)
 		}
 	})
@@ -756,7 +757,7 @@ func TestHostile_OperatorInjection(t *testing.T) {
 			`{"user":["root"],"password":["x"]}`,
 		} {
 			r := hostileJSON(t, f.e.anon(), http.MethodPost, "/api/login", body, http.StatusBadRequest, http.StatusUnauthorized)
-			if findCookie(r.cookies, "SESSION") != nil && r.status == http.StatusOK {
+			if findCookie(r.Cookies, "SESSION") != nil && r.Status == http.StatusOK {
 				t.Errorf("%s: logged in", body)
 			}
 		}
@@ -764,7 +765,7 @@ func TestHostile_OperatorInjection(t *testing.T) {
 			strings.NewReader("user[$ne]=x&password[$ne]=x"), nil, http.StatusUnauthorized, http.StatusBadRequest)
 	})
 	// The victim job is untouched, and no client key reached a stored document.
-	if j := f.reads.call(t, http.MethodGet, "/api/job/"+victim, nil).want(t, http.StatusOK).object(t); j["status"] != "Waiting" || j["data"] != "10.10.10.10" {
+	if j := f.reads.Call(t, http.MethodGet, "/api/job/"+victim, nil).Want(t, http.StatusOK).Object(t); j["status"] != "Waiting" || j["data"] != "10.10.10.10" {
 		t.Errorf("victim job changed: %v", j)
 	}
 	checkStoredKeys(t, f.e)
@@ -808,32 +809,32 @@ func TestHostile_UploadFileNames(t *testing.T) {
 			disp := fmt.Sprintf(`form-data; name="attachment"; filename="%s"`, strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name))
 			ct, body := multipartRaw(t, `{"dataType":"file"}`, disp, "application/octet-stream", content)
 			r := hostile(t, f.analyst, http.MethodPost, run, ct, body, nil, http.StatusOK, http.StatusBadRequest)
-			if r.status != http.StatusOK {
+			if r.Status != http.StatusOK {
 				return
 			}
-			checkUploadedName(t, f, r.object(t), content)
+			checkUploadedName(t, f, r.Object(t), content)
 		})
 	}
 	t.Run("the data part", func(t *testing.T) {
 		content := []byte("through the data part")
 		ct, body := multipartRaw(t, `{"dataType":"file"}`, `form-data; name="data"; filename="../../x/y.bin"`, "", content)
-		checkUploadedName(t, f, hostile(t, f.analyst, http.MethodPost, run, ct, body, nil, http.StatusOK).object(t), content)
+		checkUploadedName(t, f, hostile(t, f.analyst, http.MethodPost, run, ct, body, nil, http.StatusOK).Object(t), content)
 	})
 	t.Run("download names", func(t *testing.T) {
-		j := multipartRun(t, f.analyst, run, "attachment", "plain.txt", []byte("plain"), `{"dataType":"file"}`).want(t, http.StatusOK).object(t)
+		j := multipartRun(t, f.analyst, run, "attachment", "plain.txt", []byte("plain"), `{"dataType":"file"}`).Want(t, http.StatusOK).Object(t)
 		hash := j["attachment"].(map[string]any)["id"].(string)
 		for _, n := range []string{"../../etc/passwd", "a\r\nSet-Cookie: x=1", `a"; filename="evil.exe`, "a\x00b", `..\..\x`, "%0d%0a"} {
 			r := hostile(t, f.reads, http.MethodGet, "/api/datastore/"+hash+"?name="+url.QueryEscape(n), "", nil, nil, http.StatusOK)
 			checkDisposition(t, r)
-			if r.header.Get("Set-Cookie") != "" {
+			if r.Header.Get("Set-Cookie") != "" {
 				t.Errorf("name %q set a cookie", n)
 			}
 			z := hostile(t, f.reads, http.MethodGet, "/api/datastorezip/"+hash+"?name="+url.QueryEscape(n), "", nil, nil, http.StatusOK)
-			if cd := z.header.Get("Content-Disposition"); z.header.Get("Set-Cookie") != "" || strings.ContainsAny(cd, "\r\n\x00/\\") ||
-				len(z.header.Values("Content-Disposition")) != 1 {
-				t.Errorf("zip of name %q: headers %v", n, z.header)
+			if cd := z.Header.Get("Content-Disposition"); z.Header.Get("Set-Cookie") != "" || strings.ContainsAny(cd, "\r\n\x00/\\") ||
+				len(z.Header.Values("Content-Disposition")) != 1 {
+				t.Errorf("zip of name %q: headers %v", n, z.Header)
 			}
-			if entry, _ := unzip(t, z.body, "malware"); strings.ContainsAny(entry, "/\\\r\n\x00") {
+			if entry, _ := apitest.Unzip(t, z.Body, "malware"); strings.ContainsAny(entry, "/\\\r\n\x00") {
 				t.Errorf("zip of name %q: entry %q", n, entry)
 			}
 		}
@@ -854,13 +855,13 @@ func checkUploadedName(t *testing.T, f *jobFixture, j map[string]any, content []
 	if att["size"] != float64(len(content)) {
 		t.Errorf("size %v, want %d", att["size"], len(content))
 	}
-	got := f.reads.call(t, http.MethodGet, "/api/job/"+j["id"].(string), nil).want(t, http.StatusOK).object(t)
+	got := f.reads.Call(t, http.MethodGet, "/api/job/"+j["id"].(string), nil).Want(t, http.StatusOK).Object(t)
 	if got["attachment"].(map[string]any)["name"] != name {
 		t.Errorf("the job reads back with the name %v, not %q", got["attachment"].(map[string]any)["name"], name)
 	}
-	r := f.reads.call(t, http.MethodGet, "/api/datastore/"+att["id"].(string)+"?name="+url.QueryEscape(name), nil).want(t, http.StatusOK)
-	if !bytes.Equal(r.body, content) {
-		t.Errorf("download %q, want %q", r.body, content)
+	r := f.reads.Call(t, http.MethodGet, "/api/datastore/"+att["id"].(string)+"?name="+url.QueryEscape(name), nil).Want(t, http.StatusOK)
+	if !bytes.Equal(r.Body, content) {
+		t.Errorf("download %q, want %q", r.Body, content)
 	}
 	checkDisposition(t, r)
 	// The analyzer sees the same plain name.
@@ -876,13 +877,13 @@ func checkUploadedName(t *testing.T, f *jobFixture, j map[string]any, content []
 // whose file name holds no path, quote or line break.
 func checkDisposition(t *testing.T, r *resp) {
 	t.Helper()
-	if ct := r.header.Get("Content-Type"); ct != "application/octet-stream" {
+	if ct := r.Header.Get("Content-Type"); ct != "application/octet-stream" {
 		t.Errorf("download Content-Type %q", ct)
 	}
-	if r.header.Get("X-Content-Type-Options") != "nosniff" {
+	if r.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("download without nosniff")
 	}
-	cd := r.header.Get("Content-Disposition")
+	cd := r.Header.Get("Content-Disposition")
 	fn, ok := strings.CutPrefix(cd, `attachment; filename="`)
 	fn, ok2 := strings.CutSuffix(fn, `"`)
 	if !ok || !ok2 || strings.ContainsAny(fn, "\"/\\\r\n\x00") {
@@ -924,8 +925,8 @@ func TestHostile_ContentTypeLies(t *testing.T) {
 	t.Run("file part with a lying type", func(t *testing.T) {
 		ct, body := multipartRaw(t, `{"dataType":"file"}`, `form-data; name="attachment"; filename="x.html"`, "text/html",
 			[]byte("<script>alert(1)</script>"))
-		j := hostile(t, f.analyst, http.MethodPost, run, ct, body, nil, http.StatusOK).object(t)
-		r := f.reads.call(t, http.MethodGet, "/api/datastore/"+j["attachment"].(map[string]any)["id"].(string), nil).want(t, http.StatusOK)
+		j := hostile(t, f.analyst, http.MethodPost, run, ct, body, nil, http.StatusOK).Object(t)
+		r := f.reads.Call(t, http.MethodGet, "/api/datastore/"+j["attachment"].(map[string]any)["id"].(string), nil).Want(t, http.StatusOK)
 		checkDisposition(t, r) // served as an octet-stream attachment, never as HTML
 	})
 	t.Run("_json sent as a file", func(t *testing.T) {
@@ -972,21 +973,21 @@ func TestHostile_MethodsNotAllowed(t *testing.T) {
 	} {
 		for _, who := range []*client{f.analyst, f.e.anon()} {
 			r := hostile(t, who, c.method, c.path, "", nil, nil)
-			if c.method == http.MethodOptions && r.status == http.StatusNoContent && len(r.body) == 0 && r.header.Get("Allow") != "" {
+			if c.method == http.MethodOptions && r.Status == http.StatusNoContent && len(r.Body) == 0 && r.Header.Get("Allow") != "" {
 				continue // Echo answers OPTIONS itself with the allowed methods and no body: harmless
 			}
-			if r.status != http.StatusNotFound && r.status != http.StatusMethodNotAllowed &&
-				!(who.key == "" && r.status == http.StatusUnauthorized) {
-				t.Errorf("%s %s as %q: status %d, want 404 or 405", c.method, c.path, who.login, r.status)
+			if r.Status != http.StatusNotFound && r.Status != http.StatusMethodNotAllowed &&
+				!(who.Key == "" && r.Status == http.StatusUnauthorized) {
+				t.Errorf("%s %s as %q: status %d, want 404 or 405", c.method, c.path, who.Login, r.Status)
 			}
 		}
 	}
 	// HEAD is GET without a body where Echo routes it, else an error without a body.
 	r := hostile(t, f.analyst, http.MethodHead, "/api/job/"+id, "", nil, nil)
-	if r.status >= 500 || len(r.body) != 0 {
-		t.Errorf("HEAD: status %d body %q", r.status, r.body)
+	if r.Status >= 500 || len(r.Body) != 0 {
+		t.Errorf("HEAD: status %d body %q", r.Status, r.Body)
 	}
-	if st := f.analyst.call(t, http.MethodGet, "/api/job/"+id, nil).want(t, http.StatusOK).object(t)["status"]; st != "Waiting" {
+	if st := f.analyst.Call(t, http.MethodGet, "/api/job/"+id, nil).Want(t, http.StatusOK).Object(t)["status"]; st != "Waiting" {
 		t.Errorf("the job changed: %v", st)
 	}
 }

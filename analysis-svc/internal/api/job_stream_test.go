@@ -11,7 +11,7 @@ func pollUntil(t *testing.T, as *client, stream string, last func(map[string]any
 	t.Helper()
 	var got []map[string]any
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		for _, m := range as.call(t, http.MethodGet, "/api/stream/"+stream, nil).want(t, http.StatusOK).list(t) {
+		for _, m := range as.Call(t, http.MethodGet, "/api/stream/"+stream, nil).Want(t, http.StatusOK).List(t) {
 			got = append(got, m)
 			if last(m) {
 				return got
@@ -28,23 +28,23 @@ func pollUntil(t *testing.T, as *client, stream string, last func(map[string]any
 // tailer hands events over in date order), so "exactly one" and "none" are checked without waiting for time.
 func TestStream_JobStartedAndDeleted(t *testing.T) {
 	f := newEventFixture(t, noAdjust)
-	st := f.reads.call(t, http.MethodPost, "/api/stream", nil).want(t, http.StatusOK).text(t)
-	otherSt := f.other.call(t, http.MethodPost, "/api/stream", nil).want(t, http.StatusOK).text(t)
+	st := f.reads.Call(t, http.MethodPost, "/api/stream", nil).Want(t, http.StatusOK).Text(t)
+	otherSt := f.other.Call(t, http.MethodPost, "/api/stream", nil).Want(t, http.StatusOK).Text(t)
 
 	id := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.0.0.1"})["id"].(string)
 	if j := f.wait(t, f.analyst, id); j["status"] != "Success" {
 		t.Fatalf("job %v", j)
 	}
-	f.analyst.call(t, http.MethodDelete, "/api/job/"+id, nil).want(t, http.StatusNoContent)
-	f.admin.call(t, http.MethodDelete, "/api/job/"+id, nil).want(t, http.StatusNoContent) // no second event
-	f.other.call(t, http.MethodDelete, "/api/job/"+id, nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	if j := f.reads.call(t, http.MethodGet, "/api/job/"+id, nil).want(t, http.StatusOK).object(t); j["status"] != "Deleted" {
+	f.analyst.Call(t, http.MethodDelete, "/api/job/"+id, nil).Want(t, http.StatusNoContent)
+	f.admin.Call(t, http.MethodDelete, "/api/job/"+id, nil).Want(t, http.StatusNoContent) // no second event
+	f.other.Call(t, http.MethodDelete, "/api/job/"+id, nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	if j := f.reads.Call(t, http.MethodGet, "/api/job/"+id, nil).Want(t, http.StatusOK).Object(t); j["status"] != "Deleted" {
 		t.Fatalf("job after the deletion %v", j)
 	}
 	// The marks: one later job in each organisation.
 	mark := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.0.0.2"})["id"].(string)
-	otherMark := f.other.call(t, http.MethodPost, "/api/analyzer/"+f.otherAnalyzer+"/run", map[string]any{"dataType": "ip", "data": "10.0.0.3"}).
-		want(t, http.StatusOK).object(t)["id"].(string)
+	otherMark := f.other.Call(t, http.MethodPost, "/api/analyzer/"+f.otherAnalyzer+"/run", map[string]any{"dataType": "ip", "data": "10.0.0.3"}).
+		Want(t, http.StatusOK).Object(t)["id"].(string)
 	created := func(job string) func(map[string]any) bool {
 		return func(m map[string]any) bool { return m["objectId"] == job && m["operation"] == "Creation" }
 	}

@@ -102,14 +102,14 @@ func newJobFixture(t *testing.T, opts ...envOption) *jobFixture {
 		reads:   e.user(t, "soc-reader", "soc", roleRead),
 		other:   e.user(t, "other-analyst", "other", roleAnalyze),
 	}
-	f.analyzer = f.admin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{}).
-		want(t, http.StatusCreated).object(t)["id"].(string)
+	f.analyzer = f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{}).
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
 	return f
 }
 
 func (f *jobFixture) run(t *testing.T, as *client, body map[string]any) map[string]any {
 	t.Helper()
-	return as.call(t, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run", body).want(t, http.StatusOK).object(t)
+	return as.Call(t, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run", body).Want(t, http.StatusOK).Object(t)
 }
 
 // wait long-polls a job's report until it finished (the server caps each poll; the test's deadline is 30 s).
@@ -117,7 +117,7 @@ func (f *jobFixture) wait(t *testing.T, as *client, id string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		j := as.call(t, http.MethodGet, "/api/job/"+id+"/waitreport?atMost=10seconds", nil).want(t, http.StatusOK).object(t)
+		j := as.Call(t, http.MethodGet, "/api/job/"+id+"/waitreport?atMost=10seconds", nil).Want(t, http.StatusOK).Object(t)
 		if st := j["status"]; st != "Waiting" && st != "InProgress" {
 			return j
 		}
@@ -129,26 +129,26 @@ func (f *jobFixture) wait(t *testing.T, as *client, id string) map[string]any {
 func TestAnalyzers_EnableListUpdateDisable(t *testing.T) {
 	f := newJobFixture(t)
 	t.Run("definitions", func(t *testing.T) {
-		defs := f.admin.call(t, http.MethodGet, "/api/analyzerdefinition", nil).want(t, http.StatusOK).list(t)
+		defs := f.admin.Call(t, http.MethodGet, "/api/analyzerdefinition", nil).Want(t, http.StatusOK).List(t)
 		if len(defs) != 2 || defs[0]["id"] != "Test_Echo_1_0" || defs[0]["configurationItems"] == nil {
 			t.Fatalf("definitions %v", defs)
 		}
-		f.e.super.call(t, http.MethodGet, "/api/analyzerdefinition", nil).want(t, http.StatusOK)
-		f.analyst.call(t, http.MethodGet, "/api/analyzerdefinition", nil).wantError(t, http.StatusForbidden, "AuthorizationError")
-		rdefs := f.admin.call(t, http.MethodGet, "/api/responderdefinition", nil).want(t, http.StatusOK).list(t)
+		f.e.super.Call(t, http.MethodGet, "/api/analyzerdefinition", nil).Want(t, http.StatusOK)
+		f.analyst.Call(t, http.MethodGet, "/api/analyzerdefinition", nil).WantError(t, http.StatusForbidden, "AuthorizationError")
+		rdefs := f.admin.Call(t, http.MethodGet, "/api/responderdefinition", nil).Want(t, http.StatusOK).List(t)
 		if len(rdefs) != 1 || rdefs[0]["id"] != "Test_Responder_1_0" {
 			t.Fatalf("responder definitions %v", rdefs)
 		}
 	})
 	t.Run("enable refusals", func(t *testing.T) {
-		f.admin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{}).
-			wantError(t, http.StatusBadRequest, "CreateError")
-		f.admin.call(t, http.MethodPost, "/api/organization/analyzer/Nope_1_0", map[string]any{}).
-			wantError(t, http.StatusNotFound, "NotFoundError")
-		f.analyst.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"name": "x"}).
-			wantError(t, http.StatusForbidden, "AuthorizationError")
-		f.e.anon().call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"name": "x"}).
-			wantError(t, http.StatusUnauthorized, "AuthenticationError")
+		f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{}).
+			WantError(t, http.StatusBadRequest, "CreateError")
+		f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Nope_1_0", map[string]any{}).
+			WantError(t, http.StatusNotFound, "NotFoundError")
+		f.analyst.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"name": "x"}).
+			WantError(t, http.StatusForbidden, "AuthorizationError")
+		f.e.anon().Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"name": "x"}).
+			WantError(t, http.StatusUnauthorized, "AuthenticationError")
 		for name, conf := range map[string]map[string]any{
 			"unknown item":  {"nope": 1},
 			"wrong type":    {"level": 3},
@@ -156,20 +156,20 @@ func TestAnalyzers_EnableListUpdateDisable(t *testing.T) {
 			"check_tlp":     {"check_tlp": "yes"},
 		} {
 			t.Run(name, func(t *testing.T) {
-				f.admin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0",
-					map[string]any{"name": "Echo " + name, "configuration": conf}).wantError(t, http.StatusBadRequest, "AttributeCheckingError")
+				f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0",
+					map[string]any{"name": "Echo " + name, "configuration": conf}).WantError(t, http.StatusBadRequest, "AttributeCheckingError")
 			})
 		}
-		f.admin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Keyed_1_0", map[string]any{}).
-			wantError(t, http.StatusBadRequest, "AttributeCheckingError")
-		f.admin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"name": "r", "rate": 1, "rateUnit": "Week"}).
-			wantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Keyed_1_0", map[string]any{}).
+			WantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{"name": "r", "rate": 1, "rateUnit": "Week"}).
+			WantError(t, http.StatusBadRequest, "AttributeCheckingError")
 	})
 	var keyed string
 	t.Run("enable with configuration", func(t *testing.T) {
-		w := f.admin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Keyed_1_0",
+		w := f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Keyed_1_0",
 			map[string]any{"name": "Keyed", "configuration": map[string]any{"key": "s3cr3t", "check_tlp": true, "max_tlp": 1},
-				"rate": 10, "rateUnit": "Day", "jobCache": 5}).want(t, http.StatusCreated).object(t)
+				"rate": 10, "rateUnit": "Day", "jobCache": 5}).Want(t, http.StatusCreated).Object(t)
 		keyed = w["id"].(string)
 		conf := w["configuration"].(map[string]any)
 		if w["name"] != "Keyed" || w["analyzerDefinitionId"] != "Test_Keyed_1_0" || conf["key"] != "s3cr3t" ||
@@ -179,64 +179,64 @@ func TestAnalyzers_EnableListUpdateDisable(t *testing.T) {
 		}
 	})
 	t.Run("list and get", func(t *testing.T) {
-		r := f.admin.call(t, http.MethodGet, "/api/analyzer", nil).want(t, http.StatusOK)
-		if r.header.Get("X-Total") != "2" || len(r.list(t)) != 2 {
-			t.Fatalf("list %s %s", r.header.Get("X-Total"), r.body)
+		r := f.admin.Call(t, http.MethodGet, "/api/analyzer", nil).Want(t, http.StatusOK)
+		if r.Header.Get("X-Total") != "2" || len(r.List(t)) != 2 {
+			t.Fatalf("list %s %s", r.Header.Get("X-Total"), r.Body)
 		}
-		for _, w := range f.analyst.call(t, http.MethodGet, "/api/analyzer", nil).want(t, http.StatusOK).list(t) {
+		for _, w := range f.analyst.Call(t, http.MethodGet, "/api/analyzer", nil).Want(t, http.StatusOK).List(t) {
 			if _, ok := w["configuration"]; ok {
 				t.Fatalf("an analyze user sees configuration: %v", w)
 			}
 		}
-		if _, ok := f.analyst.call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).want(t, http.StatusOK).object(t)["configuration"]; ok {
+		if _, ok := f.analyst.Call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).Want(t, http.StatusOK).Object(t)["configuration"]; ok {
 			t.Fatal("an analyze user sees configuration")
 		}
-		if _, ok := f.admin.call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).want(t, http.StatusOK).object(t)["configuration"]; !ok {
+		if _, ok := f.admin.Call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).Want(t, http.StatusOK).Object(t)["configuration"]; !ok {
 			t.Fatal("an orgadmin does not see configuration")
 		}
-		f.reads.call(t, http.MethodGet, "/api/analyzer", nil).wantError(t, http.StatusForbidden, "AuthorizationError")
-		f.other.call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).wantError(t, http.StatusNotFound, "NotFoundError")
-		if n := len(f.other.call(t, http.MethodGet, "/api/analyzer", nil).want(t, http.StatusOK).list(t)); n != 0 {
+		f.reads.Call(t, http.MethodGet, "/api/analyzer", nil).WantError(t, http.StatusForbidden, "AuthorizationError")
+		f.other.Call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).WantError(t, http.StatusNotFound, "NotFoundError")
+		if n := len(f.other.Call(t, http.MethodGet, "/api/analyzer", nil).Want(t, http.StatusOK).List(t)); n != 0 {
 			t.Fatalf("other org lists %d analyzers", n)
 		}
-		found := f.admin.call(t, http.MethodPost, "/api/analyzer/_search", map[string]any{"query": map[string]any{"name": "Keyed"}}).
-			want(t, http.StatusOK).ids(t)
+		found := f.admin.Call(t, http.MethodPost, "/api/analyzer/_search", map[string]any{"query": map[string]any{"name": "Keyed"}}).
+			Want(t, http.StatusOK).IDs(t)
 		if len(found) != 1 || found[0] != keyed {
 			t.Fatalf("search %v", found)
 		}
-		byType := f.admin.call(t, http.MethodGet, "/api/analyzer/type/domain", nil).want(t, http.StatusOK).list(t)
+		byType := f.admin.Call(t, http.MethodGet, "/api/analyzer/type/domain", nil).Want(t, http.StatusOK).List(t)
 		if len(byType) != 1 || byType[0]["id"] != f.analyzer {
 			t.Fatalf("type domain %v", byType)
 		}
-		for _, w := range f.admin.call(t, http.MethodGet, "/api/analyzer/type/ip", nil).want(t, http.StatusOK).list(t) {
+		for _, w := range f.admin.Call(t, http.MethodGet, "/api/analyzer/type/ip", nil).Want(t, http.StatusOK).List(t) {
 			if _, ok := w["configuration"]; ok {
 				t.Fatal("type listing shows configuration")
 			}
 		}
 	})
 	t.Run("update", func(t *testing.T) {
-		w := f.admin.call(t, http.MethodPatch, "/api/analyzer/"+keyed,
-			map[string]any{"jobCache": nil, "rate": 3, "name": "Keyed2"}).want(t, http.StatusOK).object(t)
+		w := f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+keyed,
+			map[string]any{"jobCache": nil, "rate": 3, "name": "Keyed2"}).Want(t, http.StatusOK).Object(t)
 		if w["jobCache"] != nil || w["rate"] != float64(3) || w["name"] != "Keyed2" || w["updatedBy"] != "soc-admin" {
 			t.Fatalf("updated %v", w)
 		}
-		f.admin.call(t, http.MethodPatch, "/api/analyzer/"+keyed, map[string]any{"configuration": map[string]any{}}).
-			wantError(t, http.StatusBadRequest, "AttributeCheckingError") // key is required
-		f.analyst.call(t, http.MethodPatch, "/api/analyzer/"+keyed, map[string]any{"rate": 1}).
-			wantError(t, http.StatusForbidden, "AuthorizationError")
-		f.other.call(t, http.MethodPatch, "/api/analyzer/"+keyed, map[string]any{"rate": 1}).
-			wantError(t, http.StatusForbidden, "AuthorizationError")
-		got := f.admin.call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).want(t, http.StatusOK).object(t)
+		f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, map[string]any{"configuration": map[string]any{}}).
+			WantError(t, http.StatusBadRequest, "AttributeCheckingError") // key is required
+		f.analyst.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, map[string]any{"rate": 1}).
+			WantError(t, http.StatusForbidden, "AuthorizationError")
+		f.other.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, map[string]any{"rate": 1}).
+			WantError(t, http.StatusForbidden, "AuthorizationError")
+		got := f.admin.Call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).Want(t, http.StatusOK).Object(t)
 		if got["rate"] != float64(3) || got["configuration"].(map[string]any)["key"] != "s3cr3t" {
 			t.Fatalf("after refused updates %v", got)
 		}
 	})
 	t.Run("disable", func(t *testing.T) {
-		f.analyst.call(t, http.MethodDelete, "/api/analyzer/"+keyed, nil).wantError(t, http.StatusForbidden, "AuthorizationError")
-		f.admin.call(t, http.MethodDelete, "/api/analyzer/"+keyed, nil).want(t, http.StatusNoContent)
-		f.admin.call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).wantError(t, http.StatusNotFound, "NotFoundError")
-		f.analyst.call(t, http.MethodPost, "/api/analyzer/"+keyed+"/run", map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
-			wantError(t, http.StatusNotFound, "NotFoundError")
+		f.analyst.Call(t, http.MethodDelete, "/api/analyzer/"+keyed, nil).WantError(t, http.StatusForbidden, "AuthorizationError")
+		f.admin.Call(t, http.MethodDelete, "/api/analyzer/"+keyed, nil).Want(t, http.StatusNoContent)
+		f.admin.Call(t, http.MethodGet, "/api/analyzer/"+keyed, nil).WantError(t, http.StatusNotFound, "NotFoundError")
+		f.analyst.Call(t, http.MethodPost, "/api/analyzer/"+keyed+"/run", map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
+			WantError(t, http.StatusNotFound, "NotFoundError")
 	})
 }
 
@@ -265,21 +265,21 @@ func TestJobs_RunValueAndReport(t *testing.T) {
 		t.Fatalf("artifacts %v", arts)
 	}
 	// The plain job, the report, the artifacts listing, for a read-only user of the organization.
-	plain := f.reads.call(t, http.MethodGet, "/api/job/"+id, nil).want(t, http.StatusOK).object(t)
+	plain := f.reads.Call(t, http.MethodGet, "/api/job/"+id, nil).Want(t, http.StatusOK).Object(t)
 	if _, ok := plain["report"]; ok || plain["status"] != "Success" {
 		t.Fatalf("plain job %v", plain)
 	}
-	f.reads.call(t, http.MethodGet, "/api/job/"+id+"/report", nil).want(t, http.StatusOK)
-	r := f.reads.call(t, http.MethodGet, "/api/job/"+id+"/artifacts", nil).want(t, http.StatusOK)
-	if r.header.Get("X-Total") != "1" || r.list(t)[0]["dataType"] != "ip" || r.list(t)[0]["createdBy"] != "soc-analyst" {
-		t.Fatalf("artifacts %s", r.body)
+	f.reads.Call(t, http.MethodGet, "/api/job/"+id+"/report", nil).Want(t, http.StatusOK)
+	r := f.reads.Call(t, http.MethodGet, "/api/job/"+id+"/artifacts", nil).Want(t, http.StatusOK)
+	if r.Header.Get("X-Total") != "1" || r.List(t)[0]["dataType"] != "ip" || r.List(t)[0]["createdBy"] != "soc-analyst" {
+		t.Fatalf("artifacts %s", r.Body)
 	}
 	// Other organizations and the superadmin see nothing.
-	f.other.call(t, http.MethodGet, "/api/job/"+id, nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	f.other.call(t, http.MethodGet, "/api/job/"+id+"/waitreport", nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	f.e.super.call(t, http.MethodGet, "/api/job/"+id, nil).wantError(t, http.StatusForbidden, "AuthorizationError")
-	f.e.anon().call(t, http.MethodGet, "/api/job/"+id, nil).wantError(t, http.StatusUnauthorized, "AuthenticationError")
-	f.analyst.call(t, http.MethodGet, "/api/job/nope", nil).wantError(t, http.StatusNotFound, "NotFoundError")
+	f.other.Call(t, http.MethodGet, "/api/job/"+id, nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	f.other.Call(t, http.MethodGet, "/api/job/"+id+"/waitreport", nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	f.e.super.Call(t, http.MethodGet, "/api/job/"+id, nil).WantError(t, http.StatusForbidden, "AuthorizationError")
+	f.e.anon().Call(t, http.MethodGet, "/api/job/"+id, nil).WantError(t, http.StatusUnauthorized, "AuthenticationError")
+	f.analyst.Call(t, http.MethodGet, "/api/job/nope", nil).WantError(t, http.StatusNotFound, "NotFoundError")
 }
 
 func TestJobs_RunRefusals(t *testing.T) {
@@ -294,19 +294,19 @@ func TestJobs_RunRefusals(t *testing.T) {
 		"data not string":  {"dataType": "ip", "data": map[string]any{"a": 1}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f.analyst.call(t, http.MethodPost, path, body).wantError(t, http.StatusBadRequest, "AttributeCheckingError")
+			f.analyst.Call(t, http.MethodPost, path, body).WantError(t, http.StatusBadRequest, "AttributeCheckingError")
 		})
 	}
-	f.analyst.call(t, http.MethodPost, path, map[string]any{"dataType": "url", "data": "http://x"}).
-		wantError(t, http.StatusBadRequest, "BadRequest")
-	f.reads.call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
-		wantError(t, http.StatusForbidden, "AuthorizationError")
-	f.other.call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
-		wantError(t, http.StatusNotFound, "NotFoundError")
-	f.analyst.call(t, http.MethodPost, "/api/analyzer/unknown/run", map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
-		wantError(t, http.StatusNotFound, "NotFoundError")
-	f.analyst.raw(t, http.MethodPost, path, "application/json", `{"dataType":`).wantError(t, http.StatusBadRequest, "BadRequest")
-	if n := f.analyst.call(t, http.MethodPost, "/api/job/_search", map[string]any{}).want(t, http.StatusOK).header.Get("X-Total"); n != "0" {
+	f.analyst.Call(t, http.MethodPost, path, map[string]any{"dataType": "url", "data": "http://x"}).
+		WantError(t, http.StatusBadRequest, "BadRequest")
+	f.reads.Call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
+		WantError(t, http.StatusForbidden, "AuthorizationError")
+	f.other.Call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
+		WantError(t, http.StatusNotFound, "NotFoundError")
+	f.analyst.Call(t, http.MethodPost, "/api/analyzer/unknown/run", map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
+		WantError(t, http.StatusNotFound, "NotFoundError")
+	f.analyst.Raw(t, http.MethodPost, path, "application/json", `{"dataType":`).WantError(t, http.StatusBadRequest, "BadRequest")
+	if n := f.analyst.Call(t, http.MethodPost, "/api/job/_search", map[string]any{}).Want(t, http.StatusOK).Header.Get("X-Total"); n != "0" {
 		t.Fatalf("refused runs created %s jobs", n)
 	}
 }
@@ -315,8 +315,8 @@ func TestJobs_RunRefusals(t *testing.T) {
 func TestJobs_FormEncodingCacheAndForce(t *testing.T) {
 	f := newJobFixture(t)
 	path := "/api/analyzer/" + f.analyzer + "/run"
-	first := f.analyst.raw(t, http.MethodPost, path, "application/x-www-form-urlencoded",
-		"dataType=domain&data=example.org&tlp=2&parameters=%7B%22x%22%3A1%7D").want(t, http.StatusOK).object(t)
+	first := f.analyst.Raw(t, http.MethodPost, path, "application/x-www-form-urlencoded",
+		"dataType=domain&data=example.org&tlp=2&parameters=%7B%22x%22%3A1%7D").Want(t, http.StatusOK).Object(t)
 	if first["parameters"] != `{"x":1}` || first["tlp"] != float64(2) {
 		t.Fatalf("form run %v", first)
 	}
@@ -329,8 +329,8 @@ func TestJobs_FormEncodingCacheAndForce(t *testing.T) {
 	if other["id"] == first["id"] {
 		t.Fatal("a different TLP hit the cache")
 	}
-	forced := f.analyst.call(t, http.MethodPost, path+"?force=1",
-		map[string]any{"dataType": "domain", "data": "example.org", "parameters": map[string]any{"x": 1}}).want(t, http.StatusOK).object(t)
+	forced := f.analyst.Call(t, http.MethodPost, path+"?force=1",
+		map[string]any{"dataType": "domain", "data": "example.org", "parameters": map[string]any{"x": 1}}).Want(t, http.StatusOK).Object(t)
 	if forced["id"] == first["id"] || forced["fromCache"] == true {
 		t.Fatalf("force did not bypass the cache: %v", forced)
 	}
@@ -345,7 +345,7 @@ func TestJobs_FormEncodingCacheAndForce(t *testing.T) {
 		t.Fatal("a failed job came from the cache")
 	}
 	// jobCache 0 turns the cache off.
-	f.admin.call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"jobCache": 0}).want(t, http.StatusOK)
+	f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"jobCache": 0}).Want(t, http.StatusOK)
 	off := f.run(t, f.analyst, map[string]any{"dataType": "domain", "data": "example.org", "parameters": map[string]any{"x": 1}})
 	if off["id"] == first["id"] || off["id"] == forced["id"] {
 		t.Fatal("jobCache 0 still served from the cache")
@@ -354,17 +354,17 @@ func TestJobs_FormEncodingCacheAndForce(t *testing.T) {
 
 func TestJobs_RateLimit(t *testing.T) {
 	f := newJobFixture(t, withoutWorkers())
-	f.admin.call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"rate": 2, "rateUnit": "Day", "jobCache": 0}).
-		want(t, http.StatusOK)
+	f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"rate": 2, "rateUnit": "Day", "jobCache": 0}).
+		Want(t, http.StatusOK)
 	for i := range 2 {
 		f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": fmt.Sprintf("10.0.0.%d", i)})
 	}
-	msg := f.analyst.call(t, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run", map[string]any{"dataType": "ip", "data": "10.0.0.9"}).
-		wantError(t, http.StatusTooManyRequests, "RateLimitExceeded")
+	msg := f.analyst.Call(t, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run", map[string]any{"dataType": "ip", "data": "10.0.0.9"}).
+		WantError(t, http.StatusTooManyRequests, "RateLimitExceeded")
 	if !strings.Contains(msg, "Rate limit of 2 per Day") {
 		t.Fatalf("message %q", msg)
 	}
-	if n := f.analyst.call(t, http.MethodGet, "/api/job", nil).want(t, http.StatusOK).header.Get("X-Total"); n != "2" {
+	if n := f.analyst.Call(t, http.MethodGet, "/api/job", nil).Want(t, http.StatusOK).Header.Get("X-Total"); n != "2" {
 		t.Fatalf("jobs after the refusal: %s", n)
 	}
 }
@@ -372,28 +372,28 @@ func TestJobs_RateLimit(t *testing.T) {
 // With check_tlp and a TLP above max_tlp the job fails at once and the analyzer never runs.
 func TestJobs_TLPAboveMaximum(t *testing.T) {
 	f := newJobFixture(t)
-	w := f.admin.call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0",
+	w := f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0",
 		map[string]any{"name": "Careful", "configuration": map[string]any{"check_tlp": true, "max_tlp": 1, "check_pap": true, "max_pap": 2}}).
-		want(t, http.StatusCreated).object(t)
+		Want(t, http.StatusCreated).Object(t)
 	path := "/api/analyzer/" + w["id"].(string) + "/run"
-	j := f.analyst.call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "8.8.8.8", "tlp": 2, "parameters": map[string]any{"n": "tlp-check"}}).
-		want(t, http.StatusOK).object(t)
+	j := f.analyst.Call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "8.8.8.8", "tlp": 2, "parameters": map[string]any{"n": "tlp-check"}}).
+		Want(t, http.StatusOK).Object(t)
 	if j["status"] != "Failure" || j["errorMessage"] != "TLP is higher than allowed." {
 		t.Fatalf("job %v", j)
 	}
-	rep := f.analyst.call(t, http.MethodGet, "/api/job/"+j["id"].(string)+"/report", nil).want(t, http.StatusOK).object(t)["report"].(map[string]any)
+	rep := f.analyst.Call(t, http.MethodGet, "/api/job/"+j["id"].(string)+"/report", nil).Want(t, http.StatusOK).Object(t)["report"].(map[string]any)
 	if rep["success"] != false || rep["errorMessage"] != "TLP is higher than allowed." {
 		t.Fatalf("report %v", rep)
 	}
 	if _, ran := runs.Load("tlp-check"); ran {
 		t.Fatal("the analyzer ran")
 	}
-	p := f.analyst.call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "8.8.8.8", "tlp": 0, "pap": 3}).
-		want(t, http.StatusOK).object(t)
+	p := f.analyst.Call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "8.8.8.8", "tlp": 0, "pap": 3}).
+		Want(t, http.StatusOK).Object(t)
 	if p["status"] != "Failure" || p["errorMessage"] != "PAP is higher than allowed." {
 		t.Fatalf("pap job %v", p)
 	}
-	ok := f.analyst.call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "8.8.8.8", "tlp": 1}).want(t, http.StatusOK).object(t)
+	ok := f.analyst.Call(t, http.MethodPost, path, map[string]any{"dataType": "ip", "data": "8.8.8.8", "tlp": 1}).Want(t, http.StatusOK).Object(t)
 	if f.wait(t, f.analyst, ok["id"].(string))["status"] != "Success" {
 		t.Fatal("a job within the maximum failed")
 	}
@@ -412,7 +412,7 @@ func multipartRun(t *testing.T, c *client, path, part, filename string, content 
 	}
 	_, _ = fw.Write(content)
 	_ = mw.Close()
-	return c.send(t, http.MethodPost, path, mw.FormDataContentType(), &buf, nil)
+	return c.Send(t, http.MethodPost, path, mw.FormDataContentType(), &buf, nil)
 }
 
 func TestJobs_FileObservable(t *testing.T) {
@@ -422,7 +422,7 @@ func TestJobs_FileObservable(t *testing.T) {
 	for _, part := range []string{"attachment", "data"} {
 		t.Run(part, func(t *testing.T) {
 			j := multipartRun(t, f.analyst, path+"?force=1", part, "sample.exe", content, `{"dataType":"file","tlp":2}`).
-				want(t, http.StatusOK).object(t)
+				Want(t, http.StatusOK).Object(t)
 			att, _ := j["attachment"].(map[string]any)
 			if att == nil || att["name"] != "sample.exe" || att["size"] != float64(len(content)) || len(att["hashes"].([]any)) != 3 {
 				t.Fatalf("job %v", j)
@@ -434,17 +434,17 @@ func TestJobs_FileObservable(t *testing.T) {
 			if done["report"].(map[string]any)["full"].(map[string]any)["filename"] != "sample.exe" {
 				t.Fatalf("the analyzer did not get the file: %v", done)
 			}
-			got := f.reads.call(t, http.MethodGet, "/api/datastore/"+att["id"].(string)+"?name=sample.exe", nil).want(t, http.StatusOK)
-			if !bytes.Equal(got.body, content) || !strings.Contains(got.header.Get("Content-Disposition"), "sample.exe") {
-				t.Fatalf("download %q %v", got.body, got.header)
+			got := f.reads.Call(t, http.MethodGet, "/api/datastore/"+att["id"].(string)+"?name=sample.exe", nil).Want(t, http.StatusOK)
+			if !bytes.Equal(got.Body, content) || !strings.Contains(got.Header.Get("Content-Disposition"), "sample.exe") {
+				t.Fatalf("download %q %v", got.Body, got.Header)
 			}
-			f.other.call(t, http.MethodGet, "/api/datastore/"+att["id"].(string), nil).wantError(t, http.StatusNotFound, "NotFoundError")
+			f.other.Call(t, http.MethodGet, "/api/datastore/"+att["id"].(string), nil).WantError(t, http.StatusNotFound, "NotFoundError")
 		})
 	}
 	multipartRun(t, f.analyst, path, "attachment", "x.bin", content, `{"dataType":"file","data":"also a value"}`).
-		wantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		WantError(t, http.StatusBadRequest, "AttributeCheckingError")
 	multipartRun(t, f.analyst, path, "attachment", "x.bin", content, `{"dataType":"ip"}`).
-		wantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		WantError(t, http.StatusBadRequest, "AttributeCheckingError")
 }
 
 func TestJobs_SearchDeleteAndWait(t *testing.T) {
@@ -454,43 +454,43 @@ func TestJobs_SearchDeleteAndWait(t *testing.T) {
 		ids = append(ids, f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": fmt.Sprintf("10.1.0.%d", i)})["id"].(string))
 	}
 	t.Run("search", func(t *testing.T) {
-		r := f.reads.call(t, http.MethodPost, "/api/job/_search?range=0-2&sort=%2Bdata", map[string]any{"query": map[string]any{"status": "Waiting"}}).
-			want(t, http.StatusOK)
-		if r.header.Get("X-Total") != "3" || len(r.list(t)) != 2 || r.list(t)[0]["data"] != "10.1.0.0" {
-			t.Fatalf("search %s %s", r.header.Get("X-Total"), r.body)
+		r := f.reads.Call(t, http.MethodPost, "/api/job/_search?range=0-2&sort=%2Bdata", map[string]any{"query": map[string]any{"status": "Waiting"}}).
+			Want(t, http.StatusOK)
+		if r.Header.Get("X-Total") != "3" || len(r.List(t)) != 2 || r.List(t)[0]["data"] != "10.1.0.0" {
+			t.Fatalf("search %s %s", r.Header.Get("X-Total"), r.Body)
 		}
-		got := f.reads.call(t, http.MethodGet, "/api/job?dataFilter=10.1.0.2", nil).want(t, http.StatusOK).ids(t)
+		got := f.reads.Call(t, http.MethodGet, "/api/job?dataFilter=10.1.0.2", nil).Want(t, http.StatusOK).IDs(t)
 		if len(got) != 1 || got[0] != ids[2] {
 			t.Fatalf("dataFilter %v", got)
 		}
-		if n := f.other.call(t, http.MethodGet, "/api/job", nil).want(t, http.StatusOK).header.Get("X-Total"); n != "0" {
+		if n := f.other.Call(t, http.MethodGet, "/api/job", nil).Want(t, http.StatusOK).Header.Get("X-Total"); n != "0" {
 			t.Fatalf("another organization sees %s jobs", n)
 		}
-		f.reads.call(t, http.MethodPost, "/api/job/_search", map[string]any{"query": map[string]any{"secret": 1}}).
-			wantError(t, http.StatusBadRequest, "BadRequest")
+		f.reads.Call(t, http.MethodPost, "/api/job/_search", map[string]any{"query": map[string]any{"secret": 1}}).
+			WantError(t, http.StatusBadRequest, "BadRequest")
 	})
 	t.Run("waitreport times out with the current state", func(t *testing.T) {
-		j := f.reads.call(t, http.MethodGet, "/api/job/"+ids[0]+"/waitreport?atMost=100ms", nil).want(t, http.StatusOK).object(t)
+		j := f.reads.Call(t, http.MethodGet, "/api/job/"+ids[0]+"/waitreport?atMost=100ms", nil).Want(t, http.StatusOK).Object(t)
 		if j["report"] != "Waiting" {
 			t.Fatalf("report %v", j["report"])
 		}
 		for _, bad := range []string{"abc", "10parsecs", "-1second", "1.5minute"} {
-			f.reads.call(t, http.MethodGet, "/api/job/"+ids[0]+"/waitreport?atMost="+bad, nil).wantError(t, http.StatusBadRequest, "BadRequest")
+			f.reads.Call(t, http.MethodGet, "/api/job/"+ids[0]+"/waitreport?atMost="+bad, nil).WantError(t, http.StatusBadRequest, "BadRequest")
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
-		f.reads.call(t, http.MethodDelete, "/api/job/"+ids[1], nil).wantError(t, http.StatusForbidden, "AuthorizationError")
-		f.other.call(t, http.MethodDelete, "/api/job/"+ids[1], nil).wantError(t, http.StatusNotFound, "NotFoundError")
-		f.analyst.call(t, http.MethodDelete, "/api/job/"+ids[1], nil).want(t, http.StatusNoContent)
-		j := f.reads.call(t, http.MethodGet, "/api/job/"+ids[1]+"/report", nil).want(t, http.StatusOK).object(t)
+		f.reads.Call(t, http.MethodDelete, "/api/job/"+ids[1], nil).WantError(t, http.StatusForbidden, "AuthorizationError")
+		f.other.Call(t, http.MethodDelete, "/api/job/"+ids[1], nil).WantError(t, http.StatusNotFound, "NotFoundError")
+		f.analyst.Call(t, http.MethodDelete, "/api/job/"+ids[1], nil).Want(t, http.StatusNoContent)
+		j := f.reads.Call(t, http.MethodGet, "/api/job/"+ids[1]+"/report", nil).Want(t, http.StatusOK).Object(t)
 		if j["status"] != "Deleted" || j["report"] != "Deleted" {
 			t.Fatalf("deleted job %v", j)
 		}
-		if n := f.reads.call(t, http.MethodPost, "/api/job/_search", map[string]any{}).want(t, http.StatusOK).header.Get("X-Total"); n != "2" {
+		if n := f.reads.Call(t, http.MethodPost, "/api/job/_search", map[string]any{}).Want(t, http.StatusOK).Header.Get("X-Total"); n != "2" {
 			t.Fatalf("search shows %s jobs, want 2 (Deleted hidden)", n)
 		}
-		del := f.reads.call(t, http.MethodPost, "/api/job/_search", map[string]any{"query": map[string]any{"status": "Deleted"}}).
-			want(t, http.StatusOK).ids(t)
+		del := f.reads.Call(t, http.MethodPost, "/api/job/_search", map[string]any{"query": map[string]any{"status": "Deleted"}}).
+			Want(t, http.StatusOK).IDs(t)
 		if len(del) != 1 || del[0] != ids[1] {
 			t.Fatalf("Deleted jobs %v", del)
 		}
@@ -503,7 +503,7 @@ func TestJobs_SearchDeleteAndWait(t *testing.T) {
 				t.Fatalf("job %s: %v", id, st)
 			}
 		}
-		if st := f.reads.call(t, http.MethodGet, "/api/job/"+ids[1], nil).want(t, http.StatusOK).object(t)["status"]; st != "Deleted" {
+		if st := f.reads.Call(t, http.MethodGet, "/api/job/"+ids[1], nil).Want(t, http.StatusOK).Object(t)["status"]; st != "Deleted" {
 			t.Fatalf("the deleted job ran: %v", st)
 		}
 	})
@@ -511,20 +511,20 @@ func TestJobs_SearchDeleteAndWait(t *testing.T) {
 
 func TestResponders_Run(t *testing.T) {
 	f := newJobFixture(t)
-	r := f.admin.call(t, http.MethodPost, "/api/organization/responder/Test_Responder_1_0", map[string]any{}).want(t, http.StatusCreated).object(t)
+	r := f.admin.Call(t, http.MethodPost, "/api/organization/responder/Test_Responder_1_0", map[string]any{}).Want(t, http.StatusCreated).Object(t)
 	if r["responderDefinitionId"] != "Test_Responder_1_0" || r["type"] != "responder" {
 		t.Fatalf("responder %v", r)
 	}
 	id := r["id"].(string)
-	if n := len(f.analyst.call(t, http.MethodGet, "/api/responder/type/thehive:case", nil).want(t, http.StatusOK).list(t)); n != 1 {
+	if n := len(f.analyst.Call(t, http.MethodGet, "/api/responder/type/thehive:case", nil).Want(t, http.StatusOK).List(t)); n != 1 {
 		t.Fatalf("responders for cases: %d", n)
 	}
-	f.analyst.call(t, http.MethodGet, "/api/analyzer/"+id, nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	f.analyst.call(t, http.MethodPost, "/api/responder/"+id+"/run", map[string]any{"dataType": "thehive:case", "data": "not an object"}).
-		wantError(t, http.StatusBadRequest, "AttributeCheckingError")
-	j := f.analyst.call(t, http.MethodPost, "/api/responder/"+id+"/run",
+	f.analyst.Call(t, http.MethodGet, "/api/analyzer/"+id, nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	f.analyst.Call(t, http.MethodPost, "/api/responder/"+id+"/run", map[string]any{"dataType": "thehive:case", "data": "not an object"}).
+		WantError(t, http.StatusBadRequest, "AttributeCheckingError")
+	j := f.analyst.Call(t, http.MethodPost, "/api/responder/"+id+"/run",
 		map[string]any{"dataType": "thehive:case", "data": map[string]any{"_id": "~1", "title": "c"}, "tlp": 2}).
-		want(t, http.StatusOK).object(t)
+		Want(t, http.StatusOK).Object(t)
 	if j["responderId"] != id || j["data"].(map[string]any)["title"] != "c" {
 		t.Fatalf("job %v", j)
 	}
@@ -541,19 +541,19 @@ func TestJobs_IdempotencyKey(t *testing.T) {
 	path := "/api/analyzer/" + f.analyzer + "/run?force=1"
 	body := `{"dataType":"ip","data":"10.7.0.1"}`
 	hdr := http.Header{"Idempotency-Key": {"retry-123"}}
-	first := f.analyst.send(t, http.MethodPost, path, "application/json", strings.NewReader(body), hdr).want(t, http.StatusOK).object(t)
-	again := f.analyst.send(t, http.MethodPost, path, "application/json", strings.NewReader(body), hdr).want(t, http.StatusOK).object(t)
+	first := f.analyst.Send(t, http.MethodPost, path, "application/json", strings.NewReader(body), hdr).Want(t, http.StatusOK).Object(t)
+	again := f.analyst.Send(t, http.MethodPost, path, "application/json", strings.NewReader(body), hdr).Want(t, http.StatusOK).Object(t)
 	if first["id"] != again["id"] {
 		t.Fatalf("two jobs for one key: %v %v", first["id"], again["id"])
 	}
-	other := f.analyst.send(t, http.MethodPost, path, "application/json", strings.NewReader(body),
-		http.Header{"Idempotency-Key": {"retry-456"}}).want(t, http.StatusOK).object(t)
+	other := f.analyst.Send(t, http.MethodPost, path, "application/json", strings.NewReader(body),
+		http.Header{"Idempotency-Key": {"retry-456"}}).Want(t, http.StatusOK).Object(t)
 	if other["id"] == first["id"] {
 		t.Fatal("another key returned the same job")
 	}
-	if n := f.analyst.call(t, http.MethodGet, "/api/job", nil).want(t, http.StatusOK).header.Get("X-Total"); n != "2" {
+	if n := f.analyst.Call(t, http.MethodGet, "/api/job", nil).Want(t, http.StatusOK).Header.Get("X-Total"); n != "2" {
 		t.Fatalf("jobs: %s, want 2", n)
 	}
-	f.analyst.send(t, http.MethodPost, path, "application/json", strings.NewReader(body),
-		http.Header{"Idempotency-Key": {strings.Repeat("k", 300)}}).wantError(t, http.StatusBadRequest, "BadRequest")
+	f.analyst.Send(t, http.MethodPost, path, "application/json", strings.NewReader(body),
+		http.Header{"Idempotency-Key": {strings.Repeat("k", 300)}}).WantError(t, http.StatusBadRequest, "BadRequest")
 }

@@ -256,7 +256,7 @@ func TestPublicAnalyzersDoc(t *testing.T) {
 			Refused   []any
 			Warnings  []string
 		}
-		x.admin.call(t, http.MethodPost, "/api/"+kind+"definition/scan", nil).want(t, http.StatusOK).decode(t, &rep)
+		x.admin.Call(t, http.MethodPost, "/api/"+kind+"definition/scan", nil).Want(t, http.StatusOK).Decode(t, &rep)
 		if rep.Unchanged != want || len(rep.Refused) != 0 || len(rep.Warnings) != 0 {
 			t.Errorf("%s scan: %+v", kind, rep)
 		}
@@ -268,7 +268,7 @@ func TestPublicAnalyzersDoc(t *testing.T) {
 			Status string
 			Report map[string]any
 		}
-		if err := json.Unmarshal(x.waitRaw(t, id).body, &j); err != nil {
+		if err := json.Unmarshal(x.waitRaw(t, id).Body, &j); err != nil {
 			t.Fatal(err)
 		}
 		return j.Report
@@ -285,7 +285,7 @@ func TestPublicAnalyzersDoc(t *testing.T) {
 	})
 	t.Run("file observable", func(t *testing.T) {
 		id := multipartRun(t, x.analyst, "/api/analyzer/"+letters+"/run", "attachment", "sample.txt", []byte("0123456789"),
-			`{"dataType":"file"}`).want(t, http.StatusOK).object(t)["id"].(string)
+			`{"dataType":"file"}`).Want(t, http.StatusOK).Object(t)["id"].(string)
 		r := report(t, x, id)
 		if full, _ := r["full"].(map[string]any); r["success"] != true || full["bytes"] != 10.0 || full["name"] != "sample.txt" {
 			t.Errorf("report %v", r)

@@ -25,7 +25,7 @@ func (f *jobFixture) waitStatus(t *testing.T, id, status string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if f.analyst.call(t, http.MethodGet, "/api/job/"+id, nil).want(t, http.StatusOK).object(t)["status"] == status {
+		if f.analyst.Call(t, http.MethodGet, "/api/job/"+id, nil).Want(t, http.StatusOK).Object(t)["status"] == status {
 			return
 		}
 		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation: the deadline bounds it
@@ -36,7 +36,7 @@ func (f *jobFixture) waitStatus(t *testing.T, id, status string) {
 // Three replicas with three workers each share one queue: every job runs exactly once.
 func TestQueue_EachJobRunsOnce(t *testing.T) {
 	f := newJobFixture(t, withoutWorkers())
-	f.admin.call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"jobCache": 0}).want(t, http.StatusOK)
+	f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"jobCache": 0}).Want(t, http.StatusOK)
 	const n = 40
 	prefix := fmt.Sprintf("once-%d-", time.Now().UnixNano())
 	var ids []string
@@ -94,7 +94,7 @@ func TestQueue_ExpiredLeaseIsRequeuedThenFails(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	j := f.analyst.call(t, http.MethodGet, "/api/job/"+id+"/report", nil).want(t, http.StatusOK).object(t)
+	j := f.analyst.Call(t, http.MethodGet, "/api/job/"+id+"/report", nil).Want(t, http.StatusOK).Object(t)
 	if j["status"] != "Failure" || j["report"].(map[string]any)["errorMessage"] != "the job was interrupted 2 times (its worker stopped or was lost); giving up" {
 		t.Fatalf("job %v", j)
 	}
@@ -107,7 +107,7 @@ func TestQueue_ExpiredLeaseIsRequeuedThenFails(t *testing.T) {
 	if err := f.e.jobs.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.analyst.call(t, http.MethodGet, "/api/job/"+id2, nil).want(t, http.StatusOK).object(t)["status"]; st != "Waiting" {
+	if st := f.analyst.Call(t, http.MethodGet, "/api/job/"+id2, nil).Want(t, http.StatusOK).Object(t)["status"]; st != "Waiting" {
 		t.Fatalf("after the sweep: %v", st)
 	}
 	startWorkers(t, f.e.jobs)
@@ -128,15 +128,15 @@ func TestQueue_TimeoutFailsTheJob(t *testing.T) {
 // Deleting a running job stops it and frees its worker; the job stays Deleted.
 func TestQueue_DeleteRunningJob(t *testing.T) {
 	f := newJobFixture(t, withJobs(analysis.JobsConfig{Workers: 1}))
-	f.admin.call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"jobCache": 0}).want(t, http.StatusOK)
+	f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"jobCache": 0}).Want(t, http.StatusOK)
 	id := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.6.0.1", "parameters": map[string]any{"sleep": 600000}})["id"].(string)
 	f.waitStatus(t, id, "InProgress")
-	f.analyst.call(t, http.MethodDelete, "/api/job/"+id, nil).want(t, http.StatusNoContent)
+	f.analyst.Call(t, http.MethodDelete, "/api/job/"+id, nil).Want(t, http.StatusNoContent)
 	next := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.6.0.2"})["id"].(string)
 	if st := f.wait(t, f.analyst, next)["status"]; st != "Success" {
 		t.Fatalf("the only worker is still busy: %v", st)
 	}
-	if st := f.analyst.call(t, http.MethodGet, "/api/job/"+id, nil).want(t, http.StatusOK).object(t)["status"]; st != "Deleted" {
+	if st := f.analyst.Call(t, http.MethodGet, "/api/job/"+id, nil).Want(t, http.StatusOK).Object(t)["status"]; st != "Deleted" {
 		t.Fatalf("deleted job became %v", st)
 	}
 }

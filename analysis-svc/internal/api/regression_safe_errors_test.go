@@ -20,7 +20,7 @@ func TestRegressionJobErrorMessageIsSafe(t *testing.T) {
 	if j["status"] != "Failure" || msg != "cannot create the job folder" {
 		t.Fatalf("job %v", j)
 	}
-	got := f.analyst.call(t, http.MethodGet, "/api/job/"+id, nil).want(t, http.StatusOK).object(t)
+	got := f.analyst.Call(t, http.MethodGet, "/api/job/"+id, nil).Want(t, http.StatusOK).Object(t)
 	if em, _ := got["errorMessage"].(string); em != "cannot create the job folder" {
 		t.Errorf("job errorMessage %q", em)
 	}

@@ -18,10 +18,10 @@ import (
 func TestRegressionSecretsNotInReports(t *testing.T) {
 	const proxyPass = "Pr0xyPa55w0rd"
 	f := newJobFixture(t)
-	f.admin.call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"configuration": map[string]any{
+	f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+f.analyzer, map[string]any{"configuration": map[string]any{
 		"proxy_http":  "http://squid:" + proxyPass + "@proxy.example:3128",
 		"proxy_https": "http://squid:" + proxyPass + "@proxy.example:3129",
-	}}).want(t, http.StatusOK)
+	}}).Want(t, http.StatusOK)
 	ok := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.9.0.1"})
 	failed := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.9.0.2",
 		"parameters": map[string]any{"fail": "cannot reach the proxy"}}) // its input (config) is in the report
@@ -29,7 +29,7 @@ func TestRegressionSecretsNotInReports(t *testing.T) {
 		f.wait(t, f.analyst, id)
 		for _, as := range []*client{f.reads, f.analyst, f.admin} {
 			for _, path := range []string{"/api/job/" + id, "/api/job/" + id + "/report", "/api/job/" + id + "/artifacts"} {
-				b := string(as.call(t, http.MethodGet, path, nil).want(t, http.StatusOK).body)
+				b := string(as.Call(t, http.MethodGet, path, nil).Want(t, http.StatusOK).Body)
 				if strings.Contains(b, proxyPass) || strings.Contains(b, "squid:") {
 					t.Errorf("GET %s shows the proxy's credentials:\n%s", path, b)
 				}
@@ -37,11 +37,11 @@ func TestRegressionSecretsNotInReports(t *testing.T) {
 		}
 	}
 	// The reports are still there, with the secrets replaced.
-	rep := f.reads.call(t, http.MethodGet, "/api/job/"+ok["id"].(string)+"/report", nil).want(t, http.StatusOK).body
+	rep := f.reads.Call(t, http.MethodGet, "/api/job/"+ok["id"].(string)+"/report", nil).Want(t, http.StatusOK).Body
 	if !strings.Contains(string(rep), `"Success"`) || !strings.Contains(string(rep), "REMOVED") {
 		t.Errorf("the Echo report lost more than its secrets:\n%s", rep)
 	}
-	fb := f.reads.call(t, http.MethodGet, "/api/job/"+failed["id"].(string), nil).want(t, http.StatusOK).object(t)
+	fb := f.reads.Call(t, http.MethodGet, "/api/job/"+failed["id"].(string), nil).Want(t, http.StatusOK).Object(t)
 	if fb["status"] != "Failure" || fb["errorMessage"] != "cannot reach the proxy" {
 		t.Errorf("failed job %v", fb)
 	}
@@ -78,7 +78,7 @@ open(os.path.join(job, "output", "output.json"), "w").write(json.dumps(out))
 		x.waitRaw(t, id)
 		for _, as := range []*client{reader, x.analyst, x.admin} {
 			for _, path := range []string{"/api/job/" + id, "/api/job/" + id + "/report", "/api/job/" + id + "/artifacts"} {
-				b := string(as.call(t, http.MethodGet, path, nil).want(t, http.StatusOK).body)
+				b := string(as.Call(t, http.MethodGet, path, nil).Want(t, http.StatusOK).Body)
 				if strings.Contains(b, token) {
 					t.Errorf("%s: GET %s shows the secret item:\n%s", data, path, b)
 				}

@@ -19,27 +19,27 @@ func TestRegressionSessionsEndOnLogoutPasswordKeyAndLocks(t *testing.T) {
 		act  func(t *testing.T, org, login string, s *client)
 	}{
 		{"logout", func(t *testing.T, _, _ string, s *client) {
-			s.call(t, http.MethodPost, "/api/logout", nil).want(t, 204)
+			s.Call(t, http.MethodPost, "/api/logout", nil).Want(t, 204)
 		}},
 		{"password change", func(t *testing.T, _, login string, s *client) {
-			s.csrf = true
-			s.call(t, http.MethodPost, "/api/user/"+login+"/password/change",
-				map[string]string{"currentPassword": password, "password": other}).want(t, 204)
+			s.CSRF = true
+			s.Call(t, http.MethodPost, "/api/user/"+login+"/password/change",
+				map[string]string{"currentPassword": password, "password": other}).Want(t, 204)
 		}},
 		{"password set", func(t *testing.T, _, login string, _ *client) {
 			e.setPassword(t, login, other)
 		}},
 		{"key revocation", func(t *testing.T, _, login string, _ *client) {
 			e.renewKey(t, e.super, login)
-			e.super.call(t, http.MethodDelete, "/api/user/"+login+"/key", nil).want(t, 200)
+			e.super.Call(t, http.MethodDelete, "/api/user/"+login+"/key", nil).Want(t, 200)
 		}},
 		{"user lock", func(t *testing.T, _, login string, _ *client) {
-			e.super.call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"status": "Locked"}).want(t, 200)
-			e.super.call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"status": "Active"}).want(t, 200)
+			e.super.Call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"status": "Locked"}).Want(t, 200)
+			e.super.Call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"status": "Active"}).Want(t, 200)
 		}},
 		{"organization lock", func(t *testing.T, org, _ string, _ *client) {
-			e.super.call(t, http.MethodDelete, "/api/organization/"+org, nil).want(t, 204)
-			e.super.call(t, http.MethodPatch, "/api/organization/"+org, map[string]any{"status": "Active"}).want(t, 200)
+			e.super.Call(t, http.MethodDelete, "/api/organization/"+org, nil).Want(t, 204)
+			e.super.Call(t, http.MethodPatch, "/api/organization/"+org, map[string]any{"status": "Active"}).Want(t, 200)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,13 +48,13 @@ func TestRegressionSessionsEndOnLogoutPasswordKeyAndLocks(t *testing.T) {
 			e.createUser(t, e.super, login, org, []string{"read", "analyze"})
 			e.setPassword(t, login, password)
 			s := e.sessionClient()
-			s.loginAs(t, login, password).want(t, 200)
+			s.loginAs(t, login, password).Want(t, 200)
 			copied := e.newClient(login)
-			copied.header.Set("Cookie", auth.SessionCookie+"="+s.cookie(auth.SessionCookie))
-			copied.call(t, http.MethodGet, "/api/user/current", nil).want(t, 200)
+			copied.Header.Set("Cookie", auth.SessionCookie+"="+s.Cookie(auth.SessionCookie))
+			copied.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, 200)
 			tc.act(t, org, login, s)
-			copied.call(t, http.MethodGet, "/api/user/current", nil).wantError(t, 401, "AuthenticationError")
-			copied.call(t, http.MethodGet, "/api/job", nil).wantError(t, 401, "AuthenticationError")
+			copied.Call(t, http.MethodGet, "/api/user/current", nil).WantError(t, 401, "AuthenticationError")
+			copied.Call(t, http.MethodGet, "/api/job", nil).WantError(t, 401, "AuthenticationError")
 		})
 	}
 }

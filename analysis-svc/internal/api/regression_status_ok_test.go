@@ -16,8 +16,8 @@ func TestAPI_StatusOkSynonym(t *testing.T) {
 	e.createUser(t, e.super, "okuser", orgA, roleAnalyze)
 	e.createUser(t, e.super, "lockeduser", orgA, roleAnalyze)
 
-	e.super.call(t, http.MethodPatch, "/api/user/lockeduser", map[string]any{"status": "Locked"}).want(t, http.StatusOK)
-	u := e.super.call(t, http.MethodPatch, "/api/user/okuser", map[string]any{"status": "Ok"}).want(t, http.StatusOK).object(t)
+	e.super.Call(t, http.MethodPatch, "/api/user/lockeduser", map[string]any{"status": "Locked"}).Want(t, http.StatusOK)
+	u := e.super.Call(t, http.MethodPatch, "/api/user/okuser", map[string]any{"status": "Ok"}).Want(t, http.StatusOK).Object(t)
 	if u["status"] != "Active" {
 		t.Fatalf("PATCH status Ok answered %v", u["status"])
 	}
@@ -26,18 +26,18 @@ func TestAPI_StatusOkSynonym(t *testing.T) {
 	}
 
 	// creation with status Ok or Locked; anything else is a 400
-	e.super.call(t, http.MethodPost, "/api/user", map[string]any{"login": "created-ok", "name": "C", "organization": orgA,
-		"roles": roleAnalyze, "status": "Ok"}).want(t, http.StatusCreated)
+	e.super.Call(t, http.MethodPost, "/api/user", map[string]any{"login": "created-ok", "name": "C", "organization": orgA,
+		"roles": roleAnalyze, "status": "Ok"}).Want(t, http.StatusCreated)
 	if got := e.getUser(t, "created-ok"); got["status"] != "Active" {
 		t.Fatalf("created with Ok: %v", got["status"])
 	}
-	r := e.super.call(t, http.MethodPost, "/api/user", map[string]any{"login": "created-locked", "name": "C", "organization": orgA,
-		"roles": roleAnalyze, "status": "Locked"}).want(t, http.StatusCreated).object(t)
+	r := e.super.Call(t, http.MethodPost, "/api/user", map[string]any{"login": "created-locked", "name": "C", "organization": orgA,
+		"roles": roleAnalyze, "status": "Locked"}).Want(t, http.StatusCreated).Object(t)
 	if r["status"] != "Locked" || e.getUser(t, "created-locked")["status"] != "Locked" {
 		t.Fatalf("created with Locked: %v", r["status"])
 	}
-	e.super.call(t, http.MethodPost, "/api/user", map[string]any{"login": "created-bad", "name": "C", "organization": orgA,
-		"roles": roleAnalyze, "status": "Sleeping"}).want(t, http.StatusBadRequest)
+	e.super.Call(t, http.MethodPost, "/api/user", map[string]any{"login": "created-bad", "name": "C", "organization": orgA,
+		"roles": roleAnalyze, "status": "Sleeping"}).Want(t, http.StatusBadRequest)
 
 	// searches: Ok finds the active users, in every list of users
 	for _, path := range []string{"/api/user/_search?range=all", "/api/organization/" + orgA + "/user/_search?range=all"} {
@@ -46,7 +46,7 @@ func TestAPI_StatusOkSynonym(t *testing.T) {
 			{"_field": "status", "_value": "ok"},
 			{"_and": []any{map[string]any{"organization": orgA}, map[string]any{"_in": map[string]any{"_field": "status", "_values": []string{"Ok"}}}}},
 		} {
-			l := e.super.call(t, http.MethodPost, path, map[string]any{"query": q}).want(t, http.StatusOK).list(t)
+			l := e.super.Call(t, http.MethodPost, path, map[string]any{"query": q}).Want(t, http.StatusOK).List(t)
 			found := map[string]bool{}
 			for _, x := range l {
 				found[x["id"].(string)] = true
@@ -66,11 +66,11 @@ func TestAPI_OrganizationStats(t *testing.T) {
 	e := newEnv(t)
 	e.createOrg(t, orgA)
 	e.createOrg(t, orgB)
-	e.super.call(t, http.MethodPatch, "/api/organization/"+orgB, map[string]any{"status": "Locked"}).want(t, http.StatusOK)
+	e.super.Call(t, http.MethodPatch, "/api/organization/"+orgB, map[string]any{"status": "Locked"}).Want(t, http.StatusOK)
 	count := func(q map[string]any) float64 {
 		t.Helper()
-		r := e.super.call(t, http.MethodPost, "/api/organization/_stats", map[string]any{"query": q,
-			"stats": []any{map[string]any{"_agg": "count"}}}).want(t, http.StatusOK).object(t)
+		r := e.super.Call(t, http.MethodPost, "/api/organization/_stats", map[string]any{"query": q,
+			"stats": []any{map[string]any{"_agg": "count"}}}).Want(t, http.StatusOK).Object(t)
 		n, ok := r["count"].(float64)
 		if !ok {
 			t.Fatalf("answer %v", r)
@@ -86,8 +86,8 @@ func TestAPI_OrganizationStats(t *testing.T) {
 	if n := count(map[string]any{"name": orgB}); n != 1 {
 		t.Fatalf("one organization: %v", n)
 	}
-	e.super.call(t, http.MethodPost, "/api/organization/_stats", map[string]any{"stats": []any{map[string]any{"_agg": "field", "_field": "status"}}}).
-		want(t, http.StatusBadRequest)
+	e.super.Call(t, http.MethodPost, "/api/organization/_stats", map[string]any{"stats": []any{map[string]any{"_agg": "field", "_field": "status"}}}).
+		Want(t, http.StatusBadRequest)
 	oa := e.user(t, "oa", orgA, roleOrgAdmin)
-	oa.call(t, http.MethodPost, "/api/organization/_stats", map[string]any{"query": map[string]any{}}).want(t, http.StatusForbidden)
+	oa.Call(t, http.MethodPost, "/api/organization/_stats", map[string]any{"query": map[string]any{}}).Want(t, http.StatusForbidden)
 }

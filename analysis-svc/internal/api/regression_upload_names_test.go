@@ -41,10 +41,10 @@ func TestRegression_UploadFileNamesHoldNoPath(t *testing.T) {
 			content := []byte(fmt.Sprintf("bug file %d", i))
 			ct, body := multipartRaw(t, `{"dataType":"file"}`, tc.disposition, "", content)
 			r := hostile(t, f.analyst, http.MethodPost, run, ct, body, nil, http.StatusOK, http.StatusBadRequest)
-			if r.status != http.StatusOK {
+			if r.Status != http.StatusOK {
 				return // refusing the name is fine too
 			}
-			j := r.object(t)
+			j := r.Object(t)
 			checkUploadedName(t, f, j, content)
 			att := j["attachment"].(map[string]any)
 			if tc.want != "" && att["name"] != tc.want {

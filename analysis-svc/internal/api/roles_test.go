@@ -84,12 +84,12 @@ func newRoleFixture(t *testing.T, o fixtureOptions) *roleFixture {
 		revokedKey: e.user(t, "rv", orgA, roleOrgAdmin),
 	}}
 	e.user(t, targetLogin, orgA, roleRead)
-	e.super.call(t, http.MethodPatch, "/api/user/lk", map[string]string{"status": "Locked"}).want(t, http.StatusOK)
-	e.super.call(t, http.MethodDelete, "/api/organization/"+orgC, nil).want(t, http.StatusNoContent)
+	e.super.Call(t, http.MethodPatch, "/api/user/lk", map[string]string{"status": "Locked"}).Want(t, http.StatusOK)
+	e.super.Call(t, http.MethodDelete, "/api/organization/"+orgC, nil).Want(t, http.StatusNoContent)
 
 	// The revoked key worked before its revocation.
-	f.callers[revokedKey].call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK)
-	e.super.call(t, http.MethodDelete, "/api/user/rv/key", nil).want(t, http.StatusOK)
+	f.callers[revokedKey].Call(t, http.MethodGet, "/api/user/current", nil).Want(t, http.StatusOK)
+	e.super.Call(t, http.MethodDelete, "/api/user/rv/key", nil).Want(t, http.StatusOK)
 
 	// The expired session worked, then the clock moves past the 1 h inactivity timeout. The cookies go in a
 	// fixed header (not a jar) so that no response can renew or replace them; the CSRF header is sent too, so
@@ -97,20 +97,20 @@ func newRoleFixture(t *testing.T, o fixtureOptions) *roleFixture {
 	e.createUser(t, e.super, expiredLogin, orgA, roleOrgAdmin)
 	e.setPassword(t, expiredLogin, expiredPassword)
 	s := e.sessionClient()
-	s.loginAs(t, expiredLogin, expiredPassword).want(t, http.StatusOK)
-	s.call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK)
+	s.loginAs(t, expiredLogin, expiredPassword).Want(t, http.StatusOK)
+	s.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, http.StatusOK)
 	ex := e.newClient(expiredLogin)
-	ex.header.Set("Cookie", auth.SessionCookie+"="+s.cookie(auth.SessionCookie)+"; "+auth.CSRFCookie+"="+s.cookie(auth.CSRFCookie))
-	ex.header.Set(auth.CSRFHeader, s.cookie(auth.CSRFCookie))
-	ex.call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK)
+	ex.Header.Set("Cookie", auth.SessionCookie+"="+s.Cookie(auth.SessionCookie)+"; "+auth.CSRFCookie+"="+s.Cookie(auth.CSRFCookie))
+	ex.Header.Set(auth.CSRFHeader, s.Cookie(auth.CSRFCookie))
+	ex.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, http.StatusOK)
 	clk.advance(61 * time.Minute)
 	f.callers[expiredSession] = ex
 
 	if o.passwords {
-		f.callers[superadmin].password = superPassword
+		f.callers[superadmin].Password = superPassword
 		for _, c := range []string{orgAdminA, analyzeA, readA, orgAdminB} {
-			e.setPassword(t, f.callers[c].login, selfPassword)
-			f.callers[c].password = selfPassword
+			e.setPassword(t, f.callers[c].Login, selfPassword)
+			f.callers[c].Password = selfPassword
 		}
 	}
 	if o.objects {
@@ -125,11 +125,11 @@ func (f *roleFixture) makeObjects(t *testing.T) {
 	oa, an := f.callers[orgAdminA], f.callers[analyzeA]
 	f.objects["{analyzer}"] = f.enable(t, "analyzer", "Test_Echo_1_0", "Echo of A")
 	f.objects["{responder}"] = f.enable(t, "responder", "Test_Responder_1_0", "Responder of A")
-	job := an.call(t, http.MethodPost, "/api/analyzer/"+f.objects["{analyzer}"]+"/run", map[string]any{"dataType": "ip",
-		"data": "192.0.2.1", "parameters": map[string]any{"artifact": "192.0.2.2"}}).want(t, http.StatusOK).object(t)["id"].(string)
+	job := an.Call(t, http.MethodPost, "/api/analyzer/"+f.objects["{analyzer}"]+"/run", map[string]any{"dataType": "ip",
+		"data": "192.0.2.1", "parameters": map[string]any{"artifact": "192.0.2.2"}}).Want(t, http.StatusOK).Object(t)["id"].(string)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		st := oa.call(t, http.MethodGet, "/api/job/"+job+"/waitreport?atMost=10s", nil).want(t, http.StatusOK).object(t)["status"]
+		st := oa.Call(t, http.MethodGet, "/api/job/"+job+"/waitreport?atMost=10s", nil).Want(t, http.StatusOK).Object(t)["status"]
 		if st == "Success" {
 			break
 		}
@@ -139,15 +139,15 @@ func (f *roleFixture) makeObjects(t *testing.T) {
 	}
 	f.objects["{job}"] = job
 	fj := multipartRun(t, an, "/api/analyzer/"+f.objects["{analyzer}"]+"/run", "attachment", "sample.txt",
-		[]byte("the file of org A"), `{"dataType":"file"}`).want(t, http.StatusOK).object(t)
+		[]byte("the file of org A"), `{"dataType":"file"}`).Want(t, http.StatusOK).Object(t)
 	f.objects["{hash}"] = fj["attachment"].(map[string]any)["id"].(string)
 }
 
 // enable enables a definition in org A as orgadmin A and returns the id.
 func (f *roleFixture) enable(t *testing.T, kind, def, name string) string {
 	t.Helper()
-	return f.callers[orgAdminA].call(t, http.MethodPost, "/api/organization/"+kind+"/"+def, map[string]any{"name": name}).
-		want(t, http.StatusCreated).object(t)["id"].(string)
+	return f.callers[orgAdminA].Call(t, http.MethodPost, "/api/organization/"+kind+"/"+def, map[string]any{"name": name}).
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
 }
 
 // resolve replaces the placeholders of a row's path: {self} (the caller's login, target for callers without
@@ -155,7 +155,7 @@ func (f *roleFixture) enable(t *testing.T, kind, def, name string) string {
 // call only, for rows that change or delete it.
 func (f *roleFixture) resolve(t *testing.T, path string, c *client) string {
 	t.Helper()
-	self := c.login
+	self := c.Login
 	if self == "" {
 		self = targetLogin
 	}
@@ -171,8 +171,8 @@ func (f *roleFixture) resolve(t *testing.T, path string, c *client) string {
 		path = strings.ReplaceAll(path, "{newResponder}", f.enable(t, "responder", "Test_Responder_1_0", fmt.Sprintf("fresh %d", n)))
 	}
 	if strings.Contains(path, "{newJob}") {
-		id := f.callers[analyzeA].call(t, http.MethodPost, "/api/analyzer/"+f.objects["{analyzer}"]+"/run",
-			map[string]any{"dataType": "ip", "data": fmt.Sprintf("10.99.%d.%d", n/250, n%250)}).want(t, http.StatusOK).object(t)["id"].(string)
+		id := f.callers[analyzeA].Call(t, http.MethodPost, "/api/analyzer/"+f.objects["{analyzer}"]+"/run",
+			map[string]any{"dataType": "ip", "data": fmt.Sprintf("10.99.%d.%d", n/250, n%250)}).Want(t, http.StatusOK).Object(t)["id"].(string)
 		path = strings.ReplaceAll(path, "{newJob}", id)
 	}
 	if strings.Contains(path, "{") {
@@ -305,7 +305,7 @@ func roleRows() []roleRow {
 			want: map[string]int{superadmin: 403, orgAdminA: 403, analyzeA: 403, readA: 403, orgAdminB: 404}},
 		{name: "change own password", method: "POST", path: "/api/user/{self}/password/change", passwords: true,
 			body: func(_ string, c *client) any {
-				return map[string]string{"currentPassword": c.password, "password": "changed-password-1"}
+				return map[string]string{"currentPassword": c.Password, "password": "changed-password-1"}
 			}, want: all5(204)},
 		{name: "renew key of user of org A", method: "POST", path: "/api/user/" + targetLogin + "/key/renew",
 			want: adminsOfA(200), text: true},
@@ -467,27 +467,27 @@ func runRoleRow(t *testing.T, f *roleFixture, row roleRow) {
 			if row.body != nil {
 				body = row.body(name, c)
 			}
-			r := c.call(t, row.method, path, body)
+			r := c.Call(t, row.method, path, body)
 			switch {
 			case want >= 400:
 				typ := map[int]string{401: "AuthenticationError", 403: "AuthorizationError", 404: "NotFoundError"}[want]
-				msg := r.wantError(t, want, typ)
+				msg := r.WantError(t, want, typ)
 				// A 403 names the role (or the rule) that is missing.
 				if want == http.StatusForbidden && !strings.Contains(msg, "admin") && !strings.Contains(msg, "itself") {
 					t.Errorf("403 message %q names neither a role nor the rule", msg)
 				}
 			case row.text:
-				r.want(t, want)
-				if k := r.text(t); len(k) < 32 {
+				r.Want(t, want)
+				if k := r.Text(t); len(k) < 32 {
 					t.Errorf("key %q shorter than 32 characters", k)
 				}
 			case row.raw:
-				r.want(t, want)
+				r.Want(t, want)
 			default:
-				r.want(t, want)
-				if len(r.body) > 0 {
+				r.Want(t, want)
+				if len(r.Body) > 0 {
 					var v any
-					r.decode(t, &v)
+					r.Decode(t, &v)
 				}
 			}
 			if want >= 300 {
@@ -495,12 +495,12 @@ func runRoleRow(t *testing.T, f *roleFixture, row roleRow) {
 			}
 			for _, ph := range row.shows {
 				id := f.objects[ph]
-				has := strings.Contains(string(r.body), id)
+				has := strings.Contains(string(r.Body), id)
 				switch {
 				case name == orgAdminB && has:
-					t.Errorf("orgadmin B sees org A's %s %s: %s", ph, id, r.body)
+					t.Errorf("orgadmin B sees org A's %s %s: %s", ph, id, r.Body)
 				case (name == readA || name == analyzeA || name == orgAdminA) && !has:
-					t.Errorf("%s does not see its organization's %s %s: %s", name, ph, id, r.body)
+					t.Errorf("%s does not see its organization's %s %s: %s", name, ph, id, r.Body)
 				}
 			}
 		})

@@ -15,36 +15,36 @@ func TestSecrets_KeysNeverLogged(t *testing.T) {
 	e.createUser(t, e.super, "kim", orgA, roleOrgAdmin)
 	first := e.renewKey(t, e.super, "kim")
 	kim := e.keyClient("kim", first)
-	second := kim.call(t, http.MethodPost, "/api/user/kim/key/renew", nil).want(t, http.StatusOK).text(t)
-	kim.key = second
-	if revealed := kim.call(t, http.MethodGet, "/api/user/kim/key", nil).want(t, http.StatusOK).text(t); revealed != second {
+	second := kim.Call(t, http.MethodPost, "/api/user/kim/key/renew", nil).Want(t, http.StatusOK).Text(t)
+	kim.Key = second
+	if revealed := kim.Call(t, http.MethodGet, "/api/user/kim/key", nil).Want(t, http.StatusOK).Text(t); revealed != second {
 		t.Fatalf("revealed key differs from the renewed one")
 	}
 	keys := []string{first, second, superKey}
 
 	// The old key, a near miss, keys in the query string, other headers and basic credentials.
-	e.keyClient("kim", first).call(t, http.MethodGet, "/api/user/current", nil).wantError(t, http.StatusUnauthorized, "AuthenticationError")
+	e.keyClient("kim", first).Call(t, http.MethodGet, "/api/user/current", nil).WantError(t, http.StatusUnauthorized, "AuthenticationError")
 	nearMiss := second[:len(second)-1] + "x"
 	if nearMiss == second {
 		nearMiss = second[:len(second)-1] + "y"
 	}
-	e.keyClient("kim", nearMiss).call(t, http.MethodGet, "/api/user/current", nil).
-		wantError(t, http.StatusUnauthorized, "AuthenticationError")
+	e.keyClient("kim", nearMiss).Call(t, http.MethodGet, "/api/user/current", nil).
+		WantError(t, http.StatusUnauthorized, "AuthenticationError")
 	for _, p := range []string{"/api/user/current?key=" + second, "/api/user/current?api_key=" + second,
 		"/api/job?access_token=" + second, "/api/nothing?key=" + second} {
-		r := e.anon().call(t, http.MethodGet, p, nil)
-		r.checkErrorShape(t)
+		r := e.anon().Call(t, http.MethodGet, p, nil)
+		r.CheckErrorShape(t)
 	}
-	e.anon().send(t, http.MethodGet, "/api/user/current", "", nil, http.Header{"X-Api-Key": {second}}).
-		wantError(t, http.StatusUnauthorized, "AuthenticationError")
-	e.basicClient("kim", second).call(t, http.MethodGet, "/api/user/current", nil).
-		wantError(t, http.StatusUnauthorized, "AuthenticationError")
-	e.anon().send(t, http.MethodGet, "/api/user/current", "", nil, http.Header{"Authorization": {"Bearer " + second + "x"}}). // longer: never equal
-																	wantError(t, http.StatusUnauthorized, "AuthenticationError")
+	e.anon().Send(t, http.MethodGet, "/api/user/current", "", nil, http.Header{"X-Api-Key": {second}}).
+		WantError(t, http.StatusUnauthorized, "AuthenticationError")
+	e.basicClient("kim", second).Call(t, http.MethodGet, "/api/user/current", nil).
+		WantError(t, http.StatusUnauthorized, "AuthenticationError")
+	e.anon().Send(t, http.MethodGet, "/api/user/current", "", nil, http.Header{"Authorization": {"Bearer " + second + "x"}}). // longer: never equal
+																	WantError(t, http.StatusUnauthorized, "AuthenticationError")
 	// A forced 5xx by a key holder.
 	e.insertRaw(t, "users", `{"_id":"broken","name":42,"roles":"x","organization":"`+orgA+`"}`)
-	kim.call(t, http.MethodGet, "/api/user/broken", nil).wantError(t, http.StatusInternalServerError, "InternalError")
-	kim.call(t, http.MethodDelete, "/api/user/kim/key", nil).want(t, http.StatusOK)
+	kim.Call(t, http.MethodGet, "/api/user/broken", nil).WantError(t, http.StatusInternalServerError, "InternalError")
+	kim.Call(t, http.MethodDelete, "/api/user/kim/key", nil).Want(t, http.StatusOK)
 
 	logs := e.logs.String()
 	if !strings.Contains(logs, "request failed") || !strings.Contains(logs, "/api/user/current") {
@@ -99,15 +99,15 @@ func TestSecrets_InternalErrorsAreOpaque(t *testing.T) {
 		{f.analyst, http.MethodPost, "/api/analyzer/brokenworker/run"},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			r := tc.c.call(t, tc.method, tc.path, map[string]any{"dataType": "ip", "data": "1.2.3.4"})
-			if r.status != http.StatusInternalServerError {
-				t.Fatalf("status %d, want 500: the malformed document no longer breaks this route (pick another); body %s", r.status, r.body)
+			r := tc.c.Call(t, tc.method, tc.path, map[string]any{"dataType": "ip", "data": "1.2.3.4"})
+			if r.Status != http.StatusInternalServerError {
+				t.Fatalf("status %d, want 500: the malformed document no longer breaks this route (pick another); body %s", r.Status, r.Body)
 			}
-			r.checkErrorShape(t)
-			if got := strings.TrimSpace(string(r.body)); got != `{"type":"InternalError","message":"internal error"}` {
+			r.CheckErrorShape(t)
+			if got := strings.TrimSpace(string(r.Body)); got != `{"type":"InternalError","message":"internal error"}` {
 				t.Errorf("5xx body %s", got)
 			}
-			id := r.header.Get("X-Request-Id")
+			id := r.Header.Get("X-Request-Id")
 			if id == "" {
 				t.Fatal("no X-Request-Id on a 5xx")
 			}

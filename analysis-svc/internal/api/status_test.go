@@ -13,7 +13,7 @@ import (
 // /api/health answers the health word as text.
 func TestStatus_WhatTheHiveReads(t *testing.T) {
 	e := newEnv(t)
-	st := e.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK).object(t)
+	st := e.anon().Call(t, http.MethodGet, "/api/status", nil).Want(t, http.StatusOK).Object(t)
 	versions := st["versions"].(map[string]any)
 	if v, ok := versions["Cortex"].(string); !ok || v != api.CortexVersion || v == "" {
 		t.Errorf("versions.Cortex = %v", versions["Cortex"])
@@ -28,11 +28,11 @@ func TestStatus_WhatTheHiveReads(t *testing.T) {
 	if _, ok := cfg["capabilities"].([]any); !ok {
 		t.Errorf("config.capabilities = %v", cfg["capabilities"])
 	}
-	cur := e.super.call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK).object(t)
+	cur := e.super.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, http.StatusOK).Object(t)
 	if id, _ := cur["id"].(string); id == "" {
 		t.Errorf("user/current id = %v", cur["id"])
 	}
-	if h := e.anon().call(t, http.MethodGet, "/api/health", nil).want(t, http.StatusOK).text(t); h != "Ok" {
+	if h := e.anon().Call(t, http.MethodGet, "/api/health", nil).Want(t, http.StatusOK).Text(t); h != "Ok" {
 		t.Errorf("health = %q", h)
 	}
 }

@@ -25,9 +25,9 @@ func hiveCall(t *testing.T, c *client, method, path, jsonBody string) *resp {
 	t.Helper()
 	hdr := http.Header{"User-Agent": {"AHC/2.1"}, "Accept": {"*/*"}}
 	if jsonBody == "" {
-		return c.send(t, method, path, "", nil, hdr)
+		return c.Send(t, method, path, "", nil, hdr)
 	}
-	return c.send(t, method, path, "application/json", strings.NewReader(jsonBody), hdr)
+	return c.Send(t, method, path, "application/json", strings.NewReader(jsonBody), hdr)
 }
 
 // hiveString requires a string field (Play's validate[String]).
@@ -69,7 +69,7 @@ func hiveWorker(t *testing.T, m map[string]any) {
 
 func hiveWorkers(t *testing.T, r *resp) []map[string]any {
 	t.Helper()
-	l := r.want(t, http.StatusOK).list(t)
+	l := plainMaps(r.Want(t, http.StatusOK).List(t))
 	for _, m := range l {
 		hiveWorker(t, m)
 	}
@@ -81,10 +81,10 @@ var hiveJobStatus = []string{"InProgress", "Success", "Failure", "Waiting", "Del
 // hiveJob reads an OutputJob and its OutputReport; it returns the job.
 func hiveJob(t *testing.T, r *resp) map[string]any {
 	t.Helper()
-	if r.status != http.StatusOK && r.status != http.StatusCreated {
-		t.Fatalf("%s %s: status %d; body %s", r.method, r.path, r.status, r.body)
+	if r.Status != http.StatusOK && r.Status != http.StatusCreated {
+		t.Fatalf("%s %s: status %d; body %s", r.Method, r.Path, r.Status, r.Body)
 	}
-	m := r.object(t)
+	m := r.Object(t)
 	hiveString(t, "job", m, "id")
 	if _, ok := m["workerId"].(string); !ok {
 		hiveString(t, "job", m, "analyzerId")
@@ -186,18 +186,18 @@ func hiveWait(t *testing.T, c *client, id string) map[string]any {
 func TestTheHiveCortexClient_Play(t *testing.T) {
 	f := newJobFixture(t)
 	hive := f.analyst // the Cortex user TheHive is configured with (read, analyze)
-	responder := f.admin.call(t, http.MethodPost, "/api/organization/responder/Test_Responder_1_0", map[string]any{}).
-		want(t, http.StatusCreated).object(t)["id"].(string)
+	responder := f.admin.Call(t, http.MethodPost, "/api/organization/responder/Test_Responder_1_0", map[string]any{}).
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
 
 	t.Run("getVersion and getHealth", func(t *testing.T) {
-		m := hiveCall(t, hive, http.MethodGet, "/api/status", "").want(t, http.StatusOK).object(t)
+		m := hiveCall(t, hive, http.MethodGet, "/api/status", "").Want(t, http.StatusOK).Object(t)
 		v, _ := m["versions"].(map[string]any)
 		if s, ok := v["Cortex"].(string); !ok || s == "" { // (json \ "versions" \ "Cortex").as[String]
 			t.Fatalf("status without a string versions.Cortex: %v", m)
 		}
 	})
 	t.Run("getCurrentUser", func(t *testing.T) {
-		m := hiveCall(t, hive, http.MethodGet, "/api/user/current", "").want(t, http.StatusOK).object(t)
+		m := hiveCall(t, hive, http.MethodGet, "/api/user/current", "").Want(t, http.StatusOK).Object(t)
 		if hiveString(t, "user", m, "id") != "soc-analyst" {
 			t.Fatalf("current user %v", m)
 		}
@@ -218,8 +218,8 @@ func TestTheHiveCortexClient_Play(t *testing.T) {
 		}
 	})
 	t.Run("getAnalyzer", func(t *testing.T) {
-		r := hiveCall(t, hive, http.MethodGet, "/api/analyzer/"+f.analyzer, "").want(t, http.StatusOK)
-		hiveWorker(t, r.object(t))
+		r := hiveCall(t, hive, http.MethodGet, "/api/analyzer/"+f.analyzer, "").Want(t, http.StatusOK)
+		hiveWorker(t, r.Object(t))
 	})
 	t.Run("getAnalyzerByName", func(t *testing.T) {
 		l := hiveWorkers(t, hiveCall(t, hive, http.MethodPost, "/api/analyzer/_search",
@@ -261,7 +261,7 @@ func TestTheHiveCortexClient_Play(t *testing.T) {
 		w, _ = mw.CreatePart(h)
 		_, _ = w.Write([]byte(`{"tlp":2,"pap":2,"dataType":"file","message":"42"}`))
 		_ = mw.Close()
-		r := hive.send(t, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run", mw.FormDataContentType(), &buf,
+		r := hive.Send(t, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run", mw.FormDataContentType(), &buf,
 			http.Header{"User-Agent": {"AHC/2.1"}, "Accept": {"*/*"}})
 		j := hiveJob(t, r)
 		fileJobID, _ = j["id"].(string)
@@ -289,9 +289,9 @@ func TestTheHiveCortexClient_Play(t *testing.T) {
 		}
 	})
 	t.Run("getAttachment", func(t *testing.T) {
-		r := hiveCall(t, hive, http.MethodGet, "/api/datastore/"+hex.EncodeToString(sum[:]), "").want(t, http.StatusOK)
-		if !bytes.Equal(r.body, content) {
-			t.Fatalf("datastore answered %q", r.body)
+		r := hiveCall(t, hive, http.MethodGet, "/api/datastore/"+hex.EncodeToString(sum[:]), "").Want(t, http.StatusOK)
+		if !bytes.Equal(r.Body, content) {
+			t.Fatalf("datastore answered %q", r.Body)
 		}
 	})
 	t.Run("getRespondersByType", func(t *testing.T) {
@@ -314,7 +314,7 @@ func TestTheHiveCortexClient_Play(t *testing.T) {
 		}
 	})
 	t.Run("getResponder", func(t *testing.T) {
-		hiveWorker(t, hiveCall(t, hive, http.MethodGet, "/api/responder/"+responder, "").want(t, http.StatusOK).object(t))
+		hiveWorker(t, hiveCall(t, hive, http.MethodGet, "/api/responder/"+responder, "").Want(t, http.StatusOK).Object(t))
 	})
 	t.Run("getResponderByName", func(t *testing.T) {
 		l := hiveWorkers(t, hiveCall(t, hive, http.MethodPost, "/api/responder/_search",
@@ -339,16 +339,16 @@ func TestTheHiveCortexClient_Play(t *testing.T) {
 	// status answers), another organization's analyzer is not found.
 	t.Run("refusals", func(t *testing.T) {
 		bad := f.e.keyClient("x", "wrong-key-0123456789-0123456789-xy")
-		hiveCall(t, bad, http.MethodGet, "/api/status", "").want(t, http.StatusOK)
-		hiveCall(t, bad, http.MethodGet, "/api/user/current", "").wantError(t, http.StatusUnauthorized, "AuthenticationError")
-		hiveCall(t, f.other, http.MethodGet, "/api/analyzer/"+f.analyzer, "").wantError(t, http.StatusNotFound, "NotFoundError")
+		hiveCall(t, bad, http.MethodGet, "/api/status", "").Want(t, http.StatusOK)
+		hiveCall(t, bad, http.MethodGet, "/api/user/current", "").WantError(t, http.StatusUnauthorized, "AuthenticationError")
+		hiveCall(t, f.other, http.MethodGet, "/api/analyzer/"+f.analyzer, "").WantError(t, http.StatusNotFound, "NotFoundError")
 		hiveCall(t, f.other, http.MethodGet, "/api/job/"+jobID+"/waitreport?atMost=1%20second", "").
-			wantError(t, http.StatusNotFound, "NotFoundError")
+			WantError(t, http.StatusNotFound, "NotFoundError")
 		hiveCall(t, f.other, http.MethodGet, "/api/datastore/"+hex.EncodeToString(sum[:]), "").
-			wantError(t, http.StatusNotFound, "NotFoundError")
+			WantError(t, http.StatusNotFound, "NotFoundError")
 		hiveCall(t, f.reads, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run",
-			`{"tlp":2,"pap":2,"dataType":"ip","message":"1","data":"10.0.0.1"}`).wantError(t, http.StatusForbidden, "AuthorizationError")
+			`{"tlp":2,"pap":2,"dataType":"ip","message":"1","data":"10.0.0.1"}`).WantError(t, http.StatusForbidden, "AuthorizationError")
 		hiveCall(t, hive, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run",
-			`{"tlp":2,"pap":2,"dataType":"mail","message":"1","data":"a@b.c"}`).wantError(t, http.StatusBadRequest, "BadRequest")
+			`{"tlp":2,"pap":2,"dataType":"mail","message":"1","data":"a@b.c"}`).WantError(t, http.StatusBadRequest, "BadRequest")
 	})
 }

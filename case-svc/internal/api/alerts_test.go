@@ -18,39 +18,39 @@ func (c *client) newAlert(t testing.TB, sourceRef string, artifacts []map[string
 	if artifacts != nil {
 		body["artifacts"] = artifacts
 	}
-	return c.call(t, http.MethodPost, "/api/alert", body).want(t, http.StatusCreated).object(t)
+	return c.Call(t, http.MethodPost, "/api/alert", body).Want(t, http.StatusCreated).Object(t)
 }
 
 func TestAlert_Create(t *testing.T) {
 	tm := newTeam(t)
-	tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "phishing", "titlePrefix": "[PH]"}).want(t, 201)
-	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "score", "type": "integer"}).want(t, 201)
+	tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "phishing", "titlePrefix": "[PH]"}).Want(t, 201)
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "score", "type": "integer"}).Want(t, 201)
 
 	t.Run("defaults and every field", func(t *testing.T) {
 		before := time.Now().UnixMilli()
 		a := tm.analyst.newAlert(t, "r1", nil)
 		checkRecord(t, a, "alert", "ana")
-		a.null(t, "updatedAt")
-		if a.str(t, "type") != "external" || a.str(t, "source") != "siem" || a.str(t, "sourceRef") != "r1" ||
-			a.str(t, "title") != "Alert r1" || a.str(t, "description") != "Seen by the SIEM" || a.num(t, "severity") != 2 ||
-			a.num(t, "tlp") != 2 || a.num(t, "pap") != 2 || a.str(t, "status") != "New" || a["read"] != false ||
-			a["follow"] != true || a.num(t, "date") < float64(before) || len(a.strs(t, "tags")) != 0 ||
-			len(a.obj(t, "customFields")) != 0 || len(a["artifacts"].([]any)) != 0 || len(a["similarCases"].([]any)) != 0 {
+		a.Null(t, "updatedAt")
+		if a.Str(t, "type") != "external" || a.Str(t, "source") != "siem" || a.Str(t, "sourceRef") != "r1" ||
+			a.Str(t, "title") != "Alert r1" || a.Str(t, "description") != "Seen by the SIEM" || a.Num(t, "severity") != 2 ||
+			a.Num(t, "tlp") != 2 || a.Num(t, "pap") != 2 || a.Str(t, "status") != "New" || a["read"] != false ||
+			a["follow"] != true || a.Num(t, "date") < float64(before) || len(a.Strs(t, "tags")) != 0 ||
+			len(a.Obj(t, "customFields")) != 0 || len(a["artifacts"].([]any)) != 0 || len(a["similarCases"].([]any)) != 0 {
 			t.Fatalf("alert %v", a)
 		}
 		for _, k := range []string{"case", "externalLink", "caseTemplate"} {
-			a.null(t, k)
+			a.Null(t, k)
 		}
-		full := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "mail", "source": "gateway",
+		full := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "mail", "source": "gateway",
 			"sourceRef": "m-1", "title": "t", "description": "d", "severity": 3, "tlp": 1, "pap": 0, "date": 1700000000000,
 			"tags": []string{"x", "y"}, "follow": false, "externalLink": "https://siem/1", "caseTemplate": "phishing",
 			"customFields": map[string]any{"score": map[string]any{"integer": 7}},
 			"artifacts": []map[string]any{{"dataType": "mail", "data": "a@b.example", "ioc": true},
 				{"dataType": "mail", "data": "a@b.example"}, {"dataType": "domain", "data": []string{"b.example", "c.example"}}},
-		}).want(t, 201).object(t)
-		if full.num(t, "severity") != 3 || full.num(t, "tlp") != 1 || full.num(t, "pap") != 0 || full.num(t, "date") != 1700000000000 ||
-			full["follow"] != false || full.str(t, "externalLink") != "https://siem/1" || full.str(t, "caseTemplate") != "phishing" ||
-			full.obj(t, "customFields").obj(t, "score").num(t, "integer") != 7 {
+		}).Want(t, 201).Object(t)
+		if full.Num(t, "severity") != 3 || full.Num(t, "tlp") != 1 || full.Num(t, "pap") != 0 || full.Num(t, "date") != 1700000000000 ||
+			full["follow"] != false || full.Str(t, "externalLink") != "https://siem/1" || full.Str(t, "caseTemplate") != "phishing" ||
+			full.Obj(t, "customFields").Obj(t, "score").Num(t, "integer") != 7 {
 			t.Fatalf("alert %v", full)
 		}
 		arts := full["artifacts"].([]any)
@@ -60,7 +60,7 @@ func TestAlert_Create(t *testing.T) {
 		for _, x := range arts {
 			o := obj(x.(map[string]any))
 			checkRecord(t, o, "case_artifact", "ana")
-			if o.str(t, "alert") != full.str(t, "id") {
+			if o.Str(t, "alert") != full.Str(t, "id") {
 				t.Fatalf("artifact %v", o)
 			}
 		}
@@ -68,8 +68,8 @@ func TestAlert_Create(t *testing.T) {
 
 	t.Run("duplicate is a CreateError", func(t *testing.T) {
 		tm.analyst.newAlert(t, "dup", nil)
-		msg := tm.orgAdmin.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "external", "source": "siem",
-			"sourceRef": "dup", "title": "again", "description": "d"}).wantError(t, 400, "CreateError")
+		msg := tm.orgAdmin.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "external", "source": "siem",
+			"sourceRef": "dup", "title": "again", "description": "d"}).WantError(t, 400, "CreateError")
 		if !strings.Contains(msg, "dup") {
 			t.Errorf("message %q", msg)
 		}
@@ -96,119 +96,119 @@ func TestAlert_Create(t *testing.T) {
 			{map[string]any{"type": "t", "source": "s", "sourceRef": "x", "title": "t", "description": "d",
 				"artifacts": []map[string]any{{"dataType": "nope", "data": "x"}}}, "artifacts[0].dataType"},
 		} {
-			r := tm.analyst.call(t, http.MethodPost, "/api/alert", tc.body)
-			r.wantError(t, 400, "AttributeCheckingError")
-			if got := r.fieldErrors(t); !slices.Contains(got, tc.field) {
+			r := tm.analyst.Call(t, http.MethodPost, "/api/alert", tc.body)
+			r.WantError(t, 400, "AttributeCheckingError")
+			if got := r.FieldErrors(t); !slices.Contains(got, tc.field) {
 				t.Errorf("%v: fields %v, want %s", tc.body, got, tc.field)
 			}
 		}
-		tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": map[string]any{"$gt": ""}, "source": "s",
-			"sourceRef": "x", "title": "t", "description": "d"}).wantError(t, 400, "AttributeCheckingError")
+		tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": map[string]any{"$gt": ""}, "source": "s",
+			"sourceRef": "x", "title": "t", "description": "d"}).WantError(t, 400, "AttributeCheckingError")
 		body := map[string]any{"type": "t", "source": "s", "sourceRef": "x", "title": "t", "description": "d"}
-		msg := tm.readOnly.call(t, http.MethodPost, "/api/alert", body).wantError(t, 403, "AuthorizationError")
+		msg := tm.readOnly.Call(t, http.MethodPost, "/api/alert", body).WantError(t, 403, "AuthorizationError")
 		if !strings.Contains(msg, "manageAlert") {
 			t.Errorf("403 %q", msg)
 		}
-		tm.admin.call(t, http.MethodPost, "/api/alert", body).wantError(t, 403, "AuthorizationError")
-		tm.anon().call(t, http.MethodPost, "/api/alert", body).wantError(t, 401, "AuthenticationError")
+		tm.admin.Call(t, http.MethodPost, "/api/alert", body).WantError(t, 403, "AuthorizationError")
+		tm.anon().Call(t, http.MethodPost, "/api/alert", body).WantError(t, 401, "AuthenticationError")
 	})
 }
 
 func TestAlert_GetListSearch(t *testing.T) {
 	tm := newTeam(t)
 	a := tm.analyst.newAlert(t, "g1", []map[string]any{{"dataType": "ip", "data": "9.9.9.9"}})
-	id := a.str(t, "id")
+	id := a.Str(t, "id")
 	tm.analyst.newAlert(t, "g2", nil)
 	tm.other.newAlert(t, "theirs", nil)
 
 	for _, p := range []string{"/api/alert/" + id, "/api/v0/alert/" + id, "/api/alert/" + url.PathEscape("external;siem;g1")} {
-		got := tm.readOnly.call(t, http.MethodGet, p, nil).want(t, 200).object(t)
-		if got.str(t, "id") != id || len(got["artifacts"].([]any)) != 1 {
+		got := tm.readOnly.Call(t, http.MethodGet, p, nil).Want(t, 200).Object(t)
+		if got.Str(t, "id") != id || len(got["artifacts"].([]any)) != 1 {
 			t.Fatalf("%s: %v", p, got)
 		}
 	}
-	tm.other.call(t, http.MethodGet, "/api/alert/"+id, nil).wantError(t, 404, "NotFoundError")
-	tm.analyst.call(t, http.MethodGet, "/api/alert/~nope", nil).wantError(t, 404, "NotFoundError")
-	tm.analyst.call(t, http.MethodGet, "/api/alert/no-such-name", nil).wantError(t, 404, "NotFoundError")
-	tm.anon().call(t, http.MethodGet, "/api/alert/"+id, nil).wantError(t, 401, "AuthenticationError")
+	tm.other.Call(t, http.MethodGet, "/api/alert/"+id, nil).WantError(t, 404, "NotFoundError")
+	tm.analyst.Call(t, http.MethodGet, "/api/alert/~nope", nil).WantError(t, 404, "NotFoundError")
+	tm.analyst.Call(t, http.MethodGet, "/api/alert/no-such-name", nil).WantError(t, 404, "NotFoundError")
+	tm.anon().Call(t, http.MethodGet, "/api/alert/"+id, nil).WantError(t, 401, "AuthenticationError")
 
-	tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/markAsRead", nil).want(t, 200)
-	r := tm.readOnly.call(t, http.MethodGet, "/api/alert?sort=-sourceRef", nil).want(t, 200)
-	if l := r.list(t); r.total(t) != "2" || l[0].str(t, "sourceRef") != "g2" {
-		t.Fatalf("alerts %s", r.body)
+	tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/markAsRead", nil).Want(t, 200)
+	r := tm.readOnly.Call(t, http.MethodGet, "/api/alert?sort=-sourceRef", nil).Want(t, 200)
+	if l := r.List(t); r.Total(t) != "2" || l[0].Str(t, "sourceRef") != "g2" {
+		t.Fatalf("alerts %s", r.Body)
 	}
 	for q, want := range map[string]string{`{"status":"Ignored"}`: "1", `{"status":"New"}`: "1", `{"read":true}`: "1",
 		`{"_in":{"_field":"sourceRef","_values":["g1","g2","theirs"]}}`: "2", `{"_is":{"source":"siem"}}`: "2"} {
-		r := tm.readOnly.raw(t, http.MethodPost, "/api/alert/_search", "application/json", `{"query":`+q+`}`).want(t, 200)
-		if r.total(t) != want {
-			t.Errorf("%s: %s, want %s", q, r.total(t), want)
+		r := tm.readOnly.Raw(t, http.MethodPost, "/api/alert/_search", "application/json", `{"query":`+q+`}`).Want(t, 200)
+		if r.Total(t) != want {
+			t.Errorf("%s: %s, want %s", q, r.Total(t), want)
 		}
 	}
-	tm.readOnly.raw(t, http.MethodPost, "/api/alert/_search", "application/json", `{"query":{"status":{"$ne":"x"}}}`).
-		wantError(t, 400, "BadRequest")
-	tm.readOnly.call(t, http.MethodGet, "/api/alert?sort=nope", nil).wantError(t, 400, "BadRequest")
+	tm.readOnly.Raw(t, http.MethodPost, "/api/alert/_search", "application/json", `{"query":{"status":{"$ne":"x"}}}`).
+		WantError(t, 400, "BadRequest")
+	tm.readOnly.Call(t, http.MethodGet, "/api/alert?sort=nope", nil).WantError(t, 400, "BadRequest")
 }
 
 func TestAlert_Update(t *testing.T) {
 	tm := newTeam(t)
-	tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "tpl"}).want(t, 201)
-	id := tm.analyst.newAlert(t, "u1", nil).str(t, "id")
-	u := tm.analyst.call(t, http.MethodPatch, "/api/alert/"+id, map[string]any{"description": "better", "title": "T",
+	tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "tpl"}).Want(t, 201)
+	id := tm.analyst.newAlert(t, "u1", nil).Str(t, "id")
+	u := tm.analyst.Call(t, http.MethodPatch, "/api/alert/"+id, map[string]any{"description": "better", "title": "T",
 		"severity": 4, "tlp": 3, "pap": 1, "tags": []string{"t"}, "externalLink": "https://x", "caseTemplate": "tpl",
-		"date": 1700000000000, "follow": false, "type": "external", "sourceRef": "u1"}).want(t, 200).object(t)
-	if u.str(t, "description") != "better" || u.str(t, "title") != "T" || u.num(t, "severity") != 4 || u.num(t, "tlp") != 3 ||
-		u.num(t, "pap") != 1 || u.str(t, "caseTemplate") != "tpl" || u["follow"] != false || u.str(t, "updatedBy") != "ana" ||
-		u.num(t, "date") != 1700000000000 || u.str(t, "status") != "New" {
+		"date": 1700000000000, "follow": false, "type": "external", "sourceRef": "u1"}).Want(t, 200).Object(t)
+	if u.Str(t, "description") != "better" || u.Str(t, "title") != "T" || u.Num(t, "severity") != 4 || u.Num(t, "tlp") != 3 ||
+		u.Num(t, "pap") != 1 || u.Str(t, "caseTemplate") != "tpl" || u["follow"] != false || u.Str(t, "updatedBy") != "ana" ||
+		u.Num(t, "date") != 1700000000000 || u.Str(t, "status") != "New" {
 		t.Fatalf("updated %v", u)
 	}
 	for _, body := range []map[string]any{{"type": "other"}, {"source": "x"}, {"sourceRef": "u2"}, {"title": ""},
 		{"severity": 5}, {"caseTemplate": "nope"}, {"customFields": map[string]any{"nope": 1}}} {
-		tm.analyst.call(t, http.MethodPatch, "/api/alert/"+id, body).wantError(t, 400, "AttributeCheckingError")
+		tm.analyst.Call(t, http.MethodPatch, "/api/alert/"+id, body).WantError(t, 400, "AttributeCheckingError")
 	}
-	msg := tm.readOnly.call(t, http.MethodPatch, "/api/alert/"+id, map[string]any{"title": "x"}).wantError(t, 403, "AuthorizationError")
+	msg := tm.readOnly.Call(t, http.MethodPatch, "/api/alert/"+id, map[string]any{"title": "x"}).WantError(t, 403, "AuthorizationError")
 	if !strings.Contains(msg, "manageAlert") {
 		t.Errorf("403 %q", msg)
 	}
-	tm.other.call(t, http.MethodPatch, "/api/alert/"+id, map[string]any{"title": "x"}).wantError(t, 404, "NotFoundError")
+	tm.other.Call(t, http.MethodPatch, "/api/alert/"+id, map[string]any{"title": "x"}).WantError(t, 404, "NotFoundError")
 
-	f := tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/follow", nil).want(t, 200).object(t)
-	uf := tm.analyst.call(t, http.MethodPost, "/api/v0/alert/"+id+"/unfollow", nil).want(t, 200).object(t)
+	f := tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/follow", nil).Want(t, 200).Object(t)
+	uf := tm.analyst.Call(t, http.MethodPost, "/api/v0/alert/"+id+"/unfollow", nil).Want(t, 200).Object(t)
 	if f["follow"] != true || uf["follow"] != false {
 		t.Fatalf("follow %v unfollow %v", f["follow"], uf["follow"])
 	}
-	tm.readOnly.call(t, http.MethodPost, "/api/alert/"+id+"/follow", nil).wantError(t, 403, "AuthorizationError")
+	tm.readOnly.Call(t, http.MethodPost, "/api/alert/"+id+"/follow", nil).WantError(t, 403, "AuthorizationError")
 }
 
 func TestAlert_ReadUnreadAndStatus(t *testing.T) {
 	tm := newTeam(t)
-	id := tm.analyst.newAlert(t, "s1", nil).str(t, "id")
+	id := tm.analyst.newAlert(t, "s1", nil).Str(t, "id")
 	step := func(path, status string, read bool) obj {
 		t.Helper()
-		a := tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+path, nil).want(t, 200).object(t)
+		a := tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+path, nil).Want(t, 200).Object(t)
 		checkRecord(t, a, "alert", "ana")
-		if a.str(t, "status") != status || a["read"] != read {
+		if a.Str(t, "status") != status || a["read"] != read {
 			t.Fatalf("%s: status %v read %v, want %s %v", path, a["status"], a["read"], status, read)
 		}
 		return a
 	}
 	a := step("/markAsRead", "Ignored", true)
-	if a.str(t, "updatedBy") != "ana" {
+	if a.Str(t, "updatedBy") != "ana" {
 		t.Fatalf("markAsRead did not stamp: %v", a)
 	}
 	step("/markAsUnead", "New", false) // the contract's spelling
 	step("/markAsRead", "Ignored", true)
 	step("/markAsUnread", "New", false)
-	tm.readOnly.call(t, http.MethodPost, "/api/alert/"+id+"/markAsRead", nil).wantError(t, 403, "AuthorizationError")
-	tm.other.call(t, http.MethodPost, "/api/alert/"+id+"/markAsRead", nil).wantError(t, 404, "NotFoundError")
-	tm.anon().call(t, http.MethodPost, "/api/alert/"+id+"/markAsUnead", nil).wantError(t, 401, "AuthenticationError")
+	tm.readOnly.Call(t, http.MethodPost, "/api/alert/"+id+"/markAsRead", nil).WantError(t, 403, "AuthorizationError")
+	tm.other.Call(t, http.MethodPost, "/api/alert/"+id+"/markAsRead", nil).WantError(t, 404, "NotFoundError")
+	tm.anon().Call(t, http.MethodPost, "/api/alert/"+id+"/markAsUnead", nil).WantError(t, 401, "AuthenticationError")
 
 	// With a case: Imported when read, Updated when not; deleting the case brings New/Ignored back.
-	cs := tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/createCase", map[string]any{}).want(t, 201).object(t)
+	cs := tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/createCase", map[string]any{}).Want(t, 201).Object(t)
 	step("/markAsRead", "Imported", true)
 	step("/markAsUnread", "Updated", false)
-	tm.analyst.call(t, http.MethodDelete, "/api/case/"+cs.str(t, "id"), nil).want(t, 204)
-	got := tm.analyst.call(t, http.MethodGet, "/api/alert/"+id, nil).want(t, 200).object(t)
-	if got.str(t, "status") != "New" || got["case"] != nil {
+	tm.analyst.Call(t, http.MethodDelete, "/api/case/"+cs.Str(t, "id"), nil).Want(t, 204)
+	got := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+id, nil).Want(t, 200).Object(t)
+	if got.Str(t, "status") != "New" || got["case"] != nil {
 		t.Fatalf("after the case's delete: %v", got)
 	}
 }
@@ -218,8 +218,8 @@ func TestAlert_ReadUnreadAndStatus(t *testing.T) {
 func TestAlert_ParallelReadUnread(t *testing.T) {
 	tm := newTeam(t)
 	a := tm.analyst.newAlert(t, "p1", []map[string]any{{"dataType": "ip", "data": "4.4.4.4"}})
-	id := a.str(t, "id")
-	cs := tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).want(t, 201).object(t)
+	id := a.Str(t, "id")
+	cs := tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).Want(t, 201).Object(t)
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Add(1)
@@ -229,96 +229,96 @@ func TestAlert_ParallelReadUnread(t *testing.T) {
 			if i%2 == 1 {
 				path = "/markAsUnread"
 			}
-			r := tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+path, nil)
-			if r.status != 200 {
-				t.Errorf("%s: %d %s", path, r.status, r.body)
+			r := tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+path, nil)
+			if r.Status != 200 {
+				t.Errorf("%s: %d %s", path, r.Status, r.Body)
 			}
 		}()
 	}
 	wg.Wait()
-	got := tm.analyst.call(t, http.MethodGet, "/api/alert/"+id, nil).want(t, 200).object(t)
+	got := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+id, nil).Want(t, 200).Object(t)
 	read, ok := got["read"].(bool)
 	want := map[bool]string{true: "Imported", false: "Updated"}[read]
-	if !ok || got.str(t, "status") != want || got.str(t, "case") != cs.str(t, "id") || got.str(t, "title") != "Alert p1" ||
-		len(got["artifacts"].([]any)) != 1 || got.str(t, "sourceRef") != "p1" {
+	if !ok || got.Str(t, "status") != want || got.Str(t, "case") != cs.Str(t, "id") || got.Str(t, "title") != "Alert p1" ||
+		len(got["artifacts"].([]any)) != 1 || got.Str(t, "sourceRef") != "p1" {
 		t.Fatalf("after parallel read/unread: %v", got)
 	}
 	// The stored status agrees too: a search by status finds it.
-	r := tm.analyst.call(t, http.MethodPost, "/api/alert/_search", map[string]any{"query": map[string]any{"status": want}}).want(t, 200)
-	if r.total(t) != "1" {
-		t.Fatalf("search by status %s: %s", want, r.body)
+	r := tm.analyst.Call(t, http.MethodPost, "/api/alert/_search", map[string]any{"query": map[string]any{"status": want}}).Want(t, 200)
+	if r.Total(t) != "1" {
+		t.Fatalf("search by status %s: %s", want, r.Body)
 	}
 }
 
 func TestAlert_CreateCase(t *testing.T) {
 	tm := newTeam(t)
-	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "score", "type": "integer"}).want(t, 201)
-	tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "phishing", "titlePrefix": "[PH]",
-		"tags": []string{"tpl"}, "tasks": []map[string]any{{"title": "Analyse"}, {"title": "Contain"}}}).want(t, 201)
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "score", "type": "integer"}).Want(t, 201)
+	tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "phishing", "titlePrefix": "[PH]",
+		"tags": []string{"tpl"}, "tasks": []map[string]any{{"title": "Analyse"}, {"title": "Contain"}}}).Want(t, 201)
 
 	t.Run("with a template", func(t *testing.T) {
-		a := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "mail", "source": "gw", "sourceRef": "c1",
+		a := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "mail", "source": "gw", "sourceRef": "c1",
 			"title": "Phish", "description": "A phish", "severity": 3, "tags": []string{"mail"},
 			"customFields": map[string]any{"score": map[string]any{"integer": 5}},
 			"artifacts": []map[string]any{{"dataType": "mail", "data": "x@evil.example", "tags": []string{"sender"}},
-				{"dataType": "domain", "data": "evil.example", "ioc": true}}}).want(t, 201).object(t)
-		id := a.str(t, "id")
-		cs := tm.analyst.call(t, http.MethodPost, "/api/v0/alert/"+id+"/createCase", map[string]any{"caseTemplate": "phishing"}).
-			want(t, 201).object(t)
+				{"dataType": "domain", "data": "evil.example", "ioc": true}}}).Want(t, 201).Object(t)
+		id := a.Str(t, "id")
+		cs := tm.analyst.Call(t, http.MethodPost, "/api/v0/alert/"+id+"/createCase", map[string]any{"caseTemplate": "phishing"}).
+			Want(t, 201).Object(t)
 		checkRecord(t, cs, "case", "ana")
-		if cs.str(t, "title") != "[PH] Phish" || cs.str(t, "description") != "A phish" || cs.num(t, "severity") != 3 ||
-			!slices.Contains(cs.strs(t, "tags"), "mail") || !slices.Contains(cs.strs(t, "tags"), "tpl") ||
-			cs.obj(t, "customFields").obj(t, "score").num(t, "integer") != 5 || cs.str(t, "status") != "Open" {
+		if cs.Str(t, "title") != "[PH] Phish" || cs.Str(t, "description") != "A phish" || cs.Num(t, "severity") != 3 ||
+			!slices.Contains(cs.Strs(t, "tags"), "mail") || !slices.Contains(cs.Strs(t, "tags"), "tpl") ||
+			cs.Obj(t, "customFields").Obj(t, "score").Num(t, "integer") != 5 || cs.Str(t, "status") != "Open" {
 			t.Fatalf("case %v", cs)
 		}
-		caseID := cs.str(t, "id")
-		obs := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?sort=dataType", nil).want(t, 200).list(t)
-		if len(obs) != 2 || obs[0].str(t, "data") != "evil.example" || obs[0]["ioc"] != true || obs[0].str(t, "case") != caseID ||
-			!slices.Equal(obs[1].strs(t, "tags"), []string{"sender"}) {
+		caseID := cs.Str(t, "id")
+		obs := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?sort=dataType", nil).Want(t, 200).List(t)
+		if len(obs) != 2 || obs[0].Str(t, "data") != "evil.example" || obs[0]["ioc"] != true || obs[0].Str(t, "case") != caseID ||
+			!slices.Equal(obs[1].Strs(t, "tags"), []string{"sender"}) {
 			t.Fatalf("copied observables %v", obs)
 		}
-		if n := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/task", nil).want(t, 200).total(t); n != "2" {
+		if n := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"/task", nil).Want(t, 200).Total(t); n != "2" {
 			t.Fatalf("template tasks %s", n)
 		}
-		got := tm.analyst.call(t, http.MethodGet, "/api/alert/"+id, nil).want(t, 200).object(t)
-		if got.str(t, "case") != caseID || got.str(t, "status") != "Imported" || got["read"] != true {
+		got := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+id, nil).Want(t, 200).Object(t)
+		if got.Str(t, "case") != caseID || got.Str(t, "status") != "Imported" || got["read"] != true {
 			t.Fatalf("alert after createCase %v", got)
 		}
 		// Again: the same case, 200.
-		again := tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).want(t, 200).object(t)
-		if again.str(t, "id") != caseID {
+		again := tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).Want(t, 200).Object(t)
+		if again.Str(t, "id") != caseID {
 			t.Fatalf("second createCase %v", again)
 		}
-		st := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"?nstats=true", nil).want(t, 200).object(t).obj(t, "stats")
-		if st.obj(t, "artifacts").num(t, "count") != 2 || len(st["alerts"].([]any)) != 1 {
+		st := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"?nstats=true", nil).Want(t, 200).Object(t).Obj(t, "stats")
+		if st.Obj(t, "artifacts").Num(t, "count") != 2 || len(st["alerts"].([]any)) != 1 {
 			t.Fatalf("stats %v", st)
 		}
 	})
 
 	t.Run("without a template, and the alert's own", func(t *testing.T) {
-		id := tm.analyst.newAlert(t, "c2", nil).str(t, "id")
-		cs := tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).want(t, 201).object(t)
-		if cs.str(t, "title") != "Alert c2" || cs.str(t, "owner") != "ana" {
+		id := tm.analyst.newAlert(t, "c2", nil).Str(t, "id")
+		cs := tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).Want(t, 201).Object(t)
+		if cs.Str(t, "title") != "Alert c2" || cs.Str(t, "owner") != "ana" {
 			t.Fatalf("case %v", cs)
 		}
-		tm.analyst.call(t, http.MethodPatch, "/api/alert/"+tm.analyst.newAlert(t, "c3", nil).str(t, "id"),
-			map[string]any{"caseTemplate": "phishing"}).want(t, 200)
-		cs = tm.analyst.call(t, http.MethodPost, "/api/alert/external;siem;c3/createCase", nil).want(t, 201).object(t)
-		if cs.str(t, "title") != "[PH] Alert c3" {
+		tm.analyst.Call(t, http.MethodPatch, "/api/alert/"+tm.analyst.newAlert(t, "c3", nil).Str(t, "id"),
+			map[string]any{"caseTemplate": "phishing"}).Want(t, 200)
+		cs = tm.analyst.Call(t, http.MethodPost, "/api/alert/external;siem;c3/createCase", nil).Want(t, 201).Object(t)
+		if cs.Str(t, "title") != "[PH] Alert c3" {
 			t.Fatalf("case from the alert's template %v", cs)
 		}
 	})
 
 	t.Run("refusals", func(t *testing.T) {
-		id := tm.analyst.newAlert(t, "c4", nil).str(t, "id")
-		msg := tm.readOnly.call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).wantError(t, 403, "AuthorizationError")
+		id := tm.analyst.newAlert(t, "c4", nil).Str(t, "id")
+		msg := tm.readOnly.Call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).WantError(t, 403, "AuthorizationError")
 		if !strings.Contains(msg, "manageAlert") {
 			t.Errorf("403 %q", msg)
 		}
-		tm.other.call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).wantError(t, 404, "NotFoundError")
-		tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/createCase", map[string]any{"caseTemplate": "nope"}).
-			wantError(t, 400, "AttributeCheckingError")
-		if got := tm.analyst.call(t, http.MethodGet, "/api/alert/"+id, nil).object(t); got["case"] != nil {
+		tm.other.Call(t, http.MethodPost, "/api/alert/"+id+"/createCase", nil).WantError(t, 404, "NotFoundError")
+		tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/createCase", map[string]any{"caseTemplate": "nope"}).
+			WantError(t, 400, "AttributeCheckingError")
+		if got := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+id, nil).Object(t); got["case"] != nil {
 			t.Fatalf("a refused createCase linked the alert: %v", got)
 		}
 	})
@@ -327,97 +327,97 @@ func TestAlert_CreateCase(t *testing.T) {
 func TestAlert_Merge(t *testing.T) {
 	tm := newTeam(t)
 	cs := tm.analyst.newCase(t, map[string]any{"description": "Original", "tags": []string{"c"}})
-	caseID := cs.str(t, "id")
+	caseID := cs.Str(t, "id")
 	tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": "5.5.5.5", "tags": []string{"old"}})
 	a := tm.analyst.newAlert(t, "m1", []map[string]any{{"dataType": "ip", "data": "5.5.5.5", "tags": []string{"new"}},
 		{"dataType": "hostname", "data": "host-m1"}})
-	id := a.str(t, "id")
-	tm.readOnly.call(t, http.MethodPost, "/api/alert/"+id+"/merge/"+caseID, nil).wantError(t, 403, "AuthorizationError")
-	tm.other.call(t, http.MethodPost, "/api/alert/"+id+"/merge/"+caseID, nil).wantError(t, 404, "NotFoundError")
-	tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/merge/~99999", nil).wantError(t, 404, "NotFoundError")
+	id := a.Str(t, "id")
+	tm.readOnly.Call(t, http.MethodPost, "/api/alert/"+id+"/merge/"+caseID, nil).WantError(t, 403, "AuthorizationError")
+	tm.other.Call(t, http.MethodPost, "/api/alert/"+id+"/merge/"+caseID, nil).WantError(t, 404, "NotFoundError")
+	tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/merge/~99999", nil).WantError(t, 404, "NotFoundError")
 
-	merged := tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/merge/"+caseID, nil).want(t, 200).object(t)
+	merged := tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/merge/"+caseID, nil).Want(t, 200).Object(t)
 	want := "Original\n  \n#### Merged with alert #m1 Alert m1\n\nSeen by the SIEM"
-	if merged.str(t, "id") != caseID || merged.str(t, "description") != want {
+	if merged.Str(t, "id") != caseID || merged.Str(t, "description") != want {
 		t.Fatalf("merged case description %q", merged["description"])
 	}
-	obs := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?sort=data", nil).want(t, 200).list(t)
-	if len(obs) != 2 || obs[0].str(t, "data") != "5.5.5.5" || !slices.Equal(obs[0].strs(t, "tags"), []string{"old", "new"}) {
+	obs := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?sort=data", nil).Want(t, 200).List(t)
+	if len(obs) != 2 || obs[0].Str(t, "data") != "5.5.5.5" || !slices.Equal(obs[0].Strs(t, "tags"), []string{"old", "new"}) {
 		t.Fatalf("observables after merge %v", obs)
 	}
-	got := tm.analyst.call(t, http.MethodGet, "/api/alert/"+id, nil).want(t, 200).object(t)
-	if got.str(t, "case") != caseID || got.str(t, "status") != "Imported" {
+	got := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+id, nil).Want(t, 200).Object(t)
+	if got.Str(t, "case") != caseID || got.Str(t, "status") != "Imported" {
 		t.Fatalf("merged alert %v", got)
 	}
-	msg := tm.analyst.call(t, http.MethodPost, "/api/alert/"+id+"/merge/"+caseID, nil).wantError(t, 400, "BadRequest")
+	msg := tm.analyst.Call(t, http.MethodPost, "/api/alert/"+id+"/merge/"+caseID, nil).WantError(t, 400, "BadRequest")
 	if !strings.Contains(msg, "already imported") {
 		t.Errorf("second merge %q", msg)
 	}
 
 	// Bulk: several alerts into one case.
-	b1 := tm.analyst.newAlert(t, "m2", nil).str(t, "id")
-	b2 := tm.analyst.newAlert(t, "m3", nil).str(t, "id")
-	out := tm.analyst.call(t, http.MethodPost, "/api/alert/merge/_bulk", map[string]any{"caseId": caseID,
-		"alertIds": []string{b1, b2}}).want(t, 200).object(t)
-	if !strings.Contains(out.str(t, "description"), "#m3") {
+	b1 := tm.analyst.newAlert(t, "m2", nil).Str(t, "id")
+	b2 := tm.analyst.newAlert(t, "m3", nil).Str(t, "id")
+	out := tm.analyst.Call(t, http.MethodPost, "/api/alert/merge/_bulk", map[string]any{"caseId": caseID,
+		"alertIds": []string{b1, b2}}).Want(t, 200).Object(t)
+	if !strings.Contains(out.Str(t, "description"), "#m3") {
 		t.Fatalf("bulk merge %v", out["description"])
 	}
-	tm.readOnly.call(t, http.MethodPost, "/api/alert/merge/_bulk", map[string]any{"caseId": caseID, "alertIds": []string{b1}}).
-		wantError(t, 403, "AuthorizationError")
+	tm.readOnly.Call(t, http.MethodPost, "/api/alert/merge/_bulk", map[string]any{"caseId": caseID, "alertIds": []string{b1}}).
+		WantError(t, 403, "AuthorizationError")
 }
 
 func TestAlert_Delete(t *testing.T) {
 	tm := newTeam(t)
 	a := tm.analyst.newAlert(t, "d1", []map[string]any{{"dataType": "ip", "data": "7.7.7.7"}})
-	id := a.str(t, "id")
-	obsID := obj(a["artifacts"].([]any)[0].(map[string]any)).str(t, "id")
-	tm.readOnly.call(t, http.MethodDelete, "/api/alert/"+id, nil).wantError(t, 403, "AuthorizationError")
-	tm.other.call(t, http.MethodDelete, "/api/alert/"+id, nil).wantError(t, 404, "NotFoundError")
-	tm.analyst.call(t, http.MethodDelete, "/api/alert/"+id, nil).want(t, 204)
-	tm.analyst.call(t, http.MethodGet, "/api/alert/"+id, nil).wantError(t, 404, "NotFoundError")
-	tm.analyst.call(t, http.MethodGet, "/api/alert/artifact/"+obsID, nil).wantError(t, 404, "NotFoundError")
+	id := a.Str(t, "id")
+	obsID := obj(a["artifacts"].([]any)[0].(map[string]any)).Str(t, "id")
+	tm.readOnly.Call(t, http.MethodDelete, "/api/alert/"+id, nil).WantError(t, 403, "AuthorizationError")
+	tm.other.Call(t, http.MethodDelete, "/api/alert/"+id, nil).WantError(t, 404, "NotFoundError")
+	tm.analyst.Call(t, http.MethodDelete, "/api/alert/"+id, nil).Want(t, 204)
+	tm.analyst.Call(t, http.MethodGet, "/api/alert/"+id, nil).WantError(t, 404, "NotFoundError")
+	tm.analyst.Call(t, http.MethodGet, "/api/alert/artifact/"+obsID, nil).WantError(t, 404, "NotFoundError")
 	// The key is free again.
 	tm.analyst.newAlert(t, "d1", nil)
 }
 
 func TestAlert_SimilarCases(t *testing.T) {
 	tm := newTeam(t)
-	c1 := tm.analyst.newCase(t, map[string]any{"title": "one"}).str(t, "id")
+	c1 := tm.analyst.newCase(t, map[string]any{"title": "one"}).Str(t, "id")
 	tm.analyst.observables(t, "/api/case/"+c1+"/artifact", map[string]any{"dataType": "ip", "data": []string{"1.2.3.4", "5.6.7.8"}})
 	tm.analyst.observables(t, "/api/case/"+c1+"/artifact", map[string]any{"dataType": "domain", "data": "bad.example", "ioc": true})
 	tm.analyst.observables(t, "/api/case/"+c1+"/artifact", map[string]any{"dataType": "other", "data": "ignored", "ignoreSimilarity": true})
-	c2 := tm.analyst.newCase(t, map[string]any{"title": "two"}).str(t, "id")
+	c2 := tm.analyst.newCase(t, map[string]any{"title": "two"}).Str(t, "id")
 	// The same data under another type counts too.
 	tm.analyst.observables(t, "/api/case/"+c2+"/artifact", map[string]any{"dataType": "other", "data": "1.2.3.4"})
-	theirs := tm.other.newCase(t, nil).str(t, "id")
+	theirs := tm.other.newCase(t, nil).Str(t, "id")
 	tm.other.observables(t, "/api/case/"+theirs+"/artifact", map[string]any{"dataType": "ip", "data": "1.2.3.4"})
 
 	a := tm.analyst.newAlert(t, "sim", []map[string]any{{"dataType": "ip", "data": "1.2.3.4"},
 		{"dataType": "domain", "data": "bad.example"}, {"dataType": "other", "data": "ignored"}, {"dataType": "ip", "data": "0.0.0.0"}})
-	got := tm.analyst.call(t, http.MethodGet, "/api/alert/"+a.str(t, "id")+"?similarity=1", nil).want(t, 200).object(t)
+	got := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+a.Str(t, "id")+"?similarity=1", nil).Want(t, 200).Object(t)
 	sims := got["similarCases"].([]any)
 	if len(sims) != 2 {
 		t.Fatalf("similar cases %v", sims)
 	}
 	first, second := obj(sims[0].(map[string]any)), obj(sims[1].(map[string]any))
-	if first.obj(t, "case").str(t, "id") != c2 || second.obj(t, "case").str(t, "id") != c1 {
+	if first.Obj(t, "case").Str(t, "id") != c2 || second.Obj(t, "case").Str(t, "id") != c1 {
 		t.Fatalf("order (newest case first) %v", sims)
 	}
-	if second.num(t, "similarObservableCount") != 2 || second.num(t, "similarIocCount") != 1 ||
-		second.num(t, "observableCount") != 3 || second.num(t, "iocCount") != 1 ||
-		second.obj(t, "observableTypes").num(t, "ip") != 1 || second.obj(t, "observableTypes").num(t, "domain") != 1 ||
-		second.num(t, "similarArtifactCount") != 2 || second.num(t, "artifactCount") != 3 || second.str(t, "title") != "one" {
+	if second.Num(t, "similarObservableCount") != 2 || second.Num(t, "similarIocCount") != 1 ||
+		second.Num(t, "observableCount") != 3 || second.Num(t, "iocCount") != 1 ||
+		second.Obj(t, "observableTypes").Num(t, "ip") != 1 || second.Obj(t, "observableTypes").Num(t, "domain") != 1 ||
+		second.Num(t, "similarArtifactCount") != 2 || second.Num(t, "artifactCount") != 3 || second.Str(t, "title") != "one" {
 		t.Fatalf("similar case %v", second)
 	}
-	cs := second.obj(t, "case")
-	if cs.num(t, "number") != cs.num(t, "caseId") || cs.str(t, "_createdBy") != "ana" || cs["extraData"] == nil {
+	cs := second.Obj(t, "case")
+	if cs.Num(t, "number") != cs.Num(t, "caseId") || cs.Str(t, "_createdBy") != "ana" || cs["extraData"] == nil {
 		t.Fatalf("similar case's case %v", cs)
 	}
-	if first.num(t, "similarObservableCount") != 1 || first.obj(t, "observableTypes").num(t, "other") != 1 {
+	if first.Num(t, "similarObservableCount") != 1 || first.Obj(t, "observableTypes").Num(t, "other") != 1 {
 		t.Fatalf("similar case %v", first)
 	}
 	// Without ?similarity the list is empty.
-	if plain := tm.analyst.call(t, http.MethodGet, "/api/alert/"+a.str(t, "id"), nil).want(t, 200).object(t); len(plain["similarCases"].([]any)) != 0 {
+	if plain := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+a.Str(t, "id"), nil).Want(t, 200).Object(t); len(plain["similarCases"].([]any)) != 0 {
 		t.Fatalf("similarCases without similarity %v", plain["similarCases"])
 	}
 }

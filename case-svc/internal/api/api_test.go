@@ -16,19 +16,19 @@ func TestStatusAndProbes(t *testing.T) {
 		want int
 	}{{"/api/status", 200}, {"/api/v1/status", 200}, {"/healthz", 200}, {"/readyz", 200}, {"/metrics", 200},
 		{"/api/nope", 404}, {"/api/v0/nope", 404}, {"/api/case/~1/nope", 404}} {
-		r := e.anon().call(t, http.MethodGet, tc.path, nil)
-		if r.status != tc.want {
-			t.Errorf("%s: %d, want %d", tc.path, r.status, tc.want)
+		r := e.anon().Call(t, http.MethodGet, tc.path, nil)
+		if r.Status != tc.want {
+			t.Errorf("%s: %d, want %d", tc.path, r.Status, tc.want)
 		}
 		if tc.path == "/api/status" {
-			if v := r.object(t).obj(t, "versions").str(t, "case-svc"); v == "" {
-				t.Errorf("status body %s", r.body)
+			if v := r.Object(t).Obj(t, "versions").Str(t, "case-svc"); v == "" {
+				t.Errorf("status body %s", r.Body)
 			}
 		}
 	}
-	e.admin.call(t, http.MethodGet, "/api/nope", nil).wantError(t, 404, "NotFoundError")
-	e.anon().call(t, http.MethodGet, "/api/nope", nil).wantError(t, 404, "NotFoundError")
-	e.anon().call(t, http.MethodPost, "/api/v1/alert/nope/x", nil).wantError(t, 404, "NotFoundError")
+	e.admin.Call(t, http.MethodGet, "/api/nope", nil).WantError(t, 404, "NotFoundError")
+	e.anon().Call(t, http.MethodGet, "/api/nope", nil).WantError(t, 404, "NotFoundError")
+	e.anon().Call(t, http.MethodPost, "/api/v1/alert/nope/x", nil).WantError(t, 404, "NotFoundError")
 }
 
 // Every API route but the public ones refuses a request without credentials with 401.
@@ -42,7 +42,7 @@ func TestEveryRouteNeedsCredentials(t *testing.T) {
 			continue
 		}
 		path := strings.ReplaceAll(param.ReplaceAllString(r.Path, "~1"), "*", "x")
-		e.anon().call(t, r.Method, path, map[string]any{}).wantError(t, 401, "AuthenticationError")
+		e.anon().Call(t, r.Method, path, map[string]any{}).WantError(t, 401, "AuthenticationError")
 		n++
 	}
 	if n < 100 {

@@ -117,23 +117,23 @@ func newAzFixture(t *testing.T) *azFixture {
 
 	// The locked user and the revoked key worked before.
 	for _, c := range []string{azLocked, azRevoked} {
-		f.callers[c].call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK)
+		f.callers[c].Call(t, http.MethodGet, "/api/user/current", nil).Want(t, http.StatusOK)
 	}
-	e.admin.call(t, http.MethodDelete, "/api/user/locked", nil).want(t, http.StatusNoContent)
-	e.admin.call(t, http.MethodDelete, "/api/user/revoked/key", nil).want(t, http.StatusNoContent)
+	e.admin.Call(t, http.MethodDelete, "/api/user/locked", nil).Want(t, http.StatusNoContent)
+	e.admin.Call(t, http.MethodDelete, "/api/user/revoked/key", nil).Want(t, http.StatusNoContent)
 
 	// The expired session worked, then the clock moves past the 1 h inactivity timeout. The cookies go in a
 	// fixed header (not a jar), so no answer renews or replaces them; the CSRF header is sent too, so the 401
 	// comes from the expiry and not from a missing CSRF token.
-	e.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": "sess", "organisation": "soc",
-		"profile": "org-admin", "password": azPassword}).want(t, http.StatusCreated)
+	e.admin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": "sess", "organisation": "soc",
+		"profile": "org-admin", "password": azPassword}).Want(t, http.StatusCreated)
 	s := e.sessionClient()
-	s.call(t, http.MethodPost, "/api/login", map[string]string{"user": "sess", "password": azPassword}).want(t, http.StatusOK)
+	s.Call(t, http.MethodPost, "/api/login", map[string]string{"user": "sess", "password": azPassword}).Want(t, http.StatusOK)
 	ex := e.newClient("sess")
-	ex.header.Set("Cookie", auth.SessionCookie+"="+s.cookie(auth.SessionCookie)+"; "+auth.CSRFCookie+"="+s.cookie(auth.CSRFCookie))
-	ex.header.Set(auth.CSRFHeader, s.cookie(auth.CSRFCookie))
-	ex.call(t, http.MethodGet, "/api/user/current", nil).want(t, http.StatusOK)
-	ex.call(t, http.MethodPatch, "/api/user/sess", map[string]any{"name": "session user"}).want(t, http.StatusOK)
+	ex.Header.Set("Cookie", auth.SessionCookie+"="+s.Cookie(auth.SessionCookie)+"; "+auth.CSRFCookie+"="+s.Cookie(auth.CSRFCookie))
+	ex.Header.Set(auth.CSRFHeader, s.Cookie(auth.CSRFCookie))
+	ex.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, http.StatusOK)
+	ex.Call(t, http.MethodPatch, "/api/user/sess", map[string]any{"name": "session user"}).Want(t, http.StatusOK)
 	clk.advance(61 * time.Minute)
 	f.callers[azExpired] = ex
 
@@ -148,24 +148,24 @@ func (f *azFixture) makeObjects(t *testing.T) {
 	oa := f.callers[azOrgAdmin]
 	f.eventObjects(t, true) // events_test.go: a webhook first, so that the records below have deliveries
 	cs := oa.newCase(t, map[string]any{"tasks": []map[string]any{{"title": "fixture task"}}})
-	f.objects["{case}"] = cs.str(t, "id")
-	f.objects["{task}"] = oa.call(t, http.MethodGet, "/api/case/"+cs.str(t, "id")+"/task", nil).want(t, 200).list(t)[0].str(t, "id")
-	f.objects["{log}"] = oa.call(t, http.MethodPost, "/api/case/task/"+f.objects["{task}"]+"/log", map[string]any{"message": "fixture log"}).
-		want(t, 201).object(t).str(t, "id")
+	f.objects["{case}"] = cs.Str(t, "id")
+	f.objects["{task}"] = oa.Call(t, http.MethodGet, "/api/case/"+cs.Str(t, "id")+"/task", nil).Want(t, 200).List(t)[0].Str(t, "id")
+	f.objects["{log}"] = oa.Call(t, http.MethodPost, "/api/case/task/"+f.objects["{task}"]+"/log", map[string]any{"message": "fixture log"}).
+		Want(t, 201).Object(t).Str(t, "id")
 	obs := oa.observables(t, "/api/case/"+f.objects["{case}"]+"/artifact", map[string]any{"dataType": "ip", "data": "192.0.2.1"})
-	f.objects["{observable}"] = obs[0].str(t, "id")
+	f.objects["{observable}"] = obs[0].Str(t, "id")
 	file := oa.multipart(t, http.MethodPost, "/api/case/"+f.objects["{case}"]+"/artifact", map[string]any{"dataType": "file"}, nil,
-		part{"attachment", "soc.txt", "text/plain", []byte("a file of soc")}).want(t, 201).list(t)[0]
-	f.objects["{hash}"] = file.obj(t, "attachment").str(t, "id")
-	f.objects["{template}"] = oa.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "fixture-template"}).
-		want(t, 201).object(t).str(t, "id")
-	f.objects["{field}"] = f.callers[azAdmin].call(t, http.MethodPost, "/api/customField", map[string]any{"name": "fixtureField", "type": "string"}).
-		want(t, 201).object(t).str(t, "id")
-	al := oa.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "fixture",
+		part{"attachment", "soc.txt", "text/plain", []byte("a file of soc")}).Want(t, 201).List(t)[0]
+	f.objects["{hash}"] = file.Obj(t, "attachment").Str(t, "id")
+	f.objects["{template}"] = oa.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "fixture-template"}).
+		Want(t, 201).Object(t).Str(t, "id")
+	f.objects["{field}"] = f.callers[azAdmin].Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "fixtureField", "type": "string"}).
+		Want(t, 201).Object(t).Str(t, "id")
+	al := oa.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "fixture",
 		"title": "fixture alert", "description": "d", "artifacts": []any{map[string]any{"dataType": "domain", "data": "soc.example"}}}).
-		want(t, 201).object(t)
-	f.objects["{alert}"] = al.str(t, "id")
-	f.objects["{alertObservable}"] = oa.call(t, http.MethodGet, "/api/alert/"+al.str(t, "id")+"/artifact", nil).want(t, 200).list(t)[0].str(t, "id")
+		Want(t, 201).Object(t)
+	f.objects["{alert}"] = al.Str(t, "id")
+	f.objects["{alertObservable}"] = oa.Call(t, http.MethodGet, "/api/alert/"+al.Str(t, "id")+"/artifact", nil).Want(t, 200).List(t)[0].Str(t, "id")
 
 	// The connector's records cannot be made through the API without a server that answers: write them as the
 	// connector would.
@@ -195,34 +195,34 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 	n := f.n.Add(1)
 	switch kind {
 	case "{newCase}", "{newOtherCase}":
-		return oa.newCase(t, nil).str(t, "id")
+		return oa.newCase(t, nil).Str(t, "id")
 	case "{newTask}":
-		return oa.call(t, http.MethodPost, "/api/case/"+f.objects["{case}"]+"/task", map[string]any{"title": fmt.Sprint("fresh ", n)}).
-			want(t, 201).object(t).str(t, "id")
+		return oa.Call(t, http.MethodPost, "/api/case/"+f.objects["{case}"]+"/task", map[string]any{"title": fmt.Sprint("fresh ", n)}).
+			Want(t, 201).Object(t).Str(t, "id")
 	case "{newLog}":
-		return oa.call(t, http.MethodPost, "/api/case/task/"+f.objects["{task}"]+"/log", map[string]any{"message": fmt.Sprint("fresh ", n)}).
-			want(t, 201).object(t).str(t, "id")
+		return oa.Call(t, http.MethodPost, "/api/case/task/"+f.objects["{task}"]+"/log", map[string]any{"message": fmt.Sprint("fresh ", n)}).
+			Want(t, 201).Object(t).Str(t, "id")
 	case "{newTemplate}":
-		return oa.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": fmt.Sprint("fresh-", n)}).
-			want(t, 201).object(t).str(t, "id")
+		return oa.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": fmt.Sprint("fresh-", n)}).
+			Want(t, 201).Object(t).Str(t, "id")
 	case "{newField}":
-		return f.callers[azAdmin].call(t, http.MethodPost, "/api/customField", map[string]any{"name": fmt.Sprint("fresh", n), "type": "string"}).
-			want(t, 201).object(t).str(t, "id")
+		return f.callers[azAdmin].Call(t, http.MethodPost, "/api/customField", map[string]any{"name": fmt.Sprint("fresh", n), "type": "string"}).
+			Want(t, 201).Object(t).Str(t, "id")
 	case "{newObservable}":
 		return oa.observables(t, "/api/case/"+f.objects["{case}"]+"/artifact", map[string]any{"dataType": "ip",
-			"data": fmt.Sprintf("10.1.%d.%d", n/250, n%250)})[0].str(t, "id")
+			"data": fmt.Sprintf("10.1.%d.%d", n/250, n%250)})[0].Str(t, "id")
 	case "{newAlert}":
-		return oa.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": fmt.Sprint("fresh-", n),
-			"title": "fresh", "description": "d"}).want(t, 201).object(t).str(t, "id")
+		return oa.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": fmt.Sprint("fresh-", n),
+			"title": "fresh", "description": "d"}).Want(t, 201).Object(t).Str(t, "id")
 	case "{newAlertObservable}":
 		return oa.observables(t, "/api/alert/"+f.objects["{alert}"]+"/artifact", map[string]any{"dataType": "domain",
-			"data": fmt.Sprintf("fresh%d.example", n)})[0].str(t, "id")
+			"data": fmt.Sprintf("fresh%d.example", n)})[0].Str(t, "id")
 	case "{newWebhook}":
 		return f.freshWebhook(t)
 	case "{newUser}":
 		login := fmt.Sprint("fresh", n)
-		f.e.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "organisation": "soc", "profile": "read-only"}).
-			want(t, 201)
+		f.e.admin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "organisation": "soc", "profile": "read-only"}).
+			Want(t, 201)
 		return login
 	}
 	t.Fatalf("unknown placeholder %s", kind)
@@ -286,7 +286,7 @@ func (f *azFixture) freshCaller(t *testing.T, caller string, password bool) *cli
 	if password {
 		body["password"] = azSelfPassword
 	}
-	f.e.admin.call(t, http.MethodPost, "/api/user", body).want(t, http.StatusCreated)
+	f.e.admin.Call(t, http.MethodPost, "/api/user", body).Want(t, http.StatusCreated)
 	return f.e.keyClient(login, f.e.renewKey(t, f.e.admin, login))
 }
 
@@ -742,43 +742,43 @@ func (f *azFixture) call(t *testing.T, row azRow, target, name string, want int)
 	if row.self && !slices.Contains(azUnauthenticated, name) {
 		c = f.freshCaller(t, name, row.password)
 	}
-	r := f.resolve(t, c.login, want < 300, target, row.body)
+	r := f.resolve(t, c.Login, want < 300, target, row.body)
 	path, body := r[0], r[1]
 	var res *resp
 	if body == "" {
-		res = c.send(t, row.method, path, "", nil)
+		res = c.Send(t, row.method, path, "", nil, nil)
 	} else {
-		res = c.raw(t, row.method, path, "application/json", body)
+		res = c.Raw(t, row.method, path, "application/json", body)
 	}
 	switch {
 	case want >= 400:
 		typ := map[int]string{401: "AuthenticationError", 403: "AuthorizationError", 404: "NotFoundError",
 			503: "ServiceUnavailable"}[want]
-		msg := res.wantError(t, want, typ)
+		msg := res.WantError(t, want, typ)
 		if want == http.StatusForbidden && !strings.Contains(msg, "permission") && !strings.Contains(msg, "itself") {
 			t.Errorf("403 message %q names neither a permission nor the rule", msg)
 		}
-		if strings.Contains(string(res.body), azDownKey) {
-			t.Errorf("the answer holds the analysis server's key: %s", res.body)
+		if strings.Contains(string(res.Body), azDownKey) {
+			t.Errorf("the answer holds the analysis server's key: %s", res.Body)
 		}
 		return
 	case row.text:
-		res.want(t, want)
-		if k := res.text(t); len(k) < 32 {
+		res.Want(t, want)
+		if k := res.Text(t); len(k) < 32 {
 			t.Errorf("key %q shorter than 32 characters", k)
 		}
 		return
 	case row.raw:
-		res.want(t, want)
+		res.Want(t, want)
 		return
 	}
-	res.want(t, want)
-	if len(res.body) > 0 {
+	res.Want(t, want)
+	if len(res.Body) > 0 {
 		var v any
-		res.decode(t, &v)
+		res.Decode(t, &v)
 	}
-	if strings.Contains(string(res.body), azDownKey) {
-		t.Errorf("the answer holds the analysis server's key: %s", res.body)
+	if strings.Contains(string(res.Body), azDownKey) {
+		t.Errorf("the answer holds the analysis server's key: %s", res.Body)
 	}
 	for _, ph := range row.shows {
 		id := ph
@@ -788,12 +788,12 @@ func (f *azFixture) call(t *testing.T, row azRow, target, name string, want int)
 		if !strings.HasPrefix(id, `"`) {
 			id = `"` + id + `"` // a whole JSON string: "~1" is not "~18"
 		}
-		has := strings.Contains(string(res.body), id)
+		has := strings.Contains(string(res.Body), id)
 		switch {
 		case (name == azOther || (name == azAdmin && row.hiddenFromAdmin)) && has:
-			t.Errorf("%s sees soc's %s %s: %s", name, ph, id, res.body)
+			t.Errorf("%s sees soc's %s %s: %s", name, ph, id, res.Body)
 		case (name == azOrgAdmin || name == azAnalyst || name == azReadOnly) && !has:
-			t.Errorf("%s does not see its organisation's %s %s: %.2000s", name, ph, id, res.body)
+			t.Errorf("%s does not see its organisation's %s %s: %.2000s", name, ph, id, res.Body)
 		}
 	}
 }

@@ -9,12 +9,12 @@ import (
 func TestSearch_Child(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
-	a := tm.analyst.newCase(t, map[string]any{"title": "a", "tasks": []map[string]any{{"title": "hunt"}}}).str(t, "id")
+	a := tm.analyst.newCase(t, map[string]any{"title": "a", "tasks": []map[string]any{{"title": "hunt"}}}).Str(t, "id")
 	tm.analyst.observables(t, "/api/case/"+a+"/artifact", map[string]any{"dataType": "ip", "data": "10.0.0.1"})
 	tm.analyst.newCase(t, map[string]any{"title": "b", "tasks": []map[string]any{{"title": "other"}}})
-	cert := tm.other.newCase(t, map[string]any{"title": "c", "tasks": []map[string]any{{"title": "hunt"}}}).str(t, "id")
+	cert := tm.other.newCase(t, map[string]any{"title": "c", "tasks": []map[string]any{{"title": "hunt"}}}).Str(t, "id")
 	search := func(c *client, q any) *resp {
-		return c.call(t, http.MethodPost, "/api/case/_search", map[string]any{"query": q})
+		return c.Call(t, http.MethodPost, "/api/case/_search", map[string]any{"query": q})
 	}
 	for name, q := range map[string]any{
 		"task":       map[string]any{"_child": map[string]any{"_type": "case_task", "_query": map[string]any{"title": "hunt"}}},
@@ -22,18 +22,18 @@ func TestSearch_Child(t *testing.T) {
 		"inside _and": map[string]any{"_and": []any{map[string]any{"title": "a"},
 			map[string]any{"_child": map[string]any{"_type": "case_task", "_query": map[string]any{"_is": map[string]any{"status": "Waiting"}}}}}},
 	} {
-		r := search(tm.readOnly, q).want(t, 200)
-		if l := r.list(t); len(l) != 1 || l[0].str(t, "id") != a || r.total(t) != "1" {
+		r := search(tm.readOnly, q).Want(t, 200)
+		if l := r.List(t); len(l) != 1 || l[0].Str(t, "id") != a || r.Total(t) != "1" {
 			t.Errorf("%s: %v", name, l)
 		}
 	}
 	if l := search(tm.analyst, map[string]any{"_child": map[string]any{"_type": "case_task", "_query": map[string]any{"title": "nothing"}}}).
-		want(t, 200).list(t); len(l) != 0 {
+		Want(t, 200).List(t); len(l) != 0 {
 		t.Errorf("no child: %v", l)
 	}
 	// each organisation's children only
 	if l := search(tm.other, map[string]any{"_child": map[string]any{"_type": "case_task", "_query": map[string]any{"title": "hunt"}}}).
-		want(t, 200).list(t); len(l) != 1 || l[0].str(t, "id") != cert {
+		Want(t, 200).List(t); len(l) != 1 || l[0].Str(t, "id") != cert {
 		t.Errorf("cert: %v", l)
 	}
 	for _, q := range []any{
@@ -41,6 +41,6 @@ func TestSearch_Child(t *testing.T) {
 		map[string]any{"_child": "case_task"},
 		map[string]any{"_child": map[string]any{"_type": "case_task", "_query": map[string]any{"secret": 1}}},
 	} {
-		search(tm.analyst, q).wantError(t, 400, "BadRequest")
+		search(tm.analyst, q).WantError(t, 400, "BadRequest")
 	}
 }

@@ -181,79 +181,79 @@ func TestConnector_AnalyzersJobsAndResponders(t *testing.T) {
 	as, as2 := startAnalysis(t, "127.0.0.1:0"), startAnalysis(t, "127.0.0.1:0")
 	tm := newTeam(t, withServers(fastTracker, server("local", as, ""), server("second", as2, ""), server("down", as, "http://127.0.0.1:1")))
 	cs := tm.analyst.newCase(t, map[string]any{"tlp": 1, "pap": 2})
-	caseID := cs.str(t, "id")
+	caseID := cs.Str(t, "id")
 	ip := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"203.0.113.5"}})[0]
 	content := "contact http://bad.example.net/x from 198.51.100.77\n"
 	file := tm.analyst.multipart(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "file"}, nil,
-		part{field: "attachment", filename: "notes.txt", contentType: "text/plain", content: []byte(content)}).want(t, http.StatusCreated).list(t)[0]
+		part{field: "attachment", filename: "notes.txt", contentType: "text/plain", content: []byte(content)}).Want(t, http.StatusCreated).List(t)[0]
 
 	t.Run("listing merges servers and leaves a dead one out", func(t *testing.T) {
-		r := tm.analyst.call(t, http.MethodGet, "/api/connector/cortex/analyzer", nil).want(t, http.StatusOK)
+		r := tm.analyst.Call(t, http.MethodGet, "/api/connector/cortex/analyzer", nil).Want(t, http.StatusOK)
 		names := map[string]bool{}
-		for _, w := range r.list(t) {
-			names[w.str(t, "name")] = true
-			if ids := w.strs(t, "cortexIds"); len(ids) != 2 || ids[0] != "local" || ids[1] != "second" {
+		for _, w := range r.List(t) {
+			names[w.Str(t, "name")] = true
+			if ids := w.Strs(t, "cortexIds"); len(ids) != 2 || ids[0] != "local" || ids[1] != "second" {
 				t.Fatalf("servers of %v", w)
 			}
 		}
-		if !names["Echo"] || !names["File_Info"] || !strings.Contains(r.header.Get("X-Analysis-Warnings"), "down") {
-			t.Fatalf("analyzers %v warnings %q", names, r.header.Get("X-Analysis-Warnings"))
+		if !names["Echo"] || !names["File_Info"] || !strings.Contains(r.Header.Get("X-Analysis-Warnings"), "down") {
+			t.Fatalf("analyzers %v warnings %q", names, r.Header.Get("X-Analysis-Warnings"))
 		}
-		if l := tm.analyst.call(t, http.MethodGet, "/api/connector/analysis/analyzer/type/file", nil).want(t, http.StatusOK).list(t); len(l) != 2 {
+		if l := tm.analyst.Call(t, http.MethodGet, "/api/connector/analysis/analyzer/type/file", nil).Want(t, http.StatusOK).List(t); len(l) != 2 {
 			t.Fatalf("file analyzers %v", l) // File_Info and Echo
 		}
 	})
 
 	t.Run("analyzer job on a value", func(t *testing.T) {
-		j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": "local", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
-			want(t, http.StatusCreated).object(t)
-		if j.str(t, "analysisId") != "local" || j.str(t, "analysisJobId") == "" || j.str(t, "analyzerName") != "Echo" {
+		j := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ip.Str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
+			Want(t, http.StatusCreated).Object(t)
+		if j.Str(t, "analysisId") != "local" || j.Str(t, "analysisJobId") == "" || j.Str(t, "analyzerName") != "Echo" {
 			t.Fatalf("job %v", j)
 		}
 		done := eventually(t, "echo job", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
-		if rep := done.obj(t, "report"); rep["success"] != true || rep["full"] == nil {
+		if rep := done.Obj(t, "report"); rep["success"] != true || rep["full"] == nil {
 			t.Fatalf("report %v", rep)
 		}
-		o := tm.analyst.call(t, http.MethodGet, "/api/case/artifact/"+ip.str(t, "id"), nil).want(t, http.StatusOK).object(t)
-		if _, ok := o.obj(t, "reports")["Echo"]; !ok {
+		o := tm.analyst.Call(t, http.MethodGet, "/api/case/artifact/"+ip.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
+		if _, ok := o.Obj(t, "reports")["Echo"]; !ok {
 			t.Fatalf("observable reports %v", o["reports"])
 		}
-		jobs := tm.analyst.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
-			map[string]any{"_name": "getObservable", "idOrName": ip.str(t, "id")}, map[string]any{"_name": "jobs"},
+		jobs := tm.analyst.Call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
+			map[string]any{"_name": "getObservable", "idOrName": ip.Str(t, "id")}, map[string]any{"_name": "jobs"},
 			map[string]any{"_name": "sort", "_fields": []any{map[string]any{"startDate": "desc"}}},
-			map[string]any{"_name": "page", "from": 0, "to": 10}}}).want(t, http.StatusOK).list(t)
-		if len(jobs) != 1 || jobs[0].str(t, "id") != j.str(t, "id") {
+			map[string]any{"_name": "page", "from": 0, "to": 10}}}).Want(t, http.StatusOK).List(t)
+		if len(jobs) != 1 || jobs[0].Str(t, "id") != j.Str(t, "id") {
 			t.Fatalf("query jobs %v", jobs)
 		}
 	})
 
 	t.Run("the second server runs its own job", func(t *testing.T) {
-		j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": "second", "artifactId": ip.str(t, "id"), "analyzerId": as2.Analyzers["Echo"]}).
-			want(t, http.StatusCreated).object(t)
+		j := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "second", "artifactId": ip.Str(t, "id"), "analyzerId": as2.Analyzers["Echo"]}).
+			Want(t, http.StatusCreated).Object(t)
 		done := eventually(t, "second server's job", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
-		if done.str(t, "analysisId") != "second" {
+		if done.Str(t, "analysisId") != "second" {
 			t.Fatalf("job %v", done)
 		}
 	})
 
 	t.Run("file job imports artifacts as observables", func(t *testing.T) {
-		j := tm.analyst.call(t, http.MethodPost, "/api/connector/cortex/job",
-			map[string]any{"cortexId": "local", "artifactId": file.str(t, "id"), "analyzerId": as.Analyzers["File_Info"]}).
-			want(t, http.StatusCreated).object(t)
+		j := tm.analyst.Call(t, http.MethodPost, "/api/connector/cortex/job",
+			map[string]any{"cortexId": "local", "artifactId": file.Str(t, "id"), "analyzerId": as.Analyzers["File_Info"]}).
+			Want(t, http.StatusCreated).Object(t)
 		eventually(t, "file job", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
-		obs := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?range=all", nil).want(t, http.StatusOK).list(t)
+		obs := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?range=all", nil).Want(t, http.StatusOK).List(t)
 		found := map[string][]string{}
 		for _, o := range obs {
 			if d, ok := o["data"].(string); ok {
-				found[d] = o.strs(t, "tags")
+				found[d] = o.Strs(t, "tags")
 			}
 		}
 		if tags, ok := found["198.51.100.77"]; !ok || !contains(tags, "src:File_Info") {
@@ -262,42 +262,42 @@ func TestConnector_AnalyzersJobsAndResponders(t *testing.T) {
 	})
 
 	t.Run("refusals", func(t *testing.T) {
-		tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": "nope", "artifactId": ip.str(t, "id"), "analyzerId": "x"}).wantError(t, http.StatusBadRequest, "BadRequest")
-		tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": "local", "artifactId": ip.str(t, "id"), "analyzerId": "unknown"}).wantError(t, http.StatusNotFound, "NotFoundError")
-		tm.readOnly.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": "local", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).wantError(t, http.StatusForbidden, "AuthorizationError")
-		tm.other.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": "local", "artifactId": ip.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).wantError(t, http.StatusNotFound, "NotFoundError")
-		al := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r1",
-			"title": "a", "description": "d", "artifacts": []any{map[string]any{"dataType": "ip", "data": "192.0.2.9"}}}).want(t, http.StatusCreated).object(t)
-		aobs := tm.analyst.call(t, http.MethodGet, "/api/alert/"+al.str(t, "id")+"/artifact", nil).want(t, http.StatusOK).list(t)
-		tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": "local", "artifactId": aobs[0].str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).wantError(t, http.StatusBadRequest, "BadRequest")
-		tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/action",
-			map[string]any{"responderId": as.Responder["Tagger"], "objectType": "case_task", "objectId": "~404"}).wantError(t, http.StatusNotFound, "NotFoundError")
-		msg := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/action",
-			map[string]any{"responderId": as.Responder["Tagger"], "objectType": "case_task_log", "objectId": "~404"}).wantError(t, http.StatusNotFound, "NotFoundError")
+		tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "nope", "artifactId": ip.Str(t, "id"), "analyzerId": "x"}).WantError(t, http.StatusBadRequest, "BadRequest")
+		tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ip.Str(t, "id"), "analyzerId": "unknown"}).WantError(t, http.StatusNotFound, "NotFoundError")
+		tm.readOnly.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ip.Str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).WantError(t, http.StatusForbidden, "AuthorizationError")
+		tm.other.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ip.Str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).WantError(t, http.StatusNotFound, "NotFoundError")
+		al := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r1",
+			"title": "a", "description": "d", "artifacts": []any{map[string]any{"dataType": "ip", "data": "192.0.2.9"}}}).Want(t, http.StatusCreated).Object(t)
+		aobs := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+al.Str(t, "id")+"/artifact", nil).Want(t, http.StatusOK).List(t)
+		tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": aobs[0].Str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).WantError(t, http.StatusBadRequest, "BadRequest")
+		tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/action",
+			map[string]any{"responderId": as.Responder["Tagger"], "objectType": "case_task", "objectId": "~404"}).WantError(t, http.StatusNotFound, "NotFoundError")
+		msg := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/action",
+			map[string]any{"responderId": as.Responder["Tagger"], "objectType": "case_task_log", "objectId": "~404"}).WantError(t, http.StatusNotFound, "NotFoundError")
 		if msg != "Log not found" {
 			t.Fatalf("message %q", msg)
 		}
 	})
 
 	t.Run("responders apply their operations", func(t *testing.T) {
-		task := tm.analyst.call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "Investigate"}).
-			want(t, http.StatusCreated).object(t)
-		act := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{
-			"responderId": as.Responder["Task_Helper"], "objectType": "case_task", "objectId": task.str(t, "id")}).
-			want(t, http.StatusCreated).object(t)
-		if act.str(t, "objectType") != "Task" || act.str(t, "status") != "Waiting" || act.str(t, "analysisId") != "local" {
+		task := tm.analyst.Call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "Investigate"}).
+			Want(t, http.StatusCreated).Object(t)
+		act := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{
+			"responderId": as.Responder["Task_Helper"], "objectType": "case_task", "objectId": task.Str(t, "id")}).
+			Want(t, http.StatusCreated).Object(t)
+		if act.Str(t, "objectType") != "Task" || act.Str(t, "status") != "Waiting" || act.Str(t, "analysisId") != "local" {
 			t.Fatalf("action %v", act)
 		}
 		done := eventually(t, "responder", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/analysis/action/"+act.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/analysis/action/"+act.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
 		var ops []map[string]any
-		if err := json.Unmarshal([]byte(done.str(t, "operations")), &ops); err != nil || len(ops) == 0 {
+		if err := json.Unmarshal([]byte(done.Str(t, "operations")), &ops); err != nil || len(ops) == 0 {
 			t.Fatalf("operations %q", done["operations"])
 		}
 		for _, op := range ops {
@@ -305,26 +305,26 @@ func TestConnector_AnalyzersJobsAndResponders(t *testing.T) {
 				t.Fatalf("operation %v", op)
 			}
 		}
-		tasks := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/task?range=all", nil).want(t, http.StatusOK).list(t)
+		tasks := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"/task?range=all", nil).Want(t, http.StatusOK).List(t)
 		titles := map[string]string{}
 		for _, x := range tasks {
-			titles[x.str(t, "title")] = x.str(t, "status")
+			titles[x.Str(t, "title")] = x.Str(t, "status")
 		}
 		if _, ok := titles["Follow-up"]; !ok || titles["Investigate"] != "Completed" {
 			t.Fatalf("tasks after the responder: %v", titles)
 		}
-		tag := tm.analyst.call(t, http.MethodPost, "/api/connector/cortex/action", map[string]any{
+		tag := tm.analyst.Call(t, http.MethodPost, "/api/connector/cortex/action", map[string]any{
 			"responderId": as.Responder["Tagger"], "objectType": "case", "objectId": caseID, "analysisId": "local"}).
-			want(t, http.StatusCreated).object(t)
+			Want(t, http.StatusCreated).Object(t)
 		eventually(t, "tagger", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/analysis/action/"+tag.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/analysis/action/"+tag.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
-		got := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID, nil).want(t, http.StatusOK).object(t)
-		if !contains(got.strs(t, "tags"), "seen-by-responder") {
+		got := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID, nil).Want(t, http.StatusOK).Object(t)
+		if !contains(got.Strs(t, "tags"), "seen-by-responder") {
 			t.Fatalf("case tags %v", got["tags"])
 		}
-		tm.readOnly.call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{
-			"responderId": as.Responder["Tagger"], "objectType": "case", "objectId": caseID}).wantError(t, http.StatusForbidden, "AuthorizationError")
+		tm.readOnly.Call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{
+			"responderId": as.Responder["Tagger"], "objectType": "case", "objectId": caseID}).WantError(t, http.StatusForbidden, "AuthorizationError")
 	})
 }
 
@@ -423,16 +423,16 @@ func TestConnector_Faults(t *testing.T) {
 		connector.Options{RetryMax: 3, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
 	tm := newTeam(t, withServers(fastTracker, flaky, server("steady", as, "")))
 	cs := tm.analyst.newCase(t, nil)
-	ob := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.org"}})[0]
+	ob := tm.analyst.observables(t, "/api/case/"+cs.Str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.org"}})[0]
 	run := func(server string) *resp {
-		return tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": server, "artifactId": ob.str(t, "id"), "analyzerId": as.Analyzers["Echo"]})
+		return tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": server, "artifactId": ob.Str(t, "id"), "analyzerId": as.Analyzers["Echo"]})
 	}
 
 	t.Run("503 twice then 200 makes one job", func(t *testing.T) {
 		before := as.jobCount(t)
 		p.set(func(p *faultProxy) { p.fail, p.posts = 2, 0 })
-		j := run("flaky").want(t, http.StatusCreated).object(t)
+		j := run("flaky").Want(t, http.StatusCreated).Object(t)
 		if p.posts != 3 {
 			t.Fatalf("posts %d, want 3 (two lost replies, then one)", p.posts)
 		}
@@ -440,28 +440,28 @@ func TestConnector_Faults(t *testing.T) {
 			t.Fatalf("analysis server jobs %d -> %d, want one more", before, after)
 		}
 		eventually(t, "job", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
 	})
 
 	t.Run("down at creation: accepted Waiting, submitted once when the server is back", func(t *testing.T) {
 		// Another observable, so that the analysis server's cache cannot answer for it.
-		ob := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"down.example.org"}})[0]
+		ob := tm.analyst.observables(t, "/api/case/"+cs.Str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"down.example.org"}})[0]
 		jobsOf := func() int {
-			return len(tm.analyst.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
-				map[string]any{"_name": "getObservable", "idOrName": ob.str(t, "id")}, map[string]any{"_name": "jobs"}}}).want(t, http.StatusOK).list(t))
+			return len(tm.analyst.Call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
+				map[string]any{"_name": "getObservable", "idOrName": ob.Str(t, "id")}, map[string]any{"_name": "jobs"}}}).Want(t, http.StatusOK).List(t))
 		}
 		before, remoteBefore := jobsOf(), as.jobCount(t)
 		p.set(func(p *faultProxy) { p.down, p.refused = true, 0 })
-		j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": "flaky", "artifactId": ob.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).want(t, http.StatusCreated).object(t)
+		j := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "flaky", "artifactId": ob.Str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).Want(t, http.StatusCreated).Object(t)
 		if j["status"] != "Waiting" || !strings.Contains(fmt.Sprint(j["message"]), "analysis server flaky is unreachable") {
 			t.Fatalf("job %v: want Waiting with a message naming the server", j)
 		}
 		if after := jobsOf(); after != before+1 {
 			t.Fatalf("job records %d -> %d, want one more", before, after)
 		}
-		got := tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		got := tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		if got["status"] != "Waiting" || got["message"] != j["message"] {
 			t.Fatalf("stored job %v", got)
 		}
@@ -473,7 +473,7 @@ func TestConnector_Faults(t *testing.T) {
 		})
 		p.set(func(p *faultProxy) { p.down = false })
 		done := eventually(t, "the job after the server is back", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
 		if _, ok := done["message"]; ok || done["analysisJobId"] == "" {
 			t.Fatalf("finished job %v: want the server's job id and no message", done)
@@ -485,17 +485,17 @@ func TestConnector_Faults(t *testing.T) {
 
 	t.Run("dies while the job runs, comes back: the job completes", func(t *testing.T) {
 		p.set(func(p *faultProxy) { p.reads = true })
-		j := run("flaky").want(t, http.StatusCreated).object(t)
-		other := run("steady").want(t, http.StatusCreated).object(t)
+		j := run("flaky").Want(t, http.StatusCreated).Object(t)
+		other := run("steady").Want(t, http.StatusCreated).Object(t)
 		eventually(t, "the steady server's job", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+other.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+other.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
-		if st := tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)["status"]; st == "Success" {
+		if st := tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)["status"]; st == "Success" {
 			t.Fatal("the job completed while its server could not be read")
 		}
 		p.set(func(p *faultProxy) { p.reads = false })
 		eventually(t, "the flaky server's job after it is back", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
 	})
 }
@@ -526,10 +526,10 @@ func TestConnector_GiveUpCountsFromUnreachability(t *testing.T) {
 		connector.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
 	tm := newTeam(t, withoutTracker(), withConnectorClock(clock), withServers(cfg, flaky))
 	cs := tm.analyst.newCase(t, nil)
-	ob := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.net"}})[0]
-	j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-		map[string]any{"analysisId": "flaky", "artifactId": ob.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
-		want(t, http.StatusCreated).object(t)
+	ob := tm.analyst.observables(t, "/api/case/"+cs.Str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.net"}})[0]
+	j := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+		map[string]any{"analysisId": "flaky", "artifactId": ob.Str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
+		Want(t, http.StatusCreated).Object(t)
 	if j["analysisJobId"] == "" {
 		t.Fatalf("job %v was not submitted", j)
 	}
@@ -537,8 +537,8 @@ func TestConnector_GiveUpCountsFromUnreachability(t *testing.T) {
 	offset.Add(int64(2 * time.Hour))
 	p.set(func(p *faultProxy) { p.down, p.refused = true, 0 })
 	// A responder action asked for now is accepted and waits too.
-	act := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{"analysisId": "flaky",
-		"responderId": as.Responder["Tagger"], "objectType": "case", "objectId": cs.str(t, "id")}).want(t, http.StatusCreated).object(t)
+	act := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{"analysisId": "flaky",
+		"responderId": as.Responder["Tagger"], "objectType": "case", "objectId": cs.Str(t, "id")}).Want(t, http.StatusCreated).Object(t)
 	if act["status"] != "Waiting" || !strings.Contains(fmt.Sprint(act["message"]), "flaky") {
 		t.Fatalf("action %v: want Waiting with a message naming the server", act)
 	}
@@ -549,7 +549,7 @@ func TestConnector_GiveUpCountsFromUnreachability(t *testing.T) {
 		return p.refused >= 6
 	})
 	get := func() obj {
-		return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 	}
 	if st := get()["status"]; st == "Failure" || st == "Success" {
 		t.Fatalf("the job ended (%v) though its server has been down for less than GiveUp", st)
@@ -562,7 +562,7 @@ func TestConnector_GiveUpCountsFromUnreachability(t *testing.T) {
 		t.Fatalf("errorMessage %q", msg)
 	}
 	eventually(t, "the action after GiveUp", func() obj {
-		return tm.analyst.call(t, http.MethodGet, "/api/connector/analysis/action/"+act.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		return tm.analyst.Call(t, http.MethodGet, "/api/connector/analysis/action/"+act.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 	}, func(o obj) bool { return o["status"] == "Failure" })
 }
 
@@ -571,23 +571,23 @@ func TestConnector_PendingJobsSurviveARestart(t *testing.T) {
 	as := startAnalysis(t, "127.0.0.1:0")
 	tm := newTeam(t, withoutTracker(), withServers(fastTracker, server("local", as, "")))
 	cs := tm.analyst.newCase(t, nil)
-	ob := tm.analyst.observables(t, "/api/case/"+cs.str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.com"}})[0]
+	ob := tm.analyst.observables(t, "/api/case/"+cs.Str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.com"}})[0]
 	var ids []string
 	for range 3 {
-		j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-			map[string]any{"analysisId": "local", "artifactId": ob.str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
-			want(t, http.StatusCreated).object(t)
-		ids = append(ids, j.str(t, "id"))
+		j := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+			map[string]any{"analysisId": "local", "artifactId": ob.Str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).
+			Want(t, http.StatusCreated).Object(t)
+		ids = append(ids, j.Str(t, "id"))
 	}
 	for _, id := range ids {
-		if st := tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+id, nil).want(t, http.StatusOK).object(t)["status"]; st == "Success" {
+		if st := tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+id, nil).Want(t, http.StatusOK).Object(t)["status"]; st == "Success" {
 			t.Fatalf("job %s imported without a tracker", id)
 		}
 	}
 	tm.startTracker()
 	for _, id := range ids {
 		eventually(t, "job after restart", func() obj {
-			return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+id, nil).want(t, http.StatusOK).object(t)
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+id, nil).Want(t, http.StatusOK).Object(t)
 		}, func(o obj) bool { return o["status"] == "Success" })
 	}
 }

@@ -29,7 +29,7 @@ func TestWebhook_RepairHeldEvent(t *testing.T) {
 	e1 := newEnv(t, withDB(db1))
 	e1.createOrg(t, "soc")
 	ana := e1.user(t, "ana", "soc", "org-admin")
-	wh := ana.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).want(t, 201).object(t)
+	wh := ana.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).Want(t, 201).Object(t)
 	// The state a kill between the two writes leaves: the record, held, and no delivery.
 	trail, err := store.NewAuditStore(ctx, db1)
 	if err != nil {
@@ -57,7 +57,7 @@ func TestWebhook_RepairHeldEvent(t *testing.T) {
 	ana2 := e2.keyClient("ana", e2.renewKey(t, e2.admin, "ana"))
 	var ds []obj
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if ds = ana2.call(t, http.MethodGet, "/api/webhook/"+wh.str(t, "id")+"/delivery", nil).want(t, 200).list(t); len(ds) == 1 && ds[0]["status"] == "Delivered" {
+		if ds = ana2.Call(t, http.MethodGet, "/api/webhook/"+wh.Str(t, "id")+"/delivery", nil).Want(t, 200).List(t); len(ds) == 1 && ds[0]["status"] == "Delivered" {
 			break
 		}
 	}

@@ -27,8 +27,8 @@ func withDB(db *docstore.DB) envOption { return func(o *envOptions) { o.db = db 
 // audits returns the events of an object the client's organisation sees.
 func (c *client) audits(t testing.TB, objectID string) []obj {
 	t.Helper()
-	return c.call(t, http.MethodPost, "/api/audit/_search", map[string]any{"query": map[string]any{"objectId": objectID},
-		"range": "all"}).want(t, http.StatusOK).list(t)
+	return c.Call(t, http.MethodPost, "/api/audit/_search", map[string]any{"query": map[string]any{"objectId": objectID},
+		"range": "all"}).Want(t, http.StatusOK).List(t)
 }
 
 // wantOne checks that the object has exactly one event of the operation, changing the named attributes.
@@ -53,13 +53,13 @@ func wantOne(t *testing.T, c *client, objectID, objectType, op string, details .
 	if a["objectType"] != objectType {
 		t.Errorf("%s: objectType %v, want %s", objectID, a["objectType"], objectType)
 	}
-	d := a.obj(t, "details")
+	d := a.Obj(t, "details")
 	for _, k := range details {
 		if _, ok := d[k]; !ok {
 			t.Errorf("%s %s %s: details %v lack %s", objectType, objectID, op, d, k)
 		}
 	}
-	if a.str(t, "requestId") == "" || a.str(t, "createdBy") == "" {
+	if a.Str(t, "requestId") == "" || a.Str(t, "createdBy") == "" {
 		t.Errorf("%s %s: no request id or user: %v", objectType, op, a)
 	}
 	return a
@@ -70,65 +70,65 @@ func TestAudit_EveryChange(t *testing.T) {
 	ana, oa := tm.analyst, tm.orgAdmin
 
 	cs := ana.newCase(t, map[string]any{"title": "audited"})
-	caseID := cs.str(t, "id")
+	caseID := cs.Str(t, "id")
 	a := wantOne(t, ana, caseID, "case", "Creation", "title")
-	if a.str(t, "rootId") != caseID || a.str(t, "organisation") != "soc" || a.str(t, "createdBy") != "ana" {
+	if a.Str(t, "rootId") != caseID || a.Str(t, "organisation") != "soc" || a.Str(t, "createdBy") != "ana" {
 		t.Errorf("case creation event %v", a)
 	}
-	ana.call(t, http.MethodPatch, "/api/case/"+caseID, map[string]any{"severity": 3}).want(t, http.StatusOK)
-	if d := wantOne(t, ana, caseID, "case", "Update", "severity").obj(t, "details"); len(d) != 1 {
+	ana.Call(t, http.MethodPatch, "/api/case/"+caseID, map[string]any{"severity": 3}).Want(t, http.StatusOK)
+	if d := wantOne(t, ana, caseID, "case", "Update", "severity").Obj(t, "details"); len(d) != 1 {
 		t.Errorf("case update details %v, want only severity", d)
 	}
 
-	task := ana.call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "t1"}).want(t, 201).object(t)
-	taskID := task.str(t, "id")
-	if wantOne(t, ana, taskID, "case_task", "Creation", "title").str(t, "rootId") != caseID {
+	task := ana.Call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "t1"}).Want(t, 201).Object(t)
+	taskID := task.Str(t, "id")
+	if wantOne(t, ana, taskID, "case_task", "Creation", "title").Str(t, "rootId") != caseID {
 		t.Error("task event's rootId is not its case")
 	}
-	ana.call(t, http.MethodPatch, "/api/case/task/"+taskID, map[string]any{"status": "InProgress"}).want(t, 200)
+	ana.Call(t, http.MethodPatch, "/api/case/task/"+taskID, map[string]any{"status": "InProgress"}).Want(t, 200)
 	wantOne(t, ana, taskID, "case_task", "Update", "status")
 
-	lg := ana.call(t, http.MethodPost, "/api/case/task/"+taskID+"/log", map[string]any{"message": "m"}).want(t, 201).object(t)
-	wantOne(t, ana, lg.str(t, "id"), "case_task_log", "Creation", "message")
+	lg := ana.Call(t, http.MethodPost, "/api/case/task/"+taskID+"/log", map[string]any{"message": "m"}).Want(t, 201).Object(t)
+	wantOne(t, ana, lg.Str(t, "id"), "case_task_log", "Creation", "message")
 
 	obs := ana.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": "192.0.2.7"})
-	obsID := obs[0].str(t, "id")
+	obsID := obs[0].Str(t, "id")
 	wantOne(t, ana, obsID, "case_artifact", "Creation", "data")
-	ana.call(t, http.MethodPatch, "/api/case/artifact/"+obsID, map[string]any{"ioc": true}).want(t, 200)
+	ana.Call(t, http.MethodPatch, "/api/case/artifact/"+obsID, map[string]any{"ioc": true}).Want(t, 200)
 	wantOne(t, ana, obsID, "case_artifact", "Update", "ioc")
-	ana.call(t, http.MethodDelete, "/api/case/artifact/"+obsID, nil).want(t, http.StatusNoContent)
+	ana.Call(t, http.MethodDelete, "/api/case/artifact/"+obsID, nil).Want(t, http.StatusNoContent)
 	wantOne(t, ana, obsID, "case_artifact", "Delete")
 
-	al := ana.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "audit-1",
-		"title": "alert", "description": "d"}).want(t, 201).object(t)
-	alertID := al.str(t, "id")
+	al := ana.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "audit-1",
+		"title": "alert", "description": "d"}).Want(t, 201).Object(t)
+	alertID := al.Str(t, "id")
 	wantOne(t, ana, alertID, "alert", "Creation", "title")
-	ana.call(t, http.MethodPatch, "/api/alert/"+alertID, map[string]any{"title": "renamed"}).want(t, 200)
+	ana.Call(t, http.MethodPatch, "/api/alert/"+alertID, map[string]any{"title": "renamed"}).Want(t, 200)
 	wantOne(t, ana, alertID, "alert", "Update", "title")
-	ana.call(t, http.MethodDelete, "/api/alert/"+alertID, nil).want(t, http.StatusNoContent)
+	ana.Call(t, http.MethodDelete, "/api/alert/"+alertID, nil).Want(t, http.StatusNoContent)
 	wantOne(t, ana, alertID, "alert", "Delete")
 
-	tpl := oa.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "audited-template"}).want(t, 201).object(t)
-	tplID := tpl.str(t, "id")
+	tpl := oa.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "audited-template"}).Want(t, 201).Object(t)
+	tplID := tpl.Str(t, "id")
 	wantOne(t, oa, tplID, "caseTemplate", "Creation", "name")
-	oa.call(t, http.MethodPatch, "/api/case/template/"+tplID, map[string]any{"description": "changed"}).want(t, 200)
+	oa.Call(t, http.MethodPatch, "/api/case/template/"+tplID, map[string]any{"description": "changed"}).Want(t, 200)
 	wantOne(t, oa, tplID, "caseTemplate", "Update", "description")
-	oa.call(t, http.MethodDelete, "/api/case/template/"+tplID, nil).want(t, http.StatusNoContent)
+	oa.Call(t, http.MethodDelete, "/api/case/template/"+tplID, nil).Want(t, http.StatusNoContent)
 	wantOne(t, oa, tplID, "caseTemplate", "Delete")
 
-	ana.call(t, http.MethodDelete, "/api/case/"+caseID, nil).want(t, http.StatusNoContent)
+	ana.Call(t, http.MethodDelete, "/api/case/"+caseID, nil).Want(t, http.StatusNoContent)
 	wantOne(t, ana, caseID, "case", "Delete")
 
 	// Platform records, changed by the administrator, are in the admin organisation's trail.
-	fld := tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "auditedField", "type": "string"}).
-		want(t, 201).object(t)
-	wantOne(t, tm.admin, fld.str(t, "id"), "customField", "Creation", "name")
-	tm.admin.call(t, http.MethodPatch, "/api/user/reader", map[string]any{"name": "Reader"}).want(t, 200)
+	fld := tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "auditedField", "type": "string"}).
+		Want(t, 201).Object(t)
+	wantOne(t, tm.admin, fld.Str(t, "id"), "customField", "Creation", "name")
+	tm.admin.Call(t, http.MethodPatch, "/api/user/reader", map[string]any{"name": "Reader"}).Want(t, 200)
 	u := wantOne(t, tm.admin, "reader", "user", "Update", "name")
 	if strings.Contains(fmt.Sprint(u), "$argon") || strings.Contains(fmt.Sprint(u), "keySealed") {
 		t.Errorf("a user event holds a secret: %v", u)
 	}
-	tm.admin.call(t, http.MethodPatch, "/api/organisation/soc", map[string]any{"description": "SOC"}).want(t, 200)
+	tm.admin.Call(t, http.MethodPatch, "/api/organisation/soc", map[string]any{"description": "SOC"}).Want(t, 200)
 	wantOne(t, tm.admin, "soc", "organisation", "Update", "description")
 
 	// Another organisation sees none of it, whatever it asks.
@@ -137,47 +137,47 @@ func TestAudit_EveryChange(t *testing.T) {
 			t.Errorf("cert sees %d events of soc's %s", len(l), id)
 		}
 	}
-	for _, a := range tm.other.call(t, http.MethodGet, "/api/audit?range=all", nil).want(t, 200).list(t) {
+	for _, a := range tm.other.Call(t, http.MethodGet, "/api/audit?range=all", nil).Want(t, 200).List(t) {
 		if a["organisation"] != "cert" {
 			t.Errorf("cert sees an event of %v", a["organisation"])
 		}
 	}
-	if l := tm.other.call(t, http.MethodGet, "/api/flow?rootId="+caseID, nil).want(t, 200).list(t); len(l) != 0 {
+	if l := tm.other.Call(t, http.MethodGet, "/api/flow?rootId="+caseID, nil).Want(t, 200).List(t); len(l) != 0 {
 		t.Errorf("cert sees soc's flow: %v", l)
 	}
 	// The flow of the case, the v1 list and the query steps.
-	flow := ana.call(t, http.MethodGet, "/api/flow?rootId="+caseID+"&count=50", nil).want(t, 200).list(t)
+	flow := ana.Call(t, http.MethodGet, "/api/flow?rootId="+caseID+"&count=50", nil).Want(t, 200).List(t)
 	if len(flow) < 6 {
 		t.Errorf("flow of the case has %d events", len(flow))
 	}
-	ana.call(t, http.MethodGet, "/api/v1/audit", nil).want(t, 200)
-	n := ana.call(t, http.MethodPost, "/api/v0/query", map[string]any{"query": []any{
-		map[string]any{"_name": "listAuditFromObject", "objectId": caseID}, map[string]any{"_name": "count"}}}).want(t, 200)
-	if strings.TrimSpace(string(n.body)) != "3" {
-		t.Errorf("listAuditFromObject count = %s, want 3 (creation, update, deletion)", n.body)
+	ana.Call(t, http.MethodGet, "/api/v1/audit", nil).Want(t, 200)
+	n := ana.Call(t, http.MethodPost, "/api/v0/query", map[string]any{"query": []any{
+		map[string]any{"_name": "listAuditFromObject", "objectId": caseID}, map[string]any{"_name": "count"}}}).Want(t, 200)
+	if strings.TrimSpace(string(n.Body)) != "3" {
+		t.Errorf("listAuditFromObject count = %s, want 3 (creation, update, deletion)", n.Body)
 	}
-	l := ana.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
+	l := ana.Call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
 		map[string]any{"_name": "listAudit"}, map[string]any{"_name": "filter", "_field": "objectType", "_value": "case_task"},
-		map[string]any{"_name": "page", "from": 0, "to": 10}}}).want(t, 200).list(t)
+		map[string]any{"_name": "page", "from": 0, "to": 10}}}).Want(t, 200).List(t)
 	if len(l) != 2 {
 		t.Errorf("listAudit of tasks: %d events, want 2", len(l))
 	}
-	tm.other.call(t, http.MethodPost, "/api/v0/query", map[string]any{"query": []any{
-		map[string]any{"_name": "getCase", "idOrName": caseID}, map[string]any{"_name": "audits"}}}).want(t, 404)
+	tm.other.Call(t, http.MethodPost, "/api/v0/query", map[string]any{"query": []any{
+		map[string]any{"_name": "getCase", "idOrName": caseID}, map[string]any{"_name": "audits"}}}).Want(t, 404)
 }
 
 func TestStream_OwnOrganisationOnly(t *testing.T) {
 	tm := newTeam(t)
-	id := tm.analyst.call(t, http.MethodPost, "/api/stream", nil).want(t, 200).text(t)
-	tm.other.call(t, http.MethodGet, "/api/stream/"+id, nil).want(t, 404) // another user's stream
-	tm.analyst.call(t, http.MethodGet, "/api/stream/status", nil).want(t, 200)
+	id := tm.analyst.Call(t, http.MethodPost, "/api/stream", nil).Want(t, 200).Text(t)
+	tm.other.Call(t, http.MethodGet, "/api/stream/"+id, nil).Want(t, 404) // another user's stream
+	tm.analyst.Call(t, http.MethodGet, "/api/stream/status", nil).Want(t, 200)
 
-	theirs := tm.other.newCase(t, map[string]any{"title": "cert case"}).str(t, "id")
-	ours := tm.analyst.newCase(t, map[string]any{"title": "soc case"}).str(t, "id")
+	theirs := tm.other.newCase(t, map[string]any{"title": "cert case"}).Str(t, "id")
+	ours := tm.analyst.newCase(t, map[string]any{"title": "soc case"}).Str(t, "id")
 	deadline := time.Now().Add(15 * time.Second)
 	seen := false
 	for !seen && time.Now().Before(deadline) {
-		for _, ev := range tm.analyst.call(t, http.MethodGet, "/api/stream/"+id, nil).want(t, 200).list(t) {
+		for _, ev := range tm.analyst.Call(t, http.MethodGet, "/api/stream/"+id, nil).Want(t, 200).List(t) {
 			if ev["organisation"] != "soc" || ev["objectId"] == theirs {
 				t.Fatalf("the stream of soc got %v", ev)
 			}
@@ -265,18 +265,18 @@ func object(id string) func(map[string]any) bool {
 func TestWebhook_FilterSignatureRetries(t *testing.T) {
 	tm := newTeam(t)
 	rcv := newReceiver(t, "s3cret")
-	wh := tm.orgAdmin.call(t, http.MethodPost, "/api/webhook", map[string]any{"name": "cases", "url": rcv.srv.URL,
+	wh := tm.orgAdmin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"name": "cases", "url": rcv.srv.URL,
 		"auth": "bearer", "token": "tok-123", "secret": "s3cret",
 		"filter": map[string]any{"_and": []any{map[string]any{"objectType": "case"}, map[string]any{"operation": "Creation"}}}}).
-		want(t, 201).object(t)
+		Want(t, 201).Object(t)
 	if strings.Contains(fmt.Sprint(wh), "s3cret") || strings.Contains(fmt.Sprint(wh), "tok-123") || wh["hasSecret"] != true {
 		t.Errorf("the webhook answer shows a secret or hides that it is set: %v", wh)
 	}
-	tm.analyst.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).want(t, 403)
+	tm.analyst.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).Want(t, 403)
 
 	rcv.fail.Store(3) // three 500s, then the delivery goes through
-	id := tm.analyst.newCase(t, nil).str(t, "id")
-	tm.analyst.call(t, http.MethodPatch, "/api/case/"+id, map[string]any{"title": "filtered out"}).want(t, 200)
+	id := tm.analyst.newCase(t, nil).Str(t, "id")
+	tm.analyst.Call(t, http.MethodPatch, "/api/case/"+id, map[string]any{"title": "filtered out"}).Want(t, 200)
 	v := rcv.wait(t, object(id))
 	for _, k := range []string{"id", "operation", "details", "objectType", "objectId", "base", "startDate", "rootId", "requestId", "object", "organisation"} {
 		if _, ok := v[k]; !ok {
@@ -289,16 +289,16 @@ func TestWebhook_FilterSignatureRetries(t *testing.T) {
 	var ds []obj
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		// the receiver has the body before the sender writes the outcome
-		if ds = tm.orgAdmin.call(t, http.MethodGet, "/api/webhook/"+wh.str(t, "id")+"/delivery", nil).want(t, 200).list(t); len(ds) == 1 && ds[0]["status"] == "Delivered" {
+		if ds = tm.orgAdmin.Call(t, http.MethodGet, "/api/webhook/"+wh.Str(t, "id")+"/delivery", nil).Want(t, 200).List(t); len(ds) == 1 && ds[0]["status"] == "Delivered" {
 			break
 		}
 	}
-	if len(ds) != 1 || ds[0]["status"] != "Delivered" || ds[0].num(t, "attempts") != 4 {
+	if len(ds) != 1 || ds[0]["status"] != "Delivered" || ds[0].Num(t, "attempts") != 4 {
 		t.Errorf("deliveries %v, want one Delivered after 4 attempts", ds)
 	}
 	// The update did not pass the filter; another organisation's case never reaches soc's webhook.
-	other := tm.other.newCase(t, nil).str(t, "id")
-	id2 := tm.analyst.newCase(t, nil).str(t, "id")
+	other := tm.other.newCase(t, nil).Str(t, "id")
+	id2 := tm.analyst.newCase(t, nil).Str(t, "id")
 	rcv.wait(t, object(id2))
 	if n := rcv.count(func(v map[string]any) bool { return v["operation"] == "Update" || v["objectId"] == other }); n != 0 {
 		t.Errorf("%d deliveries outside the filter or the organisation", n)
@@ -307,7 +307,7 @@ func TestWebhook_FilterSignatureRetries(t *testing.T) {
 		t.Errorf("the acknowledged event was delivered %d times", n)
 	}
 	// Re-send: delivered again, with the same id.
-	tm.orgAdmin.call(t, http.MethodPost, "/api/webhook/"+wh.str(t, "id")+"/delivery/"+ds[0].str(t, "id")+"/resend", nil).want(t, 200)
+	tm.orgAdmin.Call(t, http.MethodPost, "/api/webhook/"+wh.Str(t, "id")+"/delivery/"+ds[0].Str(t, "id")+"/resend", nil).Want(t, 200)
 	deadline := time.Now().Add(10 * time.Second)
 	for rcv.count(object(id)) < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -324,18 +324,18 @@ func TestWebhook_DeadLetterAndSSRF(t *testing.T) {
 	tm := newTeam(t, withEvents(func(c *audit.Config) { c.Webhooks.MaxAttempts = 3 }))
 	rcv := newReceiver(t, "")
 	rcv.fail.Store(1000)
-	wh := tm.orgAdmin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).want(t, 201).object(t)
+	wh := tm.orgAdmin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).Want(t, 201).Object(t)
 	tm.analyst.newCase(t, nil)
 	deadline := time.Now().Add(15 * time.Second)
 	var ds []obj
 	for time.Now().Before(deadline) {
-		ds = tm.orgAdmin.call(t, http.MethodGet, "/api/webhook/"+wh.str(t, "id")+"/delivery", nil).want(t, 200).list(t)
+		ds = tm.orgAdmin.Call(t, http.MethodGet, "/api/webhook/"+wh.Str(t, "id")+"/delivery", nil).Want(t, 200).List(t)
 		if len(ds) == 1 && ds[0]["status"] == "Dead" {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if len(ds) != 1 || ds[0]["status"] != "Dead" || ds[0].num(t, "attempts") != 3 {
+	if len(ds) != 1 || ds[0]["status"] != "Dead" || ds[0].Num(t, "attempts") != 3 {
 		t.Fatalf("deliveries %v, want one Dead after 3 attempts", ds)
 	}
 	if rcv.hits.Load() != 3 {
@@ -345,22 +345,22 @@ func TestWebhook_DeadLetterAndSSRF(t *testing.T) {
 	// Without webhook.allow_private: a loopback URL is refused at creation, and a name resolving to one at
 	// delivery.
 	st := newTeam(t, withEvents(func(c *audit.Config) { c.Webhooks.AllowPrivate = false; c.Webhooks.MaxAttempts = 1 }))
-	st.orgAdmin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).want(t, 400)
-	st.orgAdmin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "http://169.254.169.254/latest"}).want(t, 400)
+	st.orgAdmin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).Want(t, 400)
+	st.orgAdmin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "http://169.254.169.254/latest"}).Want(t, 400)
 	port := rcv.srv.URL[strings.LastIndex(rcv.srv.URL, ":"):]
-	named := st.orgAdmin.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "http://localhost" + port}).
-		want(t, 201).object(t)
+	named := st.orgAdmin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "http://localhost" + port}).
+		Want(t, 201).Object(t)
 	before := rcv.hits.Load()
 	st.analyst.newCase(t, nil)
 	deadline = time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		ds = st.orgAdmin.call(t, http.MethodGet, "/api/webhook/"+named.str(t, "id")+"/delivery", nil).want(t, 200).list(t)
+		ds = st.orgAdmin.Call(t, http.MethodGet, "/api/webhook/"+named.Str(t, "id")+"/delivery", nil).Want(t, 200).List(t)
 		if len(ds) == 1 && ds[0]["status"] == "Dead" {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if len(ds) != 1 || ds[0]["status"] != "Dead" || !strings.Contains(ds[0].str(t, "lastError"), "refused") {
+	if len(ds) != 1 || ds[0]["status"] != "Dead" || !strings.Contains(ds[0].Str(t, "lastError"), "refused") {
 		t.Errorf("delivery to a loopback name: %v", ds)
 	}
 	if rcv.hits.Load() != before {
@@ -385,8 +385,8 @@ func TestWebhook_DeliveryAfterRestart(t *testing.T) {
 	e1 := newEnv(t, withDB(db1), withEvents(func(c *audit.Config) { c.Webhooks.BackoffMin, c.Webhooks.BackoffMax = time.Second, time.Second }))
 	e1.createOrg(t, "soc")
 	ana := e1.user(t, "ana", "soc", "org-admin")
-	ana.call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).want(t, 201)
-	id := ana.newCase(t, nil).str(t, "id")
+	ana.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).Want(t, 201)
+	id := ana.newCase(t, nil).Str(t, "id")
 	deadline := time.Now().Add(10 * time.Second)
 	for rcv.hits.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -413,25 +413,25 @@ func (f *azFixture) eventObjects(t *testing.T, before bool) {
 	oa := f.callers[azOrgAdmin]
 	if before {
 		// A closed port: every delivery fails at once, then is retried and dead.
-		f.objects["{webhook}"] = oa.call(t, http.MethodPost, "/api/webhook", map[string]any{"name": "fixture",
-			"url": "http://127.0.0.1:1/hook", "secret": "fixture-secret"}).want(t, 201).object(t).str(t, "id")
+		f.objects["{webhook}"] = oa.Call(t, http.MethodPost, "/api/webhook", map[string]any{"name": "fixture",
+			"url": "http://127.0.0.1:1/hook", "secret": "fixture-secret"}).Want(t, 201).Object(t).Str(t, "id")
 		return
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for f.objects["{delivery}"] == "" && time.Now().Before(deadline) {
-		if l := oa.call(t, http.MethodGet, "/api/webhook/"+f.objects["{webhook}"]+"/delivery", nil).want(t, 200).list(t); len(l) > 0 {
-			f.objects["{delivery}"] = l[0].str(t, "id")
+		if l := oa.Call(t, http.MethodGet, "/api/webhook/"+f.objects["{webhook}"]+"/delivery", nil).Want(t, 200).List(t); len(l) > 0 {
+			f.objects["{delivery}"] = l[0].Str(t, "id")
 		}
 	}
 	if f.objects["{delivery}"] == "" {
 		t.Fatal("the fixture's webhook has no delivery")
 	}
-	f.objects["{stream}"] = oa.call(t, http.MethodPost, "/api/stream", nil).want(t, 200).text(t)
+	f.objects["{stream}"] = oa.Call(t, http.MethodPost, "/api/stream", nil).Want(t, 200).Text(t)
 }
 
 func (f *azFixture) freshWebhook(t *testing.T) string {
-	return f.callers[azOrgAdmin].call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "http://127.0.0.1:1/fresh",
-		"enabled": false}).want(t, 201).object(t).str(t, "id")
+	return f.callers[azOrgAdmin].Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "http://127.0.0.1:1/fresh",
+		"enabled": false}).Want(t, 201).Object(t).Str(t, "id")
 }
 
 // azEventRows are the rows of the audit, stream and webhook routes. The trail shows soc's records to soc only

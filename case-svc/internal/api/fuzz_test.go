@@ -22,14 +22,14 @@ import (
 // checkFuzzAnswer fails on a 5xx, a malformed error, or a logged failure.
 func checkFuzzAnswer(t *testing.T, e *env, r *resp) {
 	t.Helper()
-	if r.status >= 500 {
-		t.Fatalf("%s %s: %d %s\nlogs: %s", r.method, r.path, r.status, r.body, lastLines(e.logs.String(), 3))
+	if r.Status >= 500 {
+		t.Fatalf("%s %s: %d %s\nlogs: %s", r.Method, r.Path, r.Status, r.Body, lastLines(e.logs.String(), 3))
 	}
-	if r.status >= 400 {
-		r.checkErrorShape(t)
+	if r.Status >= 400 {
+		r.CheckErrorShape(t)
 	}
 	if strings.Contains(e.logs.String(), `"request failed"`) {
-		t.Fatalf("%s %s: failure logged: %s", r.method, r.path, lastLines(e.logs.String(), 3))
+		t.Fatalf("%s %s: failure logged: %s", r.Method, r.Path, lastLines(e.logs.String(), 3))
 	}
 }
 
@@ -43,15 +43,15 @@ func lastLines(s string, n int) string {
 func FuzzQueryAPI(f *testing.F) {
 	tm := newTeam(f)
 	cs := tm.analyst.newCase(f, map[string]any{"tasks": []map[string]any{{"title": "t"}}})
-	caseID := cs.str(f, "id")
-	task := tm.analyst.call(f, http.MethodGet, "/api/case/"+caseID+"/task", nil).want(f, 200).list(f)[0].str(f, "id")
-	tm.analyst.call(f, http.MethodPost, "/api/case/task/"+task+"/log", map[string]any{"message": "m"}).want(f, 201)
+	caseID := cs.Str(f, "id")
+	task := tm.analyst.Call(f, http.MethodGet, "/api/case/"+caseID+"/task", nil).Want(f, 200).List(f)[0].Str(f, "id")
+	tm.analyst.Call(f, http.MethodPost, "/api/case/task/"+task+"/log", map[string]any{"message": "m"}).Want(f, 201)
 	obs := tm.analyst.observables(f, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"10.0.0.1", "10.0.0.2"}})
-	alert := tm.analyst.call(f, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
-		"title": "a", "description": "d", "artifacts": []any{map[string]any{"dataType": "ip", "data": "10.0.0.1"}}}).want(f, 201).object(f)
+	alert := tm.analyst.Call(f, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
+		"title": "a", "description": "d", "artifacts": []any{map[string]any{"dataType": "ip", "data": "10.0.0.1"}}}).Want(f, 201).Object(f)
 	for _, s := range []string{
-		`{"query":[{"_name":"getObservable","idOrName":"` + obs[0].str(f, "id") + `"},{"_name":"jobs"},{"_name":"sort","_fields":[{"startDate":"desc"}]},{"_name":"page","from":0,"to":10}]}`,
-		`{"query":[{"_name":"getAlert","idOrName":"` + alert.str(f, "id") + `"},{"_name":"similarCases","caseFilter":{"_field":"status","_value":"Open"}},{"_name":"sort","_fields":[{"similarObservableCount":"desc"}]}]}`,
+		`{"query":[{"_name":"getObservable","idOrName":"` + obs[0].Str(f, "id") + `"},{"_name":"jobs"},{"_name":"sort","_fields":[{"startDate":"desc"}]},{"_name":"page","from":0,"to":10}]}`,
+		`{"query":[{"_name":"getAlert","idOrName":"` + alert.Str(f, "id") + `"},{"_name":"similarCases","caseFilter":{"_field":"status","_value":"Open"}},{"_name":"sort","_fields":[{"similarObservableCount":"desc"}]}]}`,
 		`{"query":[{"_name":"getAlert","idOrName":"t;s;r"},{"_name":"observables"},{"_name":"case"}]}`,
 		`{"query":[{"_name":"waitingTasks"},{"_name":"sort","_fields":[{"flag":"desc"},{"startDate":"desc"}]},{"_name":"page","from":0,"to":15,"extraData":["case","caseId","total"]}]}`,
 		`{"query":[{"_name":"getCase","idOrName":"` + caseID + `"},{"_name":"alerts"},{"_name":"sort","_fields":[{"date":"desc"}]},{"_name":"page","from":0,"to":5,"extraData":["similarCases","caseNumber"]}]}`,
@@ -73,7 +73,7 @@ func FuzzQueryAPI(f *testing.F) {
 		if v1 {
 			path = "/api/v1/query?name=fuzz"
 		}
-		checkFuzzAnswer(t, tm.env, tm.analyst.raw(t, http.MethodPost, path, "application/json", string(body)))
+		checkFuzzAnswer(t, tm.env, tm.analyst.Raw(t, http.MethodPost, path, "application/json", string(body)))
 	})
 }
 
@@ -81,9 +81,9 @@ func FuzzQueryAPI(f *testing.F) {
 // an `attachment` file part (unpacked when the JSON says isZip), to a case or an alert.
 func FuzzObservableCreate(f *testing.F) {
 	tm := newTeam(f)
-	caseID := tm.analyst.newCase(f, nil).str(f, "id")
-	alertID := tm.analyst.call(f, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
-		"title": "a", "description": "d"}).want(f, 201).object(f).str(f, "id")
+	caseID := tm.analyst.newCase(f, nil).Str(f, "id")
+	alertID := tm.analyst.Call(f, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
+		"title": "a", "description": "d"}).Want(f, 201).Object(f).Str(f, "id")
 	plain := makeZip(f, zipFile{"dir/", nil}, zipFile{"dir/a.exe", []byte("first")}, zipFile{"b.dll", []byte("second")})
 	var enc bytes.Buffer
 	zw := zip.NewWriter(&enc)
@@ -126,6 +126,6 @@ func FuzzObservableCreate(f *testing.F) {
 		if alert {
 			path = "/api/alert/" + alertID + "/artifact"
 		}
-		checkFuzzAnswer(t, tm.env, tm.analyst.send(t, http.MethodPost, path, mw.FormDataContentType(), &buf))
+		checkFuzzAnswer(t, tm.env, tm.analyst.Send(t, http.MethodPost, path, mw.FormDataContentType(), &buf, nil))
 	})
 }

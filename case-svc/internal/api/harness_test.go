@@ -5,21 +5,12 @@ package api_test
 // httptest. Tests talk to it over HTTP only, as a client would.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
+	"github.com/openir/platform/pkg/apitest"
 	"log/slog"
-	"mime/multipart"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
-	"net/textproto"
-	"net/url"
-	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,7 +36,7 @@ const (
 	adminPassword = "root-password-0123"
 	adminKey      = "root-key-0123456789-abcdefghijklmnop" // bootstrap keys need 32+ characters
 	// authFailure is the one message of every 401 (spec §7).
-	authFailure = "Authentication failure"
+	authFailure = apitest.AuthFailure
 )
 
 // envOptions change how the server is built.
@@ -127,22 +118,7 @@ type env struct {
 }
 
 // syncBuffer collects the service's logs; handlers write from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = apitest.LogBuffer
 
 // newEnv builds the service with internal/app (as cmd/case-svc does, with the tests' settings) on a fresh
 // database and serves it.
@@ -230,93 +206,37 @@ func (c countingIdentity) User(ctx context.Context, login string) (cases.User, e
 	return c.IdentityStore.User(ctx, login)
 }
 
-// client is one way of calling the API: a Bearer key, basic credentials, a cookie jar, or nothing.
+// The client, its responses and their checks are pkg/apitest's; these names keep the tests short.
+type (
+	resp = apitest.Response
+	obj  = apitest.Object
+)
+
+// client is an apitest client of this env's server, with the harness's fixtures as methods.
 type client struct {
-	e      *env
-	login  string // the user behind the credential, "" for none
-	key    string
-	basic  [2]string
-	jar    http.CookieJar
-	hc     *http.Client
-	csrf   bool        // send the XSRF-TOKEN cookie's value in X-XSRF-TOKEN
-	header http.Header // sent with every request
+	*apitest.Client
+	e *env
 }
 
-func (e *env) newClient(login string) *client {
-	return &client{e: e, login: login, hc: &http.Client{Timeout: 30 * time.Second, Transport: e.check}, header: http.Header{}}
+// clients makes this env's clients.
+func (e *env) clients() apitest.Clients[*client] {
+	return apitest.Clients[*client]{URL: e.srv.URL, Transport: e.check,
+		Wrap: func(c *apitest.Client) *client { return &client{Client: c, e: e} }}
 }
+
+func (e *env) newClient(login string) *client { return e.clients().New(login) }
 
 // anon returns a client without credentials.
-func (e *env) anon() *client { return e.newClient("") }
+func (e *env) anon() *client { return e.clients().Anon() }
 
 // keyClient returns a client sending Authorization: Bearer key.
-func (e *env) keyClient(login, key string) *client {
-	c := e.newClient(login)
-	c.key = key
-	return c
-}
+func (e *env) keyClient(login, key string) *client { return e.clients().Key(login, key) }
 
 // basicClient returns a client sending HTTP basic credentials.
-func (e *env) basicClient(login, password string) *client {
-	c := e.newClient(login)
-	c.basic = [2]string{login, password}
-	return c
-}
+func (e *env) basicClient(login, password string) *client { return e.clients().Basic(login, password) }
 
 // sessionClient returns a client with an empty cookie jar.
-func (e *env) sessionClient() *client {
-	c := e.newClient("")
-	jar, _ := cookiejar.New(nil)
-	c.jar = jar
-	c.hc.Jar = jar
-	return c
-}
-
-// in returns a copy of the client that sends X-Organisation: org.
-func (c *client) in(org string) *client {
-	d := *c
-	d.header = c.header.Clone()
-	d.header.Set("X-Organisation", org)
-	return &d
-}
-
-// cookie returns the value of a cookie the jar holds for the server, "" if none.
-func (c *client) cookie(name string) string {
-	u, _ := url.Parse(c.e.srv.URL)
-	for _, ck := range c.jar.Cookies(u) {
-		if ck.Name == name {
-			return ck.Value
-		}
-	}
-	return ""
-}
-
-// resp is a response read in full.
-type resp struct {
-	method, path string
-	status       int
-	header       http.Header
-	body         []byte
-}
-
-// call sends body (nil for none) as JSON.
-func (c *client) call(t testing.TB, method, path string, body any) *resp {
-	t.Helper()
-	if body == nil {
-		return c.send(t, method, path, "", nil)
-	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	return c.send(t, method, path, "application/json", bytes.NewReader(b))
-}
-
-// raw sends a body as is with a content type.
-func (c *client) raw(t testing.TB, method, path, contentType, body string) *resp {
-	t.Helper()
-	return c.send(t, method, path, contentType, strings.NewReader(body))
-}
+func (e *env) sessionClient() *client { return e.clients().Session() }
 
 // part is one file of a multipart request.
 type part struct {
@@ -327,280 +247,29 @@ type part struct {
 // multipart sends a multipart body: the JSON of v in `_json` (when v is not nil), plain fields, and files.
 func (c *client) multipart(t testing.TB, method, path string, v any, fields map[string]string, files ...part) *resp {
 	t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	if v != nil {
-		js, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := mw.WriteField("_json", string(js)); err != nil {
-			t.Fatal(err)
-		}
+	ps := make([]apitest.Part, len(files))
+	for i, f := range files {
+		ps[i] = apitest.Part{Field: f.field, Filename: f.filename, ContentType: f.contentType, Content: f.content}
 	}
-	for k, x := range fields {
-		if err := mw.WriteField(k, x); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range files {
-		h := textproto.MIMEHeader{}
-		h.Set("Content-Disposition", `form-data; name="`+f.field+`"; filename="`+f.filename+`"`)
-		if f.contentType != "" {
-			h.Set("Content-Type", f.contentType)
-		}
-		w, err := mw.CreatePart(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = w.Write(f.content)
-	}
-	if err := mw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return c.send(t, method, path, mw.FormDataContentType(), &buf)
+	return c.Multipart(t, method, path, v, fields, ps...)
 }
 
-// send is the one place requests are made.
-func (c *client) send(t testing.TB, method, path, contentType string, body io.Reader) *resp {
-	t.Helper()
-	req, err := http.NewRequest(method, c.e.srv.URL+path, body)
-	if err != nil {
-		t.Fatalf("new request %s %s: %v", method, path, err)
-	}
-	for k, vs := range c.header {
-		req.Header[k] = slices.Clone(vs)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	switch {
-	case c.key != "":
-		req.Header.Set("Authorization", "Bearer "+c.key)
-	case c.basic[0] != "":
-		req.SetBasicAuth(c.basic[0], c.basic[1])
-	}
-	if c.csrf && c.jar != nil {
-		if v := c.cookie(auth.CSRFCookie); v != "" {
-			req.Header.Set(auth.CSRFHeader, v)
-		}
-	}
-	res, err := c.hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	return &resp{method: method, path: path, status: res.StatusCode, header: res.Header, body: b}
-}
-
-// want fails the test unless the status is code.
-func (r *resp) want(t testing.TB, code int) *resp {
-	t.Helper()
-	if r.status != code {
-		t.Fatalf("%s %s: status %d, want %d; body %s", r.method, r.path, r.status, code, r.body)
-	}
-	return r
-}
-
-// decode unmarshals the JSON body into v.
-func (r *resp) decode(t testing.TB, v any) {
-	t.Helper()
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Fatalf("%s %s: Content-Type %q, want application/json", r.method, r.path, ct)
-	}
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("%s %s: decode %s: %v", r.method, r.path, r.body, err)
-	}
-}
-
-// object decodes the body as a JSON object.
-func (r *resp) object(t testing.TB) obj {
-	t.Helper()
-	var m obj
-	r.decode(t, &m)
-	return m
-}
-
-// list decodes the body as a JSON array of objects.
-func (r *resp) list(t testing.TB) []obj {
-	t.Helper()
-	var l []obj
-	r.decode(t, &l)
-	if l == nil {
-		t.Fatalf("%s %s: body %s is not an array", r.method, r.path, r.body)
-	}
-	return l
-}
-
-// total returns the X-Total header of a list.
-func (r *resp) total(t testing.TB) string {
-	t.Helper()
-	v := r.header.Get("X-Total")
-	if v == "" {
-		t.Fatalf("%s %s: no X-Total header", r.method, r.path)
-	}
-	return v
-}
-
-// text returns a text/plain body.
-func (r *resp) text(t testing.TB) string {
-	t.Helper()
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		t.Fatalf("%s %s: Content-Type %q, want text/plain", r.method, r.path, ct)
-	}
-	return string(r.body)
-}
-
-// obj is a decoded JSON object with typed accessors that fail the test on a wrong type.
-type obj map[string]any
-
-func (o obj) str(t testing.TB, k string) string {
-	t.Helper()
-	s, ok := o[k].(string)
-	if !ok {
-		t.Fatalf("field %q = %#v, want a string in %v", k, o[k], o)
-	}
-	return s
-}
-
-func (o obj) num(t testing.TB, k string) float64 {
-	t.Helper()
-	n, ok := o[k].(float64)
-	if !ok {
-		t.Fatalf("field %q = %#v, want a number in %v", k, o[k], o)
-	}
-	return n
-}
-
-func (o obj) obj(t testing.TB, k string) obj {
-	t.Helper()
-	m, ok := o[k].(map[string]any)
-	if !ok {
-		t.Fatalf("field %q = %#v, want an object in %v", k, o[k], o)
-	}
-	return m
-}
-
-func (o obj) strs(t testing.TB, k string) []string {
-	t.Helper()
-	l, ok := o[k].([]any)
-	if !ok {
-		t.Fatalf("field %q = %#v, want an array in %v", k, o[k], o)
-	}
-	out := []string{}
-	for _, x := range l {
-		s, ok := x.(string)
-		if !ok {
-			t.Fatalf("field %q has a non-string %#v", k, x)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// null fails unless the field is present and null.
-func (o obj) null(t testing.TB, k string) {
-	t.Helper()
-	if v, ok := o[k]; !ok || v != nil {
-		t.Fatalf("field %q = %#v (present %v), want null", k, v, ok)
-	}
-}
-
-// errorTypes are the error types of DECISIONS.md "Errors" by status.
-var errorTypes = map[int][]string{
-	400: {"BadRequest", "AttributeCheckingError", "CreateError"},
-	401: {"AuthenticationError"},
-	403: {"AuthorizationError"},
-	404: {"NotFoundError"},
-	405: {"BadRequest"},
-	413: {"BadRequest"},
-	500: {"InternalError"},
-}
-
-// leaks are fragments that must never reach a client: Go, driver and stack text.
-var leaks = []string{"goroutine ", ".go:", "mongo", "bson", "ferret", "sqlite", "runtime.", "panic", "%!", "<nil>"}
-
-// checkErrorShape fails unless the response is an error body of DECISIONS.md: JSON with exactly a string
-// `type` and a string `message` (AttributeCheckingError may add `errors`), of a type allowed for the status,
-// without Go or driver text.
-func (r *resp) checkErrorShape(t testing.TB) (typ, msg string) {
-	t.Helper()
-	if r.status < 400 {
-		t.Fatalf("%s %s: status %d is not an error; body %s", r.method, r.path, r.status, r.body)
-	}
-	var m map[string]json.RawMessage
-	r.decode(t, &m)
-	for k := range m {
-		if k != "type" && k != "message" && k != "errors" {
-			t.Errorf("%s %s: error body has an extra key %q: %s", r.method, r.path, k, r.body)
-		}
-	}
-	if err := json.Unmarshal(m["type"], &typ); err != nil || typ == "" {
-		t.Errorf("%s %s: error body without a string type: %s", r.method, r.path, r.body)
-	}
-	if err := json.Unmarshal(m["message"], &msg); err != nil || msg == "" {
-		t.Errorf("%s %s: error body without a string message: %s", r.method, r.path, r.body)
-	}
-	if allowed, ok := errorTypes[r.status]; ok && !slices.Contains(allowed, typ) {
-		t.Errorf("%s %s: status %d with type %q, want one of %v", r.method, r.path, r.status, typ, allowed)
-	}
-	low := strings.ToLower(string(r.body))
-	for _, l := range leaks {
-		if strings.Contains(low, l) {
-			t.Errorf("%s %s: error body leaks %q: %s", r.method, r.path, l, r.body)
-		}
-	}
-	return typ, msg
-}
-
-// wantError fails unless the response is an error of this status and type with the DECISIONS.md shape. It
-// returns the message.
-func (r *resp) wantError(t testing.TB, status int, typ string) string {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("%s %s: status %d, want %d %s; body %s", r.method, r.path, r.status, status, typ, r.body)
-	}
-	got, msg := r.checkErrorShape(t)
-	if got != typ {
-		t.Fatalf("%s %s: error type %q, want %q; body %s", r.method, r.path, got, typ, r.body)
-	}
-	if status == http.StatusUnauthorized && msg != authFailure {
-		t.Errorf("%s %s: 401 message %q, want %q", r.method, r.path, msg, authFailure)
-	}
-	return msg
-}
-
-// fieldErrors returns the names in the `errors` list of an AttributeCheckingError.
-func (r *resp) fieldErrors(t testing.TB) []string {
-	t.Helper()
-	var b struct {
-		Errors []struct{ Name, Message string } `json:"errors"`
-	}
-	r.decode(t, &b)
-	var names []string
-	for _, e := range b.Errors {
-		names = append(names, e.Name)
-	}
-	return names
-}
+// in returns a copy of the client that sends X-Organisation: org.
+func (c *client) in(org string) *client { return &client{Client: c.Client.In(org), e: c.e} }
 
 // --- fixtures, made through the API ---
 
 // createOrg creates an organisation as the platform administrator.
 func (e *env) createOrg(t testing.TB, name string) {
 	t.Helper()
-	e.admin.call(t, http.MethodPost, "/api/organisation", map[string]any{"name": name, "description": "org " + name}).
-		want(t, http.StatusCreated)
+	e.admin.Call(t, http.MethodPost, "/api/organisation", map[string]any{"name": name, "description": "org " + name}).
+		Want(t, http.StatusCreated)
 }
 
 // renewKey gives the user a new key as the given client and returns it.
 func (e *env) renewKey(t testing.TB, as *client, login string) string {
 	t.Helper()
-	key := as.call(t, http.MethodPost, "/api/user/"+login+"/key/renew", nil).want(t, http.StatusOK).text(t)
+	key := as.Call(t, http.MethodPost, "/api/user/"+login+"/key/renew", nil).Want(t, http.StatusOK).Text(t)
 	if len(key) < 32 {
 		t.Fatalf("renew key of %s: key %q is shorter than 32 characters", login, key)
 	}
@@ -610,8 +279,8 @@ func (e *env) renewKey(t testing.TB, as *client, login string) string {
 // user creates a user with a key as the platform administrator and returns a client using that key.
 func (e *env) user(t testing.TB, login, org, profile string) *client {
 	t.Helper()
-	e.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "name": "User " + login,
-		"organisation": org, "profile": profile}).want(t, http.StatusCreated)
+	e.admin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "name": "User " + login,
+		"organisation": org, "profile": profile}).Want(t, http.StatusCreated)
 	return e.keyClient(login, e.renewKey(t, e.admin, login))
 }
 
@@ -647,5 +316,5 @@ func (c *client) newCase(t testing.TB, body map[string]any) obj {
 	if _, ok := body["description"]; !ok {
 		body["description"] = "a description"
 	}
-	return c.call(t, http.MethodPost, "/api/case", body).want(t, http.StatusCreated).object(t)
+	return c.Call(t, http.MethodPost, "/api/case", body).Want(t, http.StatusCreated).Object(t)
 }

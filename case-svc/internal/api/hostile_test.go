@@ -31,19 +31,19 @@ const slowRequest = 2 * time.Minute // a hang detector, not a speed check: speed
 func hostile(t *testing.T, c *client, method, path, ctype string, body io.Reader, allowed ...int) *resp {
 	t.Helper()
 	start := time.Now()
-	r := c.send(t, method, path, ctype, body)
+	r := c.Send(t, method, path, ctype, body, nil)
 	if d := time.Since(start); d > slowRequest {
 		t.Errorf("%s %s: answered after %v", method, shortText(path), d)
 	}
-	if r.status >= 500 {
-		t.Errorf("%s %s: status %d; body %s", method, shortText(path), r.status, shortText(string(r.body)))
+	if r.Status >= 500 {
+		t.Errorf("%s %s: status %d; body %s", method, shortText(path), r.Status, shortText(string(r.Body)))
 		return r
 	}
-	if len(allowed) > 0 && !slices.Contains(allowed, r.status) {
-		t.Errorf("%s %s: status %d, want one of %v; body %s", method, shortText(path), r.status, allowed, shortText(string(r.body)))
+	if len(allowed) > 0 && !slices.Contains(allowed, r.Status) {
+		t.Errorf("%s %s: status %d, want one of %v; body %s", method, shortText(path), r.Status, allowed, shortText(string(r.Body)))
 	}
-	if r.status >= 400 {
-		r.checkErrorShape(t)
+	if r.Status >= 400 {
+		r.CheckErrorShape(t)
 	}
 	return r
 }
@@ -78,8 +78,8 @@ func (u unknownReader) Read(p []byte) (int, error) { return u.r.Read(p) }
 func TestHostile_BodyOverTheLimit(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
-	taskID := tm.analyst.call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "t"}).want(t, 201).object(t).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
+	taskID := tm.analyst.Call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "t"}).Want(t, 201).Object(t).Str(t, "id")
 	big := strings.Repeat("x", 3<<20) // the harness's body limit is 2M
 	multipartBody := func(js string) (string, []byte) {
 		var buf bytes.Buffer
@@ -121,16 +121,16 @@ func TestHostile_BodyOverTheLimit(t *testing.T) {
 					body = unknownReader{body}
 				}
 				r := hostile(t, tc.c, http.MethodPost, tc.path, tc.ctype, body, tc.want...)
-				if r.status == http.StatusRequestEntityTooLarge {
-					r.wantError(t, http.StatusRequestEntityTooLarge, "BadRequest")
+				if r.Status == http.StatusRequestEntityTooLarge {
+					r.WantError(t, http.StatusRequestEntityTooLarge, "BadRequest")
 				}
 			})
 		}
 	}
-	if n := tm.analyst.call(t, http.MethodGet, "/api/case", nil).want(t, 200).total(t); n != "1" {
+	if n := tm.analyst.Call(t, http.MethodGet, "/api/case", nil).Want(t, 200).Total(t); n != "1" {
 		t.Errorf("refused bodies created cases: %s", n)
 	}
-	if n := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/artifact", nil).want(t, 200).total(t); n != "0" {
+	if n := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"/artifact", nil).Want(t, 200).Total(t); n != "0" {
 		t.Errorf("refused bodies created observables: %s", n)
 	}
 	failedRequests(t, tm.env)
@@ -139,7 +139,7 @@ func TestHostile_BodyOverTheLimit(t *testing.T) {
 func TestHostile_DeepNesting(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	nest := func(open, inner, close string, depth int) string {
 		return strings.Repeat(open, depth) + inner + strings.Repeat(close, depth)
 	}
@@ -176,9 +176,9 @@ func TestHostile_DeepNesting(t *testing.T) {
 func TestHostile_HugeArrays(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
-	alertID := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
-		"title": "t", "description": "d"}).want(t, 201).object(t).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
+	alertID := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
+		"title": "t", "description": "d"}).Want(t, 201).Object(t).Str(t, "id")
 	many := func(n int, f func(i int) any) []any {
 		out := make([]any, n)
 		for i := range out {
@@ -191,10 +191,10 @@ func TestHostile_HugeArrays(t *testing.T) {
 	t.Run("100k observable values", func(t *testing.T) {
 		for _, path := range []string{"/api/case/" + caseID + "/artifact", "/api/alert/" + alertID + "/artifact"} {
 			r := hostileJSON(t, tm.analyst, "POST", path, jsonText(t, map[string]any{"dataType": "other", "data": values}), 400)
-			if r.status == 400 && !slices.Contains(r.fieldErrors(t), "data") {
-				t.Errorf("%s: refusal names %v, not data", path, r.fieldErrors(t))
+			if r.Status == 400 && !slices.Contains(r.FieldErrors(t), "data") {
+				t.Errorf("%s: refusal names %v, not data", path, r.FieldErrors(t))
 			}
-			if n := tm.analyst.call(t, http.MethodGet, path, nil).want(t, 200).total(t); n != "0" {
+			if n := tm.analyst.Call(t, http.MethodGet, path, nil).Want(t, 200).Total(t); n != "0" {
 				t.Errorf("%s: a refused batch left %s observables", path, n)
 			}
 		}
@@ -231,7 +231,7 @@ func TestHostile_HugeArrays(t *testing.T) {
 			}
 			hostileJSON(t, as, tc.method, tc.path, tc.body, 400, 404)
 		}
-		if n := tm.analyst.call(t, http.MethodGet, "/api/case", nil).want(t, 200).total(t); n != "1" {
+		if n := tm.analyst.Call(t, http.MethodGet, "/api/case", nil).Want(t, 200).Total(t); n != "1" {
 			t.Errorf("refused requests created cases: %s", n)
 		}
 	})
@@ -291,30 +291,30 @@ var paramRe = regexp.MustCompile(`:[A-Za-z]+`)
 func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 
 	t.Run("NUL bytes are kept as sent", func(t *testing.T) {
-		cs := tm.analyst.call(t, http.MethodPost, "/api/case", map[string]any{"title": "a\x00b", "description": "d\x00",
-			"tags": []string{"x\x00y"}}).want(t, 201).object(t)
-		got := tm.analyst.call(t, http.MethodGet, "/api/case/"+cs.str(t, "id"), nil).want(t, 200).object(t)
-		if got.str(t, "title") != "a\x00b" || got.str(t, "description") != "d\x00" || !slices.Equal(got.strs(t, "tags"), []string{"x\x00y"}) {
+		cs := tm.analyst.Call(t, http.MethodPost, "/api/case", map[string]any{"title": "a\x00b", "description": "d\x00",
+			"tags": []string{"x\x00y"}}).Want(t, 201).Object(t)
+		got := tm.analyst.Call(t, http.MethodGet, "/api/case/"+cs.Str(t, "id"), nil).Want(t, 200).Object(t)
+		if got.Str(t, "title") != "a\x00b" || got.Str(t, "description") != "d\x00" || !slices.Equal(got.Strs(t, "tags"), []string{"x\x00y"}) {
 			t.Errorf("NUL bytes changed: %q %q %q", got["title"], got["description"], got["tags"])
 		}
 		o := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "other", "data": "v\x00w",
 			"tags": []string{"\x00"}})[0]
-		if o.str(t, "data") != "v\x00w" {
+		if o.Str(t, "data") != "v\x00w" {
 			t.Errorf("data %q", o["data"])
 		}
 		// found by its exact value and by a substring
 		for _, q := range []map[string]any{{"data": "v\x00w"}, {"_like": map[string]any{"_field": "data", "_value": "\x00"}}} {
-			r := tm.analyst.call(t, http.MethodPost, "/api/case/artifact/_search", map[string]any{"query": q}).want(t, 200)
-			if r.total(t) != "1" {
-				t.Errorf("search %q: %s", q, r.body)
+			r := tm.analyst.Call(t, http.MethodPost, "/api/case/artifact/_search", map[string]any{"query": q}).Want(t, 200)
+			if r.Total(t) != "1" {
+				t.Errorf("search %q: %s", q, r.Body)
 			}
 		}
-		tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t\x00", "source": "s", "sourceRef": "r\x00",
-			"title": "t", "description": "d"}).want(t, 201)
-		tm.analyst.call(t, http.MethodGet, "/api/alert/"+url.PathEscape("t\x00;s;r\x00"), nil).want(t, 200)
+		tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t\x00", "source": "s", "sourceRef": "r\x00",
+			"title": "t", "description": "d"}).Want(t, 201)
+		tm.analyst.Call(t, http.MethodGet, "/api/alert/"+url.PathEscape("t\x00;s;r\x00"), nil).Want(t, 200)
 	})
 
 	t.Run("invalid UTF-8 is refused or replaced, never stored", func(t *testing.T) {
@@ -340,16 +340,16 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 				as = tm.admin // shared definitions: the platform administrator's
 			}
 			r := hostile(t, as, tc.method, tc.path, "", nil, 200, 201, 400)
-			if !utf8.Valid(r.body) {
-				t.Errorf("%s %s: answer is not UTF-8: %q", tc.method, tc.path, r.body)
+			if !utf8.Valid(r.Body) {
+				t.Errorf("%s %s: answer is not UTF-8: %q", tc.method, tc.path, r.Body)
 			}
-			if r.status < 300 && !strings.Contains(string(r.body), "\ufffd") {
-				t.Errorf("%s %s: accepted without the replacement character: %s", tc.method, tc.path, r.body)
+			if r.Status < 300 && !strings.Contains(string(r.Body), "\ufffd") {
+				t.Errorf("%s %s: accepted without the replacement character: %s", tc.method, tc.path, r.Body)
 			}
-			if r.status == 400 {
-				if typ, _ := r.checkErrorShape(t); typ == "AttributeCheckingError" && !slices.ContainsFunc(r.fieldErrors(t),
+			if r.Status == 400 {
+				if typ, _ := r.CheckErrorShape(t); typ == "AttributeCheckingError" && !slices.ContainsFunc(r.FieldErrors(t),
 					func(n string) bool { return strings.HasPrefix(n, tc.field) }) {
-					t.Errorf("%s %s: refusal names %v, not %s", tc.method, tc.path, r.fieldErrors(t), tc.field)
+					t.Errorf("%s %s: refusal names %v, not %s", tc.method, tc.path, r.FieldErrors(t), tc.field)
 				}
 			}
 		}
@@ -358,9 +358,9 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 		_ = mw.WriteField("dataType", "other")
 		_ = mw.WriteField("data", "ok\xffno")
 		_ = mw.Close()
-		if r := hostile(t, tm.analyst, "POST", "/api/case/"+caseID+"/artifact", mw.FormDataContentType(), &buf, 201, 400); r.status == 201 &&
-			r.list(t)[0].str(t, "data") != "ok\ufffdno" {
-			t.Errorf("multipart value stored as %q", r.list(t)[0]["data"])
+		if r := hostile(t, tm.analyst, "POST", "/api/case/"+caseID+"/artifact", mw.FormDataContentType(), &buf, 201, 400); r.Status == 201 &&
+			r.List(t)[0].Str(t, "data") != "ok\ufffdno" {
+			t.Errorf("multipart value stored as %q", r.List(t)[0]["data"])
 		}
 		for coll, text := range databaseText(t, tm.env) {
 			if !utf8.ValidString(text) {
@@ -382,14 +382,14 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 	t.Run("download names never inject headers", func(t *testing.T) {
 		o := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "file",
 			"data": "../../etc/passwd\r\nX-Injected: 1;text/html;PHNjcmlwdD4="})[0]
-		id := o.obj(t, "attachment").str(t, "id")
+		id := o.Obj(t, "attachment").Str(t, "id")
 		for _, name := range []string{"", "a%0d%0aSet-Cookie:%20x=1", "%00", "%ff", "..%2f..%2fx", "%22%3b%20filename=evil.exe"} {
 			r := hostile(t, tm.analyst, "GET", "/api/datastore/"+id+"?name="+name, "", nil, 200)
-			if r.header.Get("Set-Cookie") != "" || r.header.Get("X-Injected") != "" || len(r.header.Values("Content-Disposition")) > 1 ||
-				strings.ContainsAny(r.header.Get("Content-Disposition"), "\r\n\x00") {
-				t.Errorf("name %q: headers %v", name, r.header)
+			if r.Header.Get("Set-Cookie") != "" || r.Header.Get("X-Injected") != "" || len(r.Header.Values("Content-Disposition")) > 1 ||
+				strings.ContainsAny(r.Header.Get("Content-Disposition"), "\r\n\x00") {
+				t.Errorf("name %q: headers %v", name, r.Header)
 			}
-			if ct := r.header.Get("Content-Type"); ct != "application/octet-stream" {
+			if ct := r.Header.Get("Content-Type"); ct != "application/octet-stream" {
 				t.Errorf("name %q: Content-Type %q", name, ct)
 			}
 		}
@@ -407,8 +407,8 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 				}
 				r := hostile(t, tm.orgAdmin, rt[0], path, ctype, body)
 				// any data type is a valid (empty) listing
-				if r.status < 400 && !strings.HasSuffix(rt[1], "/type/:dataType") {
-					t.Errorf("%s %s: %d %s", rt[0], shortText(path), r.status, shortText(string(r.body)))
+				if r.Status < 400 && !strings.HasSuffix(rt[1], "/type/:dataType") {
+					t.Errorf("%s %s: %d %s", rt[0], shortText(path), r.Status, shortText(string(r.Body)))
 				}
 				n++
 			}
@@ -425,7 +425,7 @@ func TestHostile_NULAndInvalidUTF8(t *testing.T) {
 func TestHostile_RegexMetacharacters(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	data := []string{"a.c", "abc", "a+c", "aac", "(x)", "x", "[ab]", "a", "b", "^s$", "s", "a|b", `\d`, "1", "a*", "aa",
 		"a?c", "ac", "%", "_", "a{2}", "x.*y", "xzzy", "$where", "é.É"}
 	tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "other", "data": data})
@@ -440,14 +440,14 @@ func TestHostile_RegexMetacharacters(t *testing.T) {
 				for k, v := range q {
 					step[k] = v
 				}
-				r = tm.analyst.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
-					map[string]any{"_name": "listObservable"}, step}}).want(t, 200)
+				r = tm.analyst.Call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []any{
+					map[string]any{"_name": "listObservable"}, step}}).Want(t, 200)
 			} else {
-				r = tm.analyst.call(t, http.MethodPost, path, map[string]any{"query": q}).want(t, 200)
+				r = tm.analyst.Call(t, http.MethodPost, path, map[string]any{"query": q}).Want(t, 200)
 			}
 			var l []string
-			for _, o := range r.list(t) {
-				l = append(l, o.str(t, "data"))
+			for _, o := range r.List(t) {
+				l = append(l, o.Str(t, "data"))
 			}
 			slices.Sort(l)
 			if got != nil && !slices.Equal(got, l) {
@@ -507,11 +507,11 @@ func TestHostile_RegexMetacharacters(t *testing.T) {
 func TestHostile_DollarAndDotKeys(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
-	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf", "type": "string"}).want(t, 201)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
-	tpl := tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "tpl"}).want(t, 201).object(t).str(t, "id")
-	alertID := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
-		"title": "t", "description": "d"}).want(t, 201).object(t).str(t, "id")
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf", "type": "string"}).Want(t, 201)
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
+	tpl := tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "tpl"}).Want(t, 201).Object(t).Str(t, "id")
+	alertID := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
+		"title": "t", "description": "d"}).Want(t, 201).Object(t).Str(t, "id")
 	keys := []string{"$where", "$set", "a.b", "cf.string", ".", "$", "cf.$", "cf\x00x", "_id", "__proto__"}
 	for _, k := range keys {
 		field := k != "_id" // a field of every search
@@ -530,8 +530,8 @@ func TestHostile_DollarAndDotKeys(t *testing.T) {
 			{"POST", "/api/case", map[string]any{"title": "t", "description": "d", "customFields": map[string]any{"cf": map[string]any{k: "x"}}}},
 		} {
 			r := hostileJSON(t, tm.orgAdmin, tc.method, tc.path, jsonText(t, tc.body), 400, 403)
-			if r.status == 400 && !slices.ContainsFunc(r.fieldErrors(t), func(n string) bool { return strings.HasPrefix(n, "customFields") }) {
-				t.Errorf("%s %s with key %q: %s", tc.method, tc.path, k, r.body)
+			if r.Status == 400 && !slices.ContainsFunc(r.FieldErrors(t), func(n string) bool { return strings.HasPrefix(n, "customFields") }) {
+				t.Errorf("%s %s with key %q: %s", tc.method, tc.path, k, r.Body)
 			}
 		}
 		// query filters and sorts on such fields are refused
@@ -564,11 +564,11 @@ func TestHostile_DollarAndDotKeys(t *testing.T) {
 		}
 	}
 	// Unknown keys of an alert's artifacts are ignored, never stored.
-	r := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "arts", "title": "t",
+	r := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "arts", "title": "t",
 		"description": "d", "artifacts": []any{map[string]any{"dataType": "ip", "data": "10.0.0.1", "$set": map[string]any{"org": "cert"},
-			"a.b": 1, "reports": map[string]any{"$where": "1", "x.y": 2}, "case": "~1"}}}).want(t, 201).object(t)
-	arts := tm.analyst.call(t, http.MethodGet, "/api/alert/"+r.str(t, "id")+"/artifact", nil).want(t, 200).list(t)
-	if len(arts) != 1 || arts[0]["case"] != nil || len(arts[0].obj(t, "reports")) != 0 {
+			"a.b": 1, "reports": map[string]any{"$where": "1", "x.y": 2}, "case": "~1"}}}).Want(t, 201).Object(t)
+	arts := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+r.Str(t, "id")+"/artifact", nil).Want(t, 200).List(t)
+	if len(arts) != 1 || arts[0]["case"] != nil || len(arts[0].Obj(t, "reports")) != 0 {
 		t.Errorf("artifacts %v", arts)
 	}
 	for _, a := range arts {
@@ -660,11 +660,11 @@ func TestHostile_Archives(t *testing.T) {
 		_ = mw.Close()
 		return hostile(t, tm.analyst, "POST", "/api/case/"+caseID+"/artifact", mw.FormDataContentType(), &buf, allowed...)
 	}
-	newCase := func(t *testing.T) string { return tm.analyst.newCase(t, nil).str(t, "id") }
+	newCase := func(t *testing.T) string { return tm.analyst.newCase(t, nil).Str(t, "id") }
 	names := func(t *testing.T, r *resp) []string {
 		var out []string
-		for _, o := range r.list(t) {
-			out = append(out, o.obj(t, "attachment").str(t, "name"))
+		for _, o := range r.List(t) {
+			out = append(out, o.Obj(t, "attachment").Str(t, "name"))
 		}
 		slices.Sort(out)
 		return out
@@ -673,9 +673,9 @@ func TestHostile_Archives(t *testing.T) {
 	t.Run("nested zip is one file, not unpacked", func(t *testing.T) {
 		inner := makeZip(t, zipFile{"evil/../../x.txt", []byte("inner")})
 		r := upload(t, newCase(t), makeZip(t, zipFile{"inner.zip", inner}), nil, 201)
-		if r.status == 201 {
-			l := r.list(t)
-			if len(l) != 1 || l[0].obj(t, "attachment").str(t, "id") != hashes(inner)[0] {
+		if r.Status == 201 {
+			l := r.List(t)
+			if len(l) != 1 || l[0].Obj(t, "attachment").Str(t, "id") != hashes(inner)[0] {
 				t.Errorf("nested archive gave %v", l)
 			}
 		}
@@ -684,11 +684,11 @@ func TestHostile_Archives(t *testing.T) {
 		caseID := newCase(t)
 		link := []byte("../../../../../../etc/passwd")
 		r := upload(t, caseID, makeRawZip(t, rawZipEntry{"passwd", link, fs.ModeSymlink | 0o777}, rawZipEntry{"ok.txt", []byte("ok"), 0}), nil, 201, 400)
-		if r.status == 201 {
-			for _, o := range r.list(t) {
-				id := o.obj(t, "attachment").str(t, "id")
-				body := tm.analyst.call(t, http.MethodGet, "/api/datastore/"+id, nil).want(t, 200).body
-				if bytes.Contains(body, []byte("root:")) || (o.obj(t, "attachment").str(t, "name") == "passwd" && !bytes.Equal(body, link)) {
+		if r.Status == 201 {
+			for _, o := range r.List(t) {
+				id := o.Obj(t, "attachment").Str(t, "id")
+				body := tm.analyst.Call(t, http.MethodGet, "/api/datastore/"+id, nil).Want(t, 200).Body
+				if bytes.Contains(body, []byte("root:")) || (o.Obj(t, "attachment").Str(t, "name") == "passwd" && !bytes.Equal(body, link)) {
 					t.Errorf("symlink entry followed: %q", body)
 				}
 			}
@@ -696,19 +696,19 @@ func TestHostile_Archives(t *testing.T) {
 	})
 	t.Run("duplicate names", func(t *testing.T) {
 		r := upload(t, newCase(t), makeRawZip(t, rawZipEntry{"dup.txt", []byte("one"), 0}, rawZipEntry{"dup.txt", []byte("two"), 0}), nil, 201)
-		if r.status == 201 && !slices.Equal(names(t, r), []string{"dup.txt", "dup.txt"}) {
+		if r.Status == 201 && !slices.Equal(names(t, r), []string{"dup.txt", "dup.txt"}) {
 			t.Errorf("duplicate names gave %v", names(t, r))
 		}
 		// the same content twice: one observable, the other a duplicate (207)
 		r = upload(t, newCase(t), makeRawZip(t, rawZipEntry{"a.txt", []byte("same"), 0}, rawZipEntry{"b/a.txt", []byte("same"), 0}), nil, 207)
-		if r.status == 207 {
+		if r.Status == 207 {
 			var b struct {
 				Success []obj
 				Failure []obj
 			}
-			r.decode(t, &b)
+			r.Decode(t, &b)
 			if len(b.Success) != 1 || len(b.Failure) != 1 {
-				t.Errorf("same content twice: %s", r.body)
+				t.Errorf("same content twice: %s", r.Body)
 			}
 		}
 	})
@@ -724,12 +724,12 @@ func TestHostile_Archives(t *testing.T) {
 		} {
 			r := upload(t, newCase(t), makeRawZip(t, rawZipEntry{tc.name, []byte("content " + tc.name), 0}), nil)
 			switch {
-			case !tc.ok && r.status != 400:
-				t.Errorf("entry %q: %d %s", shortText(tc.name), r.status, shortText(string(r.body)))
-			case tc.ok && r.status != 201:
-				t.Errorf("entry %q: %d %s", shortText(tc.name), r.status, shortText(string(r.body)))
+			case !tc.ok && r.Status != 400:
+				t.Errorf("entry %q: %d %s", shortText(tc.name), r.Status, shortText(string(r.Body)))
+			case tc.ok && r.Status != 201:
+				t.Errorf("entry %q: %d %s", shortText(tc.name), r.Status, shortText(string(r.Body)))
 			case tc.ok:
-				got := r.list(t)[0].obj(t, "attachment").str(t, "name")
+				got := r.List(t)[0].Obj(t, "attachment").Str(t, "name")
 				if strings.ContainsAny(got, `/\`) || got == "" || got == "." || got == ".." {
 					t.Errorf("entry %q stored as %q", shortText(tc.name), shortText(got))
 				}
@@ -739,8 +739,8 @@ func TestHostile_Archives(t *testing.T) {
 	t.Run("empty and directory-only archives", func(t *testing.T) {
 		upload(t, newCase(t), makeRawZip(t, rawZipEntry{"d/", nil, 0}, rawZipEntry{"d/e/", nil, 0}), nil, 400)
 		r := upload(t, newCase(t), makeRawZip(t, rawZipEntry{"empty.bin", nil, 0}), nil, 201, 400)
-		if r.status == 201 && r.list(t)[0].obj(t, "attachment").num(t, "size") != 0 {
-			t.Errorf("empty entry %s", r.body)
+		if r.Status == 201 && r.List(t)[0].Obj(t, "attachment").Num(t, "size") != 0 {
+			t.Errorf("empty entry %s", r.Body)
 		}
 	})
 	t.Run("truncated and corrupted archives", func(t *testing.T) {
@@ -750,7 +750,7 @@ func TestHostile_Archives(t *testing.T) {
 			append(bytes.Clone(good[:30]), append(bytes.Repeat([]byte{0xff}, 40), good[70:]...)...),
 		} {
 			r := upload(t, newCase(t), archive, nil, 400, 201)
-			t.Logf("corruption %d: %d", i, r.status)
+			t.Logf("corruption %d: %d", i, r.Status)
 		}
 		// a password for a plain archive is ignored
 		upload(t, newCase(t), good, map[string]any{"zipPassword": "unused"}, 201)
@@ -813,8 +813,8 @@ func TestHostile_StatsAndUISteps(t *testing.T) {
 	} {
 		hostileJSON(t, tm.analyst, http.MethodPost, tc.path, tc.body, tc.allowed...)
 	}
-	if r := hostileJSON(t, tm.analyst, http.MethodPost, "/api/case/_stats", `{"stats": [`+nested+`]}`, 400); !strings.Contains(string(r.body), "database queries") {
-		t.Errorf("nested groupings: %s", r.body)
+	if r := hostileJSON(t, tm.analyst, http.MethodPost, "/api/case/_stats", `{"stats": [`+nested+`]}`, 400); !strings.Contains(string(r.Body), "database queries") {
+		t.Errorf("nested groupings: %s", r.Body)
 	}
 	for _, p := range []string{"/api/describe/%00", "/api/describe/..%2F..%2Fetc", "/api/v1/describe/" + strings.Repeat("m", 5000)} {
 		hostile(t, tm.analyst, http.MethodGet, p, "", nil, 404)

@@ -10,45 +10,45 @@ func TestLog_UpdateDelete(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
 	cs := tm.analyst.newCase(t, nil)
-	task := tm.analyst.call(t, http.MethodPost, "/api/case/"+cs.str(t, "id")+"/task", map[string]any{"title": "t"}).want(t, 201).object(t)
-	logID := tm.analyst.call(t, http.MethodPost, "/api/case/task/"+task.str(t, "id")+"/log", map[string]any{"message": "first"}).
-		want(t, 201).object(t).str(t, "id")
+	task := tm.analyst.Call(t, http.MethodPost, "/api/case/"+cs.Str(t, "id")+"/task", map[string]any{"title": "t"}).Want(t, 201).Object(t)
+	logID := tm.analyst.Call(t, http.MethodPost, "/api/case/task/"+task.Str(t, "id")+"/log", map[string]any{"message": "first"}).
+		Want(t, 201).Object(t).Str(t, "id")
 	path := "/api/case/task/log/" + logID
 
 	t.Run("edit", func(t *testing.T) {
-		l := tm.analyst.call(t, http.MethodPatch, path, map[string]any{"message": "edited"}).want(t, 200).object(t)
-		if l.str(t, "message") != "edited" || l.str(t, "updatedBy") != "ana" || l.str(t, "id") != logID {
+		l := tm.analyst.Call(t, http.MethodPatch, path, map[string]any{"message": "edited"}).Want(t, 200).Object(t)
+		if l.Str(t, "message") != "edited" || l.Str(t, "updatedBy") != "ana" || l.Str(t, "id") != logID {
 			t.Errorf("edited log: %v", l)
 		}
-		if got := tm.readOnly.call(t, http.MethodGet, path, nil).want(t, 200).object(t); got.str(t, "message") != "edited" {
+		if got := tm.readOnly.Call(t, http.MethodGet, path, nil).Want(t, 200).Object(t); got.Str(t, "message") != "edited" {
 			t.Errorf("stored message %v", got["message"])
 		}
 		// without a message: the log as it is
-		if l := tm.analyst.call(t, http.MethodPatch, path, map[string]any{}).want(t, 200).object(t); l.str(t, "message") != "edited" {
+		if l := tm.analyst.Call(t, http.MethodPatch, path, map[string]any{}).Want(t, 200).Object(t); l.Str(t, "message") != "edited" {
 			t.Errorf("empty patch: %v", l)
 		}
 	})
 	t.Run("refusals", func(t *testing.T) {
-		tm.analyst.call(t, http.MethodPatch, path, map[string]any{"message": ""}).wantError(t, 400, "AttributeCheckingError")
-		tm.analyst.call(t, http.MethodPatch, path, map[string]any{"message": 3}).want(t, 400)
-		if msg := tm.readOnly.call(t, http.MethodPatch, path, map[string]any{"message": "x"}).wantError(t, 403, "AuthorizationError"); msg != "missing permission manageTask" {
+		tm.analyst.Call(t, http.MethodPatch, path, map[string]any{"message": ""}).WantError(t, 400, "AttributeCheckingError")
+		tm.analyst.Call(t, http.MethodPatch, path, map[string]any{"message": 3}).Want(t, 400)
+		if msg := tm.readOnly.Call(t, http.MethodPatch, path, map[string]any{"message": "x"}).WantError(t, 403, "AuthorizationError"); msg != "missing permission manageTask" {
 			t.Errorf("message %q", msg)
 		}
-		tm.readOnly.call(t, http.MethodDelete, path, nil).wantError(t, 403, "AuthorizationError")
-		tm.other.call(t, http.MethodPatch, path, map[string]any{"message": "x"}).wantError(t, 404, "NotFoundError")
-		tm.other.call(t, http.MethodDelete, path, nil).wantError(t, 404, "NotFoundError")
-		tm.analyst.call(t, http.MethodDelete, "/api/case/task/log/~nope", nil).wantError(t, 404, "NotFoundError")
-		if got := tm.analyst.call(t, http.MethodGet, path, nil).want(t, 200).object(t); got.str(t, "message") != "edited" {
+		tm.readOnly.Call(t, http.MethodDelete, path, nil).WantError(t, 403, "AuthorizationError")
+		tm.other.Call(t, http.MethodPatch, path, map[string]any{"message": "x"}).WantError(t, 404, "NotFoundError")
+		tm.other.Call(t, http.MethodDelete, path, nil).WantError(t, 404, "NotFoundError")
+		tm.analyst.Call(t, http.MethodDelete, "/api/case/task/log/~nope", nil).WantError(t, 404, "NotFoundError")
+		if got := tm.analyst.Call(t, http.MethodGet, path, nil).Want(t, 200).Object(t); got.Str(t, "message") != "edited" {
 			t.Errorf("a refused call changed the log: %v", got["message"])
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
-		tm.analyst.call(t, http.MethodDelete, path, nil).want(t, 204)
-		tm.analyst.call(t, http.MethodGet, path, nil).wantError(t, 404, "NotFoundError")
-		if n := tm.analyst.call(t, http.MethodGet, "/api/case/task/"+task.str(t, "id")+"/log", nil).want(t, 200).total(t); n != "0" {
+		tm.analyst.Call(t, http.MethodDelete, path, nil).Want(t, 204)
+		tm.analyst.Call(t, http.MethodGet, path, nil).WantError(t, 404, "NotFoundError")
+		if n := tm.analyst.Call(t, http.MethodGet, "/api/case/task/"+task.Str(t, "id")+"/log", nil).Want(t, 200).Total(t); n != "0" {
 			t.Errorf("logs of the task after delete: %s", n)
 		}
-		tm.analyst.call(t, http.MethodDelete, path, nil).wantError(t, 404, "NotFoundError")
+		tm.analyst.Call(t, http.MethodDelete, path, nil).WantError(t, 404, "NotFoundError")
 	})
 }
 
@@ -58,33 +58,33 @@ func TestUser_ForceDelete(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
 	gone := tm.user(t, "gone", "soc", "analyst")
-	gone.call(t, http.MethodGet, "/api/user/current", nil).want(t, 200)
+	gone.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, 200)
 
-	tm.analyst.call(t, http.MethodDelete, "/api/user/gone/force", nil).wantError(t, 403, "AuthorizationError")
-	tm.other.call(t, http.MethodDelete, "/api/user/gone/force", nil).wantError(t, 403, "AuthorizationError") // an analyst of cert
+	tm.analyst.Call(t, http.MethodDelete, "/api/user/gone/force", nil).WantError(t, 403, "AuthorizationError")
+	tm.other.Call(t, http.MethodDelete, "/api/user/gone/force", nil).WantError(t, 403, "AuthorizationError") // an analyst of cert
 	certAdmin := tm.user(t, "certadmin", "cert", "org-admin")
-	certAdmin.call(t, http.MethodDelete, "/api/user/gone/force", nil).wantError(t, 404, "NotFoundError")
-	tm.orgAdmin.call(t, http.MethodDelete, "/api/user/socadmin/force", nil).wantError(t, 403, "AuthorizationError")
-	tm.orgAdmin.call(t, http.MethodDelete, "/api/user/gone/force?organisation=cert", nil).wantError(t, 403, "AuthorizationError")
-	tm.orgAdmin.call(t, http.MethodDelete, "/api/v1/user/nobody/force", nil).wantError(t, 404, "NotFoundError")
-	gone.call(t, http.MethodGet, "/api/user/current", nil).want(t, 200) // refusals changed nothing
+	certAdmin.Call(t, http.MethodDelete, "/api/user/gone/force", nil).WantError(t, 404, "NotFoundError")
+	tm.orgAdmin.Call(t, http.MethodDelete, "/api/user/socadmin/force", nil).WantError(t, 403, "AuthorizationError")
+	tm.orgAdmin.Call(t, http.MethodDelete, "/api/user/gone/force?organisation=cert", nil).WantError(t, 403, "AuthorizationError")
+	tm.orgAdmin.Call(t, http.MethodDelete, "/api/v1/user/nobody/force", nil).WantError(t, 404, "NotFoundError")
+	gone.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, 200) // refusals changed nothing
 
-	tm.orgAdmin.call(t, http.MethodDelete, "/api/v1/user/gone/force", nil).want(t, 204)
-	tm.admin.call(t, http.MethodGet, "/api/user/gone", nil).wantError(t, 404, "NotFoundError")
-	gone.call(t, http.MethodGet, "/api/user/current", nil).wantError(t, 401, "AuthenticationError")
+	tm.orgAdmin.Call(t, http.MethodDelete, "/api/v1/user/gone/force", nil).Want(t, 204)
+	tm.admin.Call(t, http.MethodGet, "/api/user/gone", nil).WantError(t, 404, "NotFoundError")
+	gone.Call(t, http.MethodGet, "/api/user/current", nil).WantError(t, 401, "AuthenticationError")
 	// the login is free again
-	tm.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": "gone", "organisation": "soc", "profile": "read-only"}).want(t, 201)
+	tm.admin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": "gone", "organisation": "soc", "profile": "read-only"}).Want(t, 201)
 
 	// a user of two organisations leaves one and keeps its account
 	tm.user(t, "both", "soc", "analyst")
-	tm.admin.call(t, http.MethodPatch, "/api/user/both", map[string]any{"organisations": []map[string]any{
-		{"organisation": "soc", "profile": "analyst"}, {"organisation": "cert", "profile": "analyst"}}}).want(t, 200)
-	certAdmin.call(t, http.MethodDelete, "/api/user/both/force", nil).want(t, 204)
-	u := tm.admin.call(t, http.MethodGet, "/api/user/both", nil).want(t, 200).object(t)
-	if u.str(t, "organisation") != "soc" {
+	tm.admin.Call(t, http.MethodPatch, "/api/user/both", map[string]any{"organisations": []map[string]any{
+		{"organisation": "soc", "profile": "analyst"}, {"organisation": "cert", "profile": "analyst"}}}).Want(t, 200)
+	certAdmin.Call(t, http.MethodDelete, "/api/user/both/force", nil).Want(t, 204)
+	u := tm.admin.Call(t, http.MethodGet, "/api/user/both", nil).Want(t, 200).Object(t)
+	if u.Str(t, "organisation") != "soc" {
 		t.Errorf("user after leaving cert: %v", u)
 	}
-	certAdmin.call(t, http.MethodGet, "/api/user/both", nil).wantError(t, 404, "NotFoundError")
-	tm.admin.call(t, http.MethodDelete, "/api/user/both/force?organisation=soc", nil).want(t, 204)
-	tm.admin.call(t, http.MethodGet, "/api/user/both", nil).wantError(t, 404, "NotFoundError")
+	certAdmin.Call(t, http.MethodGet, "/api/user/both", nil).WantError(t, 404, "NotFoundError")
+	tm.admin.Call(t, http.MethodDelete, "/api/user/both/force?organisation=soc", nil).Want(t, 204)
+	tm.admin.Call(t, http.MethodGet, "/api/user/both", nil).WantError(t, 404, "NotFoundError")
 }

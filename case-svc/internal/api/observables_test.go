@@ -28,9 +28,9 @@ import (
 // with "~", the _type, createdBy, createdAt, and updatedBy/updatedAt (null until changed).
 func checkRecord(t testing.TB, r obj, typ, createdBy string) {
 	t.Helper()
-	id := r.str(t, "_id")
-	if !strings.HasPrefix(id, "~") || r.str(t, "id") != id || r.str(t, "_type") != typ || r.str(t, "createdBy") != createdBy ||
-		r.num(t, "createdAt") < float64(time.Now().Add(-time.Hour).UnixMilli()) {
+	id := r.Str(t, "_id")
+	if !strings.HasPrefix(id, "~") || r.Str(t, "id") != id || r.Str(t, "_type") != typ || r.Str(t, "createdBy") != createdBy ||
+		r.Num(t, "createdAt") < float64(time.Now().Add(-time.Hour).UnixMilli()) {
 		t.Fatalf("record %v: want _id = id, _type %s, createdBy %s, createdAt", r, typ, createdBy)
 	}
 	for _, k := range []string{"updatedBy", "updatedAt"} {
@@ -43,13 +43,13 @@ func checkRecord(t testing.TB, r obj, typ, createdBy string) {
 // observables posts a create request and returns the created observables (status 201).
 func (c *client) observables(t testing.TB, path string, body map[string]any) []obj {
 	t.Helper()
-	return c.call(t, http.MethodPost, path, body).want(t, http.StatusCreated).list(t)
+	return c.Call(t, http.MethodPost, path, body).Want(t, http.StatusCreated).List(t)
 }
 
 func TestObservable_Create(t *testing.T) {
 	tm := newTeam(t)
 	cs := tm.analyst.newCase(t, nil)
-	caseID := cs.str(t, "id")
+	caseID := cs.Str(t, "id")
 
 	t.Run("data array, both prefixes", func(t *testing.T) {
 		before := time.Now().UnixMilli()
@@ -60,49 +60,49 @@ func TestObservable_Create(t *testing.T) {
 		}
 		for i, o := range l {
 			checkRecord(t, o, "case_artifact", "ana")
-			o.null(t, "updatedAt")
-			o.null(t, "updatedBy")
-			if o.str(t, "dataType") != "ip" || o.str(t, "data") != []string{"10.0.0.1", "10.0.0.2"}[i] ||
-				o.num(t, "tlp") != 2 || o["ioc"] != false || o["sighted"] != false || o["ignoreSimilarity"] != false ||
-				o.str(t, "message") != "from the mail" || !slices.Equal(o.strs(t, "tags"), []string{"a", "b"}) ||
-				o.num(t, "startDate") < float64(before) || o.str(t, "case") != caseID || len(o.obj(t, "reports")) != 0 ||
-				len(o.obj(t, "stats")) != 0 {
+			o.Null(t, "updatedAt")
+			o.Null(t, "updatedBy")
+			if o.Str(t, "dataType") != "ip" || o.Str(t, "data") != []string{"10.0.0.1", "10.0.0.2"}[i] ||
+				o.Num(t, "tlp") != 2 || o["ioc"] != false || o["sighted"] != false || o["ignoreSimilarity"] != false ||
+				o.Str(t, "message") != "from the mail" || !slices.Equal(o.Strs(t, "tags"), []string{"a", "b"}) ||
+				o.Num(t, "startDate") < float64(before) || o.Str(t, "case") != caseID || len(o.Obj(t, "reports")) != 0 ||
+				len(o.Obj(t, "stats")) != 0 {
 				t.Fatalf("observable %v", o)
 			}
-			o.null(t, "alert")
+			o.Null(t, "alert")
 		}
 		// A single string is one value; every optional field.
 		l = tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "domain",
 			"data": "evil.example", "tlp": 3, "ioc": true, "sighted": true, "ignoreSimilarity": true,
 			"startDate": 1700000000000})
-		if len(l) != 1 || l[0].num(t, "tlp") != 3 || l[0]["ioc"] != true || l[0]["sighted"] != true ||
-			l[0]["ignoreSimilarity"] != true || l[0].num(t, "startDate") != 1700000000000 {
+		if len(l) != 1 || l[0].Num(t, "tlp") != 3 || l[0]["ioc"] != true || l[0]["sighted"] != true ||
+			l[0]["ignoreSimilarity"] != true || l[0].Num(t, "startDate") != 1700000000000 {
 			t.Fatalf("observable %v", l)
 		}
 	})
 
 	t.Run("duplicates in a batch are 207", func(t *testing.T) {
-		r := tm.analyst.call(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip",
-			"data": []string{"10.0.0.1", "10.0.0.3", "10.0.0.3"}}).want(t, http.StatusMultiStatus)
-		b := r.object(t)
+		r := tm.analyst.Call(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip",
+			"data": []string{"10.0.0.1", "10.0.0.3", "10.0.0.3"}}).Want(t, http.StatusMultiStatus)
+		b := r.Object(t)
 		success, _ := b["success"].([]any)
 		failure, _ := b["failure"].([]any)
 		if len(success) != 1 || len(failure) != 2 {
-			t.Fatalf("207 body %s", r.body)
+			t.Fatalf("207 body %s", r.Body)
 		}
 		f := obj(failure[0].(map[string]any))
-		if f.str(t, "type") != "CreateError" || f.str(t, "message") == "" || f.obj(t, "object").str(t, "data") != "10.0.0.1" {
+		if f.Str(t, "type") != "CreateError" || f.Str(t, "message") == "" || f.Obj(t, "object").Str(t, "data") != "10.0.0.1" {
 			t.Fatalf("failure %v", f)
 		}
 		// The same value with another type is another observable.
 		tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "other", "data": "10.0.0.1"})
 		// Only duplicates: still 207, nothing created.
-		r = tm.analyst.call(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip",
-			"data": "10.0.0.2"}).want(t, http.StatusMultiStatus)
-		if b := r.object(t); len(b["success"].([]any)) != 0 || len(b["failure"].([]any)) != 1 {
-			t.Fatalf("207 body %s", r.body)
+		r = tm.analyst.Call(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip",
+			"data": "10.0.0.2"}).Want(t, http.StatusMultiStatus)
+		if b := r.Object(t); len(b["success"].([]any)) != 0 || len(b["failure"].([]any)) != 1 {
+			t.Fatalf("207 body %s", r.Body)
 		}
-		n := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?range=all", nil).want(t, 200).total(t)
+		n := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?range=all", nil).Want(t, 200).Total(t)
 		if n != "5" {
 			t.Fatalf("case has %s observables, want 5", n)
 		}
@@ -121,50 +121,50 @@ func TestObservable_Create(t *testing.T) {
 			{map[string]any{"dataType": "ip", "data": "x", "tlp": 4}, "tlp"},
 			{map[string]any{"dataType": "file", "data": "not inline"}, "data"},
 		} {
-			r := tm.analyst.call(t, http.MethodPost, path, tc.body)
-			r.wantError(t, 400, "AttributeCheckingError")
-			if got := r.fieldErrors(t); !slices.Contains(got, tc.field) {
+			r := tm.analyst.Call(t, http.MethodPost, path, tc.body)
+			r.WantError(t, 400, "AttributeCheckingError")
+			if got := r.FieldErrors(t); !slices.Contains(got, tc.field) {
 				t.Errorf("%v: fields %v, want %s", tc.body, got, tc.field)
 			}
 		}
 		for _, body := range []map[string]any{{"dataType": "ip", "data": map[string]any{"$gt": ""}},
 			{"dataType": "ip", "data": []any{1, 2}}, {"dataType": []string{"ip"}, "data": "x"}} {
-			if r := tm.analyst.call(t, http.MethodPost, path, body); r.status != 400 {
-				t.Errorf("%v: %d %s", body, r.status, r.body)
+			if r := tm.analyst.Call(t, http.MethodPost, path, body); r.Status != 400 {
+				t.Errorf("%v: %d %s", body, r.Status, r.Body)
 			} else {
-				r.checkErrorShape(t)
+				r.CheckErrorShape(t)
 			}
 		}
 		body := map[string]any{"dataType": "ip", "data": "10.9.9.9"}
-		msg := tm.readOnly.call(t, http.MethodPost, path, body).wantError(t, 403, "AuthorizationError")
+		msg := tm.readOnly.Call(t, http.MethodPost, path, body).WantError(t, 403, "AuthorizationError")
 		if !strings.Contains(msg, "manageObservable") {
 			t.Errorf("403 message %q", msg)
 		}
-		tm.other.call(t, http.MethodPost, path, body).wantError(t, 404, "NotFoundError")
-		tm.anon().call(t, http.MethodPost, path, body).wantError(t, 401, "AuthenticationError")
-		tm.analyst.call(t, http.MethodPost, "/api/case/~999999/artifact", body).wantError(t, 404, "NotFoundError")
-		tm.analyst.call(t, http.MethodPost, "/api/alert/~nope/artifact", body).wantError(t, 404, "NotFoundError")
+		tm.other.Call(t, http.MethodPost, path, body).WantError(t, 404, "NotFoundError")
+		tm.anon().Call(t, http.MethodPost, path, body).WantError(t, 401, "AuthenticationError")
+		tm.analyst.Call(t, http.MethodPost, "/api/case/~999999/artifact", body).WantError(t, 404, "NotFoundError")
+		tm.analyst.Call(t, http.MethodPost, "/api/alert/~nope/artifact", body).WantError(t, 404, "NotFoundError")
 	})
 
 	t.Run("on an alert", func(t *testing.T) {
 		a := tm.analyst.newAlert(t, "obs-on-alert", nil)
-		id := a.str(t, "id")
+		id := a.Str(t, "id")
 		l := tm.analyst.observables(t, "/api/v0/alert/"+id+"/artifact", map[string]any{"dataType": "url",
 			"data": []string{"http://a.example/x", "http://b.example/y"}})
-		if len(l) != 2 || l[0].str(t, "alert") != id || l[0]["case"] != nil || l[0].str(t, "_type") != "case_artifact" {
+		if len(l) != 2 || l[0].Str(t, "alert") != id || l[0]["case"] != nil || l[0].Str(t, "_type") != "case_artifact" {
 			t.Fatalf("alert observables %v", l)
 		}
-		got := tm.readOnly.call(t, http.MethodGet, "/api/alert/"+id, nil).want(t, 200).object(t)
+		got := tm.readOnly.Call(t, http.MethodGet, "/api/alert/"+id, nil).Want(t, 200).Object(t)
 		if arts := got["artifacts"].([]any); len(arts) != 2 {
 			t.Fatalf("alert artifacts %v", got["artifacts"])
 		}
-		r := tm.readOnly.call(t, http.MethodGet, "/api/alert/"+id+"/artifact", nil).want(t, 200)
-		if r.total(t) != "2" {
-			t.Fatalf("alert observable list %s", r.body)
+		r := tm.readOnly.Call(t, http.MethodGet, "/api/alert/"+id+"/artifact", nil).Want(t, 200)
+		if r.Total(t) != "2" {
+			t.Fatalf("alert observable list %s", r.Body)
 		}
-		tm.readOnly.call(t, http.MethodPost, "/api/alert/"+id+"/artifact", map[string]any{"dataType": "ip", "data": "1.1.1.1"}).
-			wantError(t, 403, "AuthorizationError")
-		tm.other.call(t, http.MethodGet, "/api/alert/"+id+"/artifact", nil).wantError(t, 404, "NotFoundError")
+		tm.readOnly.Call(t, http.MethodPost, "/api/alert/"+id+"/artifact", map[string]any{"dataType": "ip", "data": "1.1.1.1"}).
+			WantError(t, 403, "AuthorizationError")
+		tm.other.Call(t, http.MethodGet, "/api/alert/"+id+"/artifact", nil).WantError(t, 404, "NotFoundError")
 	})
 }
 
@@ -246,64 +246,64 @@ func hashes(b []byte) []string {
 
 func TestObservable_Files(t *testing.T) {
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	path := "/api/case/" + caseID + "/artifact"
 	content := []byte("MZ\x90\x00 not really a program")
 
 	l := tm.analyst.multipart(t, http.MethodPost, path, map[string]any{"dataType": "file", "message": "sample",
 		"tags": []string{"malware"}}, nil, part{"attachment", "sample.exe", "application/x-msdownload", content}).
-		want(t, http.StatusCreated).list(t)
+		Want(t, http.StatusCreated).List(t)
 	if len(l) != 1 {
 		t.Fatalf("created %v", l)
 	}
 	o := l[0]
 	checkRecord(t, o, "case_artifact", "ana")
-	att := o.obj(t, "attachment")
+	att := o.Obj(t, "attachment")
 	want := hashes(content)
-	if att.str(t, "name") != "sample.exe" || att.str(t, "contentType") != "application/x-msdownload" ||
-		att.num(t, "size") != float64(len(content)) || att.str(t, "id") != want[0] || !slices.Equal(att.strs(t, "hashes"), want) {
+	if att.Str(t, "name") != "sample.exe" || att.Str(t, "contentType") != "application/x-msdownload" ||
+		att.Num(t, "size") != float64(len(content)) || att.Str(t, "id") != want[0] || !slices.Equal(att.Strs(t, "hashes"), want) {
 		t.Fatalf("attachment %v, want hashes %v", att, want)
 	}
-	o.null(t, "data")
-	if o.str(t, "dataType") != "file" || o.str(t, "message") != "sample" {
+	o.Null(t, "data")
+	if o.Str(t, "dataType") != "file" || o.Str(t, "message") != "sample" {
 		t.Fatalf("file observable %v", o)
 	}
 
 	// Download it, as a member of the organisation only.
-	r := tm.readOnly.call(t, http.MethodGet, "/api/datastore/"+want[0], nil).want(t, 200)
-	if !bytes.Equal(r.body, content) || !strings.Contains(r.header.Get("Content-Disposition"), "sample.exe") {
-		t.Fatalf("download %q %v", r.body, r.header)
+	r := tm.readOnly.Call(t, http.MethodGet, "/api/datastore/"+want[0], nil).Want(t, 200)
+	if !bytes.Equal(r.Body, content) || !strings.Contains(r.Header.Get("Content-Disposition"), "sample.exe") {
+		t.Fatalf("download %q %v", r.Body, r.Header)
 	}
-	tm.other.call(t, http.MethodGet, "/api/datastore/"+want[0], nil).wantError(t, 404, "NotFoundError")
+	tm.other.Call(t, http.MethodGet, "/api/datastore/"+want[0], nil).WantError(t, 404, "NotFoundError")
 
 	// The same content again in the case is a duplicate; in another case it is not.
 	tm.analyst.multipart(t, http.MethodPost, path, map[string]any{"dataType": "file"}, nil,
-		part{"attachment", "other-name.bin", "", content}).want(t, http.StatusMultiStatus)
-	other := tm.analyst.newCase(t, nil).str(t, "id")
+		part{"attachment", "other-name.bin", "", content}).Want(t, http.StatusMultiStatus)
+	other := tm.analyst.newCase(t, nil).Str(t, "id")
 	tm.analyst.multipart(t, http.MethodPost, "/api/case/"+other+"/artifact", map[string]any{"dataType": "file"}, nil,
-		part{"attachment", "x.bin", "", content}).want(t, http.StatusCreated)
+		part{"attachment", "x.bin", "", content}).Want(t, http.StatusCreated)
 
 	// A file with a text type, or with data too, is refused.
 	tm.analyst.multipart(t, http.MethodPost, path, map[string]any{"dataType": "ip"}, nil, part{"attachment", "a", "", []byte("a")}).
-		wantError(t, 400, "AttributeCheckingError")
+		WantError(t, 400, "AttributeCheckingError")
 	tm.analyst.multipart(t, http.MethodPost, path, map[string]any{"dataType": "file", "data": "x"}, nil,
-		part{"attachment", "a", "", []byte("a")}).wantError(t, 400, "AttributeCheckingError")
+		part{"attachment", "a", "", []byte("a")}).WantError(t, 400, "AttributeCheckingError")
 
 	// The reference system's inline form "name;contentType;base64" in data.
 	inline := []byte("inline file")
 	l = tm.analyst.observables(t, path, map[string]any{"dataType": "file",
 		"data": "note.txt;text/plain;" + base64.StdEncoding.EncodeToString(inline)})
-	if a := l[0].obj(t, "attachment"); a.str(t, "name") != "note.txt" || !slices.Equal(a.strs(t, "hashes"), hashes(inline)) {
+	if a := l[0].Obj(t, "attachment"); a.Str(t, "name") != "note.txt" || !slices.Equal(a.Strs(t, "hashes"), hashes(inline)) {
 		t.Fatalf("inline file %v", a)
 	}
-	if r := tm.readOnly.call(t, http.MethodGet, "/api/datastore/"+hashes(inline)[0], nil).want(t, 200); !bytes.Equal(r.body, inline) {
-		t.Fatalf("inline download %q", r.body)
+	if r := tm.readOnly.Call(t, http.MethodGet, "/api/datastore/"+hashes(inline)[0], nil).Want(t, 200); !bytes.Equal(r.Body, inline) {
+		t.Fatalf("inline download %q", r.Body)
 	}
 }
 
 func TestObservable_Zip(t *testing.T) {
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	path := "/api/case/" + caseID + "/artifact"
 	upload := func(archive []byte, js map[string]any) *resp {
 		if js == nil {
@@ -316,17 +316,17 @@ func TestObservable_Zip(t *testing.T) {
 
 	t.Run("plain", func(t *testing.T) {
 		l := upload(makeZip(t, zipFile{"dir/", nil}, zipFile{"dir/one.exe", one}, zipFile{"two.dll", two}),
-			map[string]any{"tags": []string{"zipped"}}).want(t, http.StatusCreated).list(t)
+			map[string]any{"tags": []string{"zipped"}}).Want(t, http.StatusCreated).List(t)
 		if len(l) != 2 {
 			t.Fatalf("unpacked %d observables, want 2", len(l))
 		}
-		names := []string{l[0].obj(t, "attachment").str(t, "name"), l[1].obj(t, "attachment").str(t, "name")}
-		if !slices.Equal(names, []string{"one.exe", "two.dll"}) || l[0].obj(t, "attachment").str(t, "id") != hashes(one)[0] ||
-			!slices.Equal(l[1].strs(t, "tags"), []string{"zipped"}) {
+		names := []string{l[0].Obj(t, "attachment").Str(t, "name"), l[1].Obj(t, "attachment").Str(t, "name")}
+		if !slices.Equal(names, []string{"one.exe", "two.dll"}) || l[0].Obj(t, "attachment").Str(t, "id") != hashes(one)[0] ||
+			!slices.Equal(l[1].Strs(t, "tags"), []string{"zipped"}) {
 			t.Fatalf("unpacked %v", l)
 		}
-		if r := tm.analyst.call(t, http.MethodGet, "/api/datastore/"+hashes(two)[0], nil).want(t, 200); !bytes.Equal(r.body, two) {
-			t.Fatalf("unpacked content %q", r.body)
+		if r := tm.analyst.Call(t, http.MethodGet, "/api/datastore/"+hashes(two)[0], nil).Want(t, 200); !bytes.Equal(r.Body, two) {
+			t.Fatalf("unpacked content %q", r.Body)
 		}
 	})
 
@@ -334,10 +334,10 @@ func TestObservable_Zip(t *testing.T) {
 		for name, enc := range map[string]zip.EncryptionMethod{"zipcrypto": zip.StandardEncryption, "aes": zip.AES256Encryption} {
 			content := []byte("encrypted sample " + name)
 			archive := makeEncryptedZip(t, "malware", enc, zipFile{"s-" + name + ".bin", content})
-			upload(archive, nil).wantError(t, 400, "BadRequest")                                       // no password
-			upload(archive, map[string]any{"zipPassword": "infected"}).wantError(t, 400, "BadRequest") // wrong one
-			l := upload(archive, map[string]any{"zipPassword": "malware"}).want(t, http.StatusCreated).list(t)
-			if len(l) != 1 || l[0].obj(t, "attachment").str(t, "id") != hashes(content)[0] {
+			upload(archive, nil).WantError(t, 400, "BadRequest")                                       // no password
+			upload(archive, map[string]any{"zipPassword": "infected"}).WantError(t, 400, "BadRequest") // wrong one
+			l := upload(archive, map[string]any{"zipPassword": "malware"}).Want(t, http.StatusCreated).List(t)
+			if len(l) != 1 || l[0].Obj(t, "attachment").Str(t, "id") != hashes(content)[0] {
 				t.Fatalf("%s: %v", name, l)
 			}
 		}
@@ -361,13 +361,13 @@ func TestObservable_Zip(t *testing.T) {
 			"empty":         makeZip(t),
 		} {
 			r := upload(archive, nil)
-			if r.status != 400 {
-				t.Errorf("%s: %d %s", name, r.status, r.body)
+			if r.Status != 400 {
+				t.Errorf("%s: %d %s", name, r.Status, r.Body)
 				continue
 			}
-			r.checkErrorShape(t)
+			r.CheckErrorShape(t)
 		}
-		if n := tm.analyst.call(t, http.MethodGet, path, nil).want(t, 200).total(t); n != "4" {
+		if n := tm.analyst.Call(t, http.MethodGet, path, nil).Want(t, 200).Total(t); n != "4" {
 			t.Fatalf("hostile archives left observables: %s", n)
 		}
 		if strings.Contains(tm.logs.String(), "request failed") {
@@ -378,73 +378,73 @@ func TestObservable_Zip(t *testing.T) {
 
 func TestObservable_GetUpdateDelete(t *testing.T) {
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	o := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "hostname", "data": "pc-1"})[0]
-	id := o.str(t, "id")
+	id := o.Str(t, "id")
 
 	for _, p := range []string{"/api/case/artifact/", "/api/v0/case/artifact/", "/api/alert/artifact/"} {
-		got := tm.readOnly.call(t, http.MethodGet, p+id, nil).want(t, 200).object(t)
-		if got.str(t, "data") != "pc-1" {
+		got := tm.readOnly.Call(t, http.MethodGet, p+id, nil).Want(t, 200).Object(t)
+		if got.Str(t, "data") != "pc-1" {
 			t.Fatalf("%s: %v", p, got)
 		}
 	}
-	tm.other.call(t, http.MethodGet, "/api/case/artifact/"+id, nil).wantError(t, 404, "NotFoundError")
-	tm.analyst.call(t, http.MethodGet, "/api/case/artifact/~nope", nil).wantError(t, 404, "NotFoundError")
+	tm.other.Call(t, http.MethodGet, "/api/case/artifact/"+id, nil).WantError(t, 404, "NotFoundError")
+	tm.analyst.Call(t, http.MethodGet, "/api/case/artifact/~nope", nil).WantError(t, 404, "NotFoundError")
 
-	u := tm.analyst.call(t, http.MethodPatch, "/api/v0/case/artifact/"+id, map[string]any{"ioc": true, "sighted": true,
+	u := tm.analyst.Call(t, http.MethodPatch, "/api/v0/case/artifact/"+id, map[string]any{"ioc": true, "sighted": true,
 		"ignoreSimilarity": true, "tags": []string{"x"}, "message": "seen on pc-1", "tlp": 1,
-		"dataType": "hostname", "data": "pc-1"}).want(t, 200).object(t)
-	if u["ioc"] != true || u["sighted"] != true || u["ignoreSimilarity"] != true || u.str(t, "message") != "seen on pc-1" ||
-		u.num(t, "tlp") != 1 || !slices.Equal(u.strs(t, "tags"), []string{"x"}) || u.str(t, "updatedBy") != "ana" ||
-		u.num(t, "updatedAt") < u.num(t, "createdAt") {
+		"dataType": "hostname", "data": "pc-1"}).Want(t, 200).Object(t)
+	if u["ioc"] != true || u["sighted"] != true || u["ignoreSimilarity"] != true || u.Str(t, "message") != "seen on pc-1" ||
+		u.Num(t, "tlp") != 1 || !slices.Equal(u.Strs(t, "tags"), []string{"x"}) || u.Str(t, "updatedBy") != "ana" ||
+		u.Num(t, "updatedAt") < u.Num(t, "createdAt") {
 		t.Fatalf("updated %v", u)
 	}
 	for _, body := range []map[string]any{{"dataType": "ip"}, {"data": "pc-2"}, {"tlp": 9}, {"tlp": nil}, {"ioc": nil}} {
-		tm.analyst.call(t, http.MethodPatch, "/api/case/artifact/"+id, body).wantError(t, 400, "AttributeCheckingError")
+		tm.analyst.Call(t, http.MethodPatch, "/api/case/artifact/"+id, body).WantError(t, 400, "AttributeCheckingError")
 	}
-	tm.analyst.call(t, http.MethodPatch, "/api/case/artifact/"+id, map[string]any{"ioc": "maybe"}).checkErrorShape(t)
-	msg := tm.readOnly.call(t, http.MethodPatch, "/api/case/artifact/"+id, map[string]any{"ioc": false}).wantError(t, 403, "AuthorizationError")
+	tm.analyst.Call(t, http.MethodPatch, "/api/case/artifact/"+id, map[string]any{"ioc": "maybe"}).CheckErrorShape(t)
+	msg := tm.readOnly.Call(t, http.MethodPatch, "/api/case/artifact/"+id, map[string]any{"ioc": false}).WantError(t, 403, "AuthorizationError")
 	if !strings.Contains(msg, "manageObservable") {
 		t.Errorf("403 %q", msg)
 	}
-	tm.other.call(t, http.MethodPatch, "/api/case/artifact/"+id, map[string]any{"ioc": false}).wantError(t, 404, "NotFoundError")
+	tm.other.Call(t, http.MethodPatch, "/api/case/artifact/"+id, map[string]any{"ioc": false}).WantError(t, 404, "NotFoundError")
 
 	// An alert observable is updated and deleted at /api/alert/artifact/{id}; its alert stops listing it.
 	a := tm.analyst.newAlert(t, "del", []map[string]any{{"dataType": "ip", "data": "2.2.2.2"}, {"dataType": "ip", "data": "3.3.3.3"}})
 	arts := a["artifacts"].([]any)
-	aid := obj(arts[0].(map[string]any)).str(t, "id")
-	tm.analyst.call(t, http.MethodPatch, "/api/v0/alert/artifact/"+aid, map[string]any{"ioc": true}).want(t, 200)
-	tm.readOnly.call(t, http.MethodDelete, "/api/alert/artifact/"+aid, nil).wantError(t, 403, "AuthorizationError")
-	tm.analyst.call(t, http.MethodDelete, "/api/alert/artifact/"+aid, nil).want(t, http.StatusNoContent)
-	tm.analyst.call(t, http.MethodGet, "/api/alert/artifact/"+aid, nil).wantError(t, 404, "NotFoundError")
-	if got := tm.analyst.call(t, http.MethodGet, "/api/alert/"+a.str(t, "id"), nil).want(t, 200).object(t); len(got["artifacts"].([]any)) != 1 {
+	aid := obj(arts[0].(map[string]any)).Str(t, "id")
+	tm.analyst.Call(t, http.MethodPatch, "/api/v0/alert/artifact/"+aid, map[string]any{"ioc": true}).Want(t, 200)
+	tm.readOnly.Call(t, http.MethodDelete, "/api/alert/artifact/"+aid, nil).WantError(t, 403, "AuthorizationError")
+	tm.analyst.Call(t, http.MethodDelete, "/api/alert/artifact/"+aid, nil).Want(t, http.StatusNoContent)
+	tm.analyst.Call(t, http.MethodGet, "/api/alert/artifact/"+aid, nil).WantError(t, 404, "NotFoundError")
+	if got := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+a.Str(t, "id"), nil).Want(t, 200).Object(t); len(got["artifacts"].([]any)) != 1 {
 		t.Fatalf("alert still lists the deleted observable: %v", got["artifacts"])
 	}
 
-	tm.other.call(t, http.MethodDelete, "/api/case/artifact/"+id, nil).wantError(t, 404, "NotFoundError")
-	tm.analyst.call(t, http.MethodDelete, "/api/case/artifact/"+id, nil).want(t, http.StatusNoContent)
-	tm.analyst.call(t, http.MethodGet, "/api/case/artifact/"+id, nil).wantError(t, 404, "NotFoundError")
-	tm.anon().call(t, http.MethodDelete, "/api/case/artifact/"+id, nil).wantError(t, 401, "AuthenticationError")
+	tm.other.Call(t, http.MethodDelete, "/api/case/artifact/"+id, nil).WantError(t, 404, "NotFoundError")
+	tm.analyst.Call(t, http.MethodDelete, "/api/case/artifact/"+id, nil).Want(t, http.StatusNoContent)
+	tm.analyst.Call(t, http.MethodGet, "/api/case/artifact/"+id, nil).WantError(t, 404, "NotFoundError")
+	tm.anon().Call(t, http.MethodDelete, "/api/case/artifact/"+id, nil).WantError(t, 401, "AuthenticationError")
 	// Deleted, the value can be added again.
 	tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "hostname", "data": "pc-1"})
 }
 
 func TestObservable_ListSearch(t *testing.T) {
 	tm := newTeam(t)
-	a := tm.analyst.newCase(t, nil).str(t, "id")
-	b := tm.analyst.newCase(t, nil).str(t, "id")
+	a := tm.analyst.newCase(t, nil).Str(t, "id")
+	b := tm.analyst.newCase(t, nil).Str(t, "id")
 	tm.analyst.observables(t, "/api/case/"+a+"/artifact", map[string]any{"dataType": "ip", "data": []string{"1.1.1.1", "1.1.1.2"}})
 	tm.analyst.observables(t, "/api/case/"+a+"/artifact", map[string]any{"dataType": "domain", "data": "x.example", "ioc": true})
 	tm.analyst.observables(t, "/api/case/"+b+"/artifact", map[string]any{"dataType": "ip", "data": "1.1.1.1"})
-	theirs := tm.other.newCase(t, nil).str(t, "id")
+	theirs := tm.other.newCase(t, nil).Str(t, "id")
 	tm.other.observables(t, "/api/case/"+theirs+"/artifact", map[string]any{"dataType": "ip", "data": "1.1.1.1"})
 
-	r := tm.readOnly.call(t, http.MethodGet, "/api/case/"+a+"/artifact?sort=-data", nil).want(t, 200)
+	r := tm.readOnly.Call(t, http.MethodGet, "/api/case/"+a+"/artifact?sort=-data", nil).Want(t, 200)
 	var data []string
-	for _, o := range r.list(t) {
-		data = append(data, o.str(t, "data"))
+	for _, o := range r.List(t) {
+		data = append(data, o.Str(t, "data"))
 	}
-	if r.total(t) != "3" || !slices.Equal(data, []string{"x.example", "1.1.1.2", "1.1.1.1"}) {
+	if r.Total(t) != "3" || !slices.Equal(data, []string{"x.example", "1.1.1.2", "1.1.1.1"}) {
 		t.Fatalf("case list %v", data)
 	}
 	for _, tc := range []struct {
@@ -462,24 +462,24 @@ func TestObservable_ListSearch(t *testing.T) {
 		{"/api/case/artifact/_search", map[string]any{"_is": map[string]any{"_field": "dataType", "_value": "domain"}}, "1"},
 		{"/api/case/artifact/_search", map[string]any{"_ne": map[string]any{"_field": "dataType", "_value": "domain"}}, "3"},
 	} {
-		r := tm.readOnly.call(t, http.MethodPost, tc.path, map[string]any{"query": tc.query}).want(t, 200)
-		if r.total(t) != tc.want {
-			t.Errorf("%s %v: total %s, want %s", tc.path, tc.query, r.total(t), tc.want)
+		r := tm.readOnly.Call(t, http.MethodPost, tc.path, map[string]any{"query": tc.query}).Want(t, 200)
+		if r.Total(t) != tc.want {
+			t.Errorf("%s %v: total %s, want %s", tc.path, tc.query, r.Total(t), tc.want)
 		}
 	}
 	for _, q := range []any{map[string]any{"data": map[string]any{"$ne": nil}}, map[string]any{"$where": "1"},
 		map[string]any{"_field": "$where", "_value": 1}, map[string]any{"nope": 1},
 		map[string]any{"_parent": map[string]any{"_type": "case", "_query": map[string]any{"title": "x"}}}} {
-		tm.readOnly.call(t, http.MethodPost, "/api/case/artifact/_search", map[string]any{"query": q}).wantError(t, 400, "BadRequest")
+		tm.readOnly.Call(t, http.MethodPost, "/api/case/artifact/_search", map[string]any{"query": q}).WantError(t, 400, "BadRequest")
 	}
-	tm.other.call(t, http.MethodGet, "/api/case/"+a+"/artifact", nil).wantError(t, 404, "NotFoundError")
+	tm.other.Call(t, http.MethodGet, "/api/case/"+a+"/artifact", nil).WantError(t, 404, "NotFoundError")
 
 	// The case search holds case observables, the alert search alert observables.
 	tm.analyst.newAlert(t, "ls", []map[string]any{{"dataType": "ip", "data": "1.1.1.1"}})
 	for path, want := range map[string]string{"/api/case/artifact/_search": "2", "/api/alert/artifact/_search": "1"} {
-		r := tm.readOnly.call(t, http.MethodPost, path, map[string]any{"query": map[string]any{"data": "1.1.1.1"}}).want(t, 200)
-		if r.total(t) != want {
-			t.Errorf("%s: %s observables of 1.1.1.1, want %s", path, r.total(t), want)
+		r := tm.readOnly.Call(t, http.MethodPost, path, map[string]any{"query": map[string]any{"data": "1.1.1.1"}}).Want(t, 200)
+		if r.Total(t) != want {
+			t.Errorf("%s: %s observables of 1.1.1.1, want %s", path, r.Total(t), want)
 		}
 	}
 }
@@ -487,15 +487,15 @@ func TestObservable_ListSearch(t *testing.T) {
 // Parallel creations of one value in one case: exactly one is created.
 func TestObservable_ParallelSameValue(t *testing.T) {
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	var wg sync.WaitGroup
 	statuses := make([]int, 20)
 	for i := range statuses {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			statuses[i] = tm.analyst.call(t, http.MethodPost, "/api/case/"+caseID+"/artifact",
-				map[string]any{"dataType": "ip", "data": "6.6.6.6"}).status
+			statuses[i] = tm.analyst.Call(t, http.MethodPost, "/api/case/"+caseID+"/artifact",
+				map[string]any{"dataType": "ip", "data": "6.6.6.6"}).Status
 		}()
 	}
 	wg.Wait()
@@ -511,7 +511,7 @@ func TestObservable_ParallelSameValue(t *testing.T) {
 	if created != 1 || multi != 19 {
 		t.Fatalf("statuses %v: %d created, %d 207", statuses, created, multi)
 	}
-	if n := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/artifact", nil).want(t, 200).total(t); n != "1" {
+	if n := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"/artifact", nil).Want(t, 200).Total(t); n != "1" {
 		t.Fatalf("%s observables", n)
 	}
 }
@@ -519,8 +519,8 @@ func TestObservable_ParallelSameValue(t *testing.T) {
 // The connector merges report summaries into an observable's reports through the store.
 func TestObservable_Reports(t *testing.T) {
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
-	id := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": "8.8.8.8"})[0].str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
+	id := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": "8.8.8.8"})[0].Str(t, "id")
 	st, err := store.NewObservableStore(context.Background(), tm.db)
 	if err != nil {
 		t.Fatal(err)
@@ -532,10 +532,10 @@ func TestObservable_Reports(t *testing.T) {
 	if err := st.MergeReport(context.Background(), id, "Other", map[string]any{"$odd.key": true}); err != nil {
 		t.Fatal(err)
 	}
-	got := tm.analyst.call(t, http.MethodGet, "/api/case/artifact/"+id, nil).want(t, 200).object(t)
-	reports := got.obj(t, "reports")
-	tax := reports.obj(t, "DNS_Lookup_1_0")["taxonomies"].([]any)
-	if len(tax) != 1 || obj(tax[0].(map[string]any)).str(t, "predicate") != "a.b" || reports.obj(t, "Other")["$odd.key"] != true {
+	got := tm.analyst.Call(t, http.MethodGet, "/api/case/artifact/"+id, nil).Want(t, 200).Object(t)
+	reports := got.Obj(t, "reports")
+	tax := reports.Obj(t, "DNS_Lookup_1_0")["taxonomies"].([]any)
+	if len(tax) != 1 || obj(tax[0].(map[string]any)).Str(t, "predicate") != "a.b" || reports.Obj(t, "Other")["$odd.key"] != true {
 		t.Fatalf("reports %v", reports)
 	}
 	if err := st.MergeReport(context.Background(), "~nope", "x", summary); err == nil {

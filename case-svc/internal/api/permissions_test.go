@@ -13,7 +13,7 @@ import (
 // organisation routes below it acts as a non-member.
 func TestPermissions(t *testing.T) {
 	tm := newTeam(t)
-	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf", "type": "string"}).want(t, 201)
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf", "type": "string"}).Want(t, 201)
 	profiles := map[string]*client{"admin": tm.admin, "org-admin": tm.orgAdmin, "analyst": tm.analyst, "read-only": tm.readOnly}
 	holders := map[string][]string{
 		"manageCase":         {"org-admin", "analyst"},
@@ -29,30 +29,30 @@ func TestPermissions(t *testing.T) {
 	}
 	n := 0
 	unique := func(p string) string { n++; return fmt.Sprintf("%s%d", p, n) }
-	newCase := func(t *testing.T) string { return tm.orgAdmin.newCase(t, nil).str(t, "id") }
+	newCase := func(t *testing.T) string { return tm.orgAdmin.newCase(t, nil).Str(t, "id") }
 	newTask := func(t *testing.T) string {
-		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/"+newCase(t)+"/task", map[string]any{"title": "t"}).
-			want(t, 201).object(t).str(t, "id")
+		return tm.orgAdmin.Call(t, http.MethodPost, "/api/case/"+newCase(t)+"/task", map[string]any{"title": "t"}).
+			Want(t, 201).Object(t).Str(t, "id")
 	}
 	newLog := func(t *testing.T) string {
-		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/task/"+newTask(t)+"/log", map[string]any{"message": "m"}).
-			want(t, 201).object(t).str(t, "id")
+		return tm.orgAdmin.Call(t, http.MethodPost, "/api/case/task/"+newTask(t)+"/log", map[string]any{"message": "m"}).
+			Want(t, 201).Object(t).Str(t, "id")
 	}
 	newTemplate := func(t *testing.T) string {
-		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": unique("tpl")}).
-			want(t, 201).object(t).str(t, "id")
+		return tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": unique("tpl")}).
+			Want(t, 201).Object(t).Str(t, "id")
 	}
 	newField := func(t *testing.T) string {
-		return tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": unique("f"), "type": "string"}).
-			want(t, 201).object(t).str(t, "id")
+		return tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": unique("f"), "type": "string"}).
+			Want(t, 201).Object(t).Str(t, "id")
 	}
 	newObservable := func(t *testing.T) string {
-		return tm.orgAdmin.call(t, http.MethodPost, "/api/case/"+newCase(t)+"/artifact", map[string]any{"dataType": "ip",
-			"data": unique("10.1.")}).want(t, 201).list(t)[0].str(t, "id")
+		return tm.orgAdmin.Call(t, http.MethodPost, "/api/case/"+newCase(t)+"/artifact", map[string]any{"dataType": "ip",
+			"data": unique("10.1.")}).Want(t, 201).List(t)[0].Str(t, "id")
 	}
 	newAlert := func(t *testing.T) string {
-		return tm.orgAdmin.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s",
-			"sourceRef": unique("ref"), "title": "t", "description": "d"}).want(t, 201).object(t).str(t, "id")
+		return tm.orgAdmin.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s",
+			"sourceRef": unique("ref"), "title": "t", "description": "d"}).Want(t, 201).Object(t).Str(t, "id")
 	}
 	routes := []struct {
 		name, method string
@@ -97,7 +97,7 @@ func TestPermissions(t *testing.T) {
 			func() any { return map[string]any{"login": unique("u"), "profile": "analyst", "organisation": "soc"} }, 201},
 		{"force delete user", "DELETE", []string{"manageUser"}, func(t *testing.T) string {
 			login := unique("fd")
-			tm.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "profile": "read-only", "organisation": "soc"}).want(t, 201)
+			tm.admin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "profile": "read-only", "organisation": "soc"}).Want(t, 201)
 			return "/api/user/" + login + "/force?organisation=soc"
 		}, nil, 204},
 		{"create organisation", "POST", []string{"manageOrganisation"}, func(*testing.T) string { return "/api/organisation" },
@@ -133,7 +133,7 @@ func TestPermissions(t *testing.T) {
 				if rt.body != nil {
 					body = rt.body()
 				}
-				r := c.call(t, rt.method, rt.path(t), body)
+				r := c.Call(t, rt.method, rt.path(t), body)
 				missing := ""
 				for _, p := range rt.perms {
 					if missing == "" && !slices.Contains(holders[p], profile) {
@@ -141,10 +141,10 @@ func TestPermissions(t *testing.T) {
 					}
 				}
 				if missing == "" {
-					r.want(t, rt.ok)
+					r.Want(t, rt.ok)
 					return
 				}
-				if msg := r.wantError(t, 403, "AuthorizationError"); !strings.Contains(msg, missing) {
+				if msg := r.WantError(t, 403, "AuthorizationError"); !strings.Contains(msg, missing) {
 					t.Errorf("message %q does not name %s", msg, missing)
 				}
 			})
@@ -162,11 +162,11 @@ func TestPermissions(t *testing.T) {
 		"/api/case/" + caseID + "/task", "/api/case/artifact/" + obsID, "/api/alert/" + alertID,
 		"/api/alert/" + alertID + "/artifact", "/api/case/" + caseID + "/artifact"} {
 		for _, c := range []*client{tm.orgAdmin, tm.analyst, tm.readOnly} {
-			c.call(t, http.MethodGet, path, nil).want(t, 200)
+			c.Call(t, http.MethodGet, path, nil).Want(t, 200)
 		}
 		for _, c := range []*client{tm.admin, tm.other} {
-			c.call(t, http.MethodGet, path, nil).wantError(t, 404, "NotFoundError")
+			c.Call(t, http.MethodGet, path, nil).WantError(t, 404, "NotFoundError")
 		}
-		tm.anon().call(t, http.MethodGet, path, nil).wantError(t, 401, "AuthenticationError")
+		tm.anon().Call(t, http.MethodGet, path, nil).WantError(t, 401, "AuthenticationError")
 	}
 }

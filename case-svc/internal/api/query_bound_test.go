@@ -18,16 +18,16 @@ import (
 // and their extraData are what they were (seen is an index count of the organisation's other observables).
 func TestQuery_ExtraDataBound(t *testing.T) {
 	tm := newTeam(t)
-	c1 := tm.analyst.newCase(t, map[string]any{"title": "many"}).str(t, "id")
+	c1 := tm.analyst.newCase(t, map[string]any{"title": "many"}).Str(t, "id")
 	var data []string
 	for i := range api.ExtraDataMax + 1 {
 		data = append(data, fmt.Sprintf("10.1.%d.%d", i/256, i%256))
 	}
 	tm.analyst.observables(t, "/api/case/"+c1+"/artifact", map[string]any{"dataType": "ip", "data": data})
-	c2 := tm.analyst.newCase(t, map[string]any{"title": "few"}).str(t, "id")
+	c2 := tm.analyst.newCase(t, map[string]any{"title": "few"}).Str(t, "id")
 	tm.analyst.observables(t, "/api/case/"+c2+"/artifact", map[string]any{"dataType": "ip", "data": []string{"10.1.0.0", "10.1.0.1"}})
 	// Another organisation's observable of the same value is not seen.
-	theirs := tm.other.newCase(t, nil).str(t, "id")
+	theirs := tm.other.newCase(t, nil).Str(t, "id")
 	tm.other.observables(t, "/api/case/"+theirs+"/artifact", map[string]any{"dataType": "ip", "data": "10.1.0.2"})
 
 	listed := func(from, to int) *resp {
@@ -35,36 +35,36 @@ func TestQuery_ExtraDataBound(t *testing.T) {
 			q{"_name": "page", "from": from, "to": to, "extraData": []string{"seen", "total"}})
 	}
 	t.Run("over the bound", func(t *testing.T) {
-		msg := listed(0, 1000).wantError(t, http.StatusBadRequest, "BadRequest")
+		msg := listed(0, 1000).WantError(t, http.StatusBadRequest, "BadRequest")
 		if !strings.Contains(msg, fmt.Sprintf("at most %d records", api.ExtraDataMax)) {
 			t.Fatalf("message %q", msg)
 		}
 		// The v0 search and a query without extraData are not bounded by it.
-		r := tm.readOnly.query(t, "/api/v1/query", q{"_name": "listObservable"}, q{"_name": "page", "from": 0, "to": 1000}).want(t, 200)
-		if n := len(r.list(t)); n != api.ExtraDataMax+3 {
+		r := tm.readOnly.query(t, "/api/v1/query", q{"_name": "listObservable"}, q{"_name": "page", "from": 0, "to": 1000}).Want(t, 200)
+		if n := len(r.List(t)); n != api.ExtraDataMax+3 {
 			t.Fatalf("%d records without extraData", n)
 		}
 	})
 	t.Run("within the bound", func(t *testing.T) {
-		r := listed(0, api.ExtraDataMax).want(t, 200)
-		l := r.list(t)
-		if len(l) != api.ExtraDataMax || r.total(t) != fmt.Sprint(api.ExtraDataMax+3) {
-			t.Fatalf("%d records, total %s", len(l), r.total(t))
+		r := listed(0, api.ExtraDataMax).Want(t, 200)
+		l := r.List(t)
+		if len(l) != api.ExtraDataMax || r.Total(t) != fmt.Sprint(api.ExtraDataMax+3) {
+			t.Fatalf("%d records, total %s", len(l), r.Total(t))
 		}
 		for _, o := range l {
 			want := 0.0
-			if d := o.str(t, "data"); d == "10.1.0.0" || d == "10.1.0.1" {
+			if d := o.Str(t, "data"); d == "10.1.0.0" || d == "10.1.0.1" {
 				want = 1 // the other case's observable of the same value
 			}
-			if got := o.obj(t, "extraData").num(t, "seen"); got != want {
-				t.Fatalf("%s seen %v, want %v", o.str(t, "data"), got, want)
+			if got := o.Obj(t, "extraData").Num(t, "seen"); got != want {
+				t.Fatalf("%s seen %v, want %v", o.Str(t, "data"), got, want)
 			}
 		}
 		// A page larger than the bound whose result is within it is answered.
 		r = tm.readOnly.query(t, "/api/v1/query", q{"_name": "getCase", "idOrName": c2}, q{"_name": "observables"},
-			q{"_name": "page", "from": 0, "to": 1000, "extraData": []string{"seen"}}).want(t, 200)
-		for _, o := range r.list(t) {
-			if o.obj(t, "extraData").num(t, "seen") != 1 {
+			q{"_name": "page", "from": 0, "to": 1000, "extraData": []string{"seen"}}).Want(t, 200)
+		for _, o := range r.List(t) {
+			if o.Obj(t, "extraData").Num(t, "seen") != 1 {
 				t.Fatalf("seen %v", o)
 			}
 		}
@@ -75,7 +75,7 @@ func TestQuery_ExtraDataBound(t *testing.T) {
 // cases (counted on the index first); beyond it the alert's similarity is a 400, in each way of asking for it.
 func TestAlert_SimilarityBound(t *testing.T) {
 	tm := newTeam(t)
-	cs := tm.analyst.newCase(t, nil).str(t, "id")
+	cs := tm.analyst.newCase(t, nil).Str(t, "id")
 	seed := tm.analyst.observables(t, "/api/case/"+cs+"/artifact", map[string]any{"dataType": "ip", "data": "9.9.9.9"})[0]
 	tm.analyst.observables(t, "/api/case/"+cs+"/artifact", map[string]any{"dataType": "ip", "data": "8.8.8.8"})
 	// cases.SimilarMax copies of the seed observable, stored directly (as many creations over HTTP would).
@@ -85,7 +85,7 @@ func TestAlert_SimilarityBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc map[string]any
-	if err := coll.Get(ctx, seed.str(t, "id"), &doc); err != nil {
+	if err := coll.Get(ctx, seed.Str(t, "id"), &doc); err != nil {
 		t.Fatal(err)
 	}
 	copies := make([]any, cases.SimilarMax)
@@ -107,25 +107,25 @@ func TestAlert_SimilarityBound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	common := tm.analyst.newAlert(t, "common", []map[string]any{{"dataType": "ip", "data": "9.9.9.9"}}).str(t, "id")
-	rare := tm.analyst.newAlert(t, "rare", []map[string]any{{"dataType": "ip", "data": "8.8.8.8"}}).str(t, "id")
+	common := tm.analyst.newAlert(t, "common", []map[string]any{{"dataType": "ip", "data": "9.9.9.9"}}).Str(t, "id")
+	rare := tm.analyst.newAlert(t, "rare", []map[string]any{{"dataType": "ip", "data": "8.8.8.8"}}).Str(t, "id")
 
-	msg := tm.analyst.call(t, http.MethodGet, "/api/alert/"+common+"?similarity=1", nil).wantError(t, http.StatusBadRequest, "BadRequest")
+	msg := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+common+"?similarity=1", nil).WantError(t, http.StatusBadRequest, "BadRequest")
 	if !strings.Contains(msg, fmt.Sprintf("more than %d observables", cases.SimilarMax)) {
 		t.Fatalf("message %q", msg)
 	}
 	tm.analyst.query(t, "/api/v1/query", q{"_name": "getAlert", "idOrName": common}, q{"_name": "similarCases"}).
-		wantError(t, http.StatusBadRequest, "BadRequest")
+		WantError(t, http.StatusBadRequest, "BadRequest")
 	tm.analyst.query(t, "/api/v1/query", q{"_name": "listAlert"}, q{"_name": "filter", "_field": "sourceRef", "_value": "common"},
-		q{"_name": "page", "from": 0, "to": 5, "extraData": []string{"similarCases"}}).wantError(t, http.StatusBadRequest, "BadRequest")
+		q{"_name": "page", "from": 0, "to": 5, "extraData": []string{"similarCases"}}).WantError(t, http.StatusBadRequest, "BadRequest")
 	// Within the bound, unchanged: the rare value's case is similar.
-	sims := tm.analyst.call(t, http.MethodGet, "/api/alert/"+rare+"?similarity=1", nil).want(t, 200).object(t)["similarCases"].([]any)
-	if len(sims) != 1 || obj(sims[0].(map[string]any)).obj(t, "case").str(t, "id") != cs {
+	sims := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+rare+"?similarity=1", nil).Want(t, 200).Object(t)["similarCases"].([]any)
+	if len(sims) != 1 || obj(sims[0].(map[string]any)).Obj(t, "case").Str(t, "id") != cs {
 		t.Fatalf("similar cases %v", sims)
 	}
 	// The bound is the organisation's: another organisation's alert of the common value has no similar case.
-	other := tm.other.newAlert(t, "common", []map[string]any{{"dataType": "ip", "data": "9.9.9.9"}}).str(t, "id")
-	if sims := tm.other.call(t, http.MethodGet, "/api/alert/"+other+"?similarity=1", nil).want(t, 200).object(t)["similarCases"].([]any); len(sims) != 0 {
+	other := tm.other.newAlert(t, "common", []map[string]any{{"dataType": "ip", "data": "9.9.9.9"}}).Str(t, "id")
+	if sims := tm.other.Call(t, http.MethodGet, "/api/alert/"+other+"?similarity=1", nil).Want(t, 200).Object(t)["similarCases"].([]any); len(sims) != 0 {
 		t.Fatalf("other organisation: %v", sims)
 	}
 }

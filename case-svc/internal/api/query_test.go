@@ -20,16 +20,16 @@ type q = map[string]any
 // query posts a pipeline to path and returns the response.
 func (c *client) query(t testing.TB, path string, steps ...q) *resp {
 	t.Helper()
-	return c.call(t, http.MethodPost, path, map[string]any{"query": steps})
+	return c.Call(t, http.MethodPost, path, map[string]any{"query": steps})
 }
 
 // count runs a pipeline ending with count and returns the number.
 func (c *client) count(t testing.TB, steps ...q) int {
 	t.Helper()
-	r := c.query(t, "/api/v1/query", append(steps, q{"_name": "count"})...).want(t, 200)
+	r := c.query(t, "/api/v1/query", append(steps, q{"_name": "count"})...).Want(t, 200)
 	var n int
-	if err := json.Unmarshal(r.body, &n); err != nil {
-		t.Fatalf("count body %s: %v", r.body, err)
+	if err := json.Unmarshal(r.Body, &n); err != nil {
+		t.Fatalf("count body %s: %v", r.Body, err)
 	}
 	return n
 }
@@ -38,12 +38,12 @@ func TestQuery_ContractPipelines(t *testing.T) {
 	tm := newTeam(t)
 	ctx := context.Background()
 	caseA := tm.analyst.newCase(t, map[string]any{"title": "A", "tasks": []map[string]any{{"title": "a1"}, {"title": "a2"},
-		{"title": "a3", "status": "Completed"}}}).str(t, "id")
-	caseB := tm.analyst.newCase(t, map[string]any{"title": "B", "tasks": []map[string]any{{"title": "b1"}}}).str(t, "id")
+		{"title": "a3", "status": "Completed"}}}).Str(t, "id")
+	caseB := tm.analyst.newCase(t, map[string]any{"title": "B", "tasks": []map[string]any{{"title": "b1"}}}).Str(t, "id")
 	tm.other.newCase(t, map[string]any{"tasks": []map[string]any{{"title": "theirs"}}})
 	obs := tm.analyst.observables(t, "/api/case/"+caseA+"/artifact", map[string]any{"dataType": "domain",
 		"data": []string{"shared.example", "other.example"}})
-	obsID := obs[0].str(t, "id")
+	obsID := obs[0].Str(t, "id")
 
 	// Jobs as the connector stores them.
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -65,58 +65,58 @@ func TestQuery_ContractPipelines(t *testing.T) {
 
 	t.Run("getObservable, jobs, sort, page", func(t *testing.T) {
 		r := tm.readOnly.query(t, "/api/v1/query", q{"_name": "getObservable", "idOrName": obsID}, q{"_name": "jobs"},
-			q{"_name": "sort", "_fields": []any{q{"startDate": "desc"}}}, q{"_name": "page", "from": 0, "to": 2}).want(t, 200)
-		l := r.list(t)
-		if len(l) != 2 || l[0].str(t, "analyzerName") != "DNS" || l[1].str(t, "analyzerName") != "Whois" {
-			t.Fatalf("jobs %s", r.body)
+			q{"_name": "sort", "_fields": []any{q{"startDate": "desc"}}}, q{"_name": "page", "from": 0, "to": 2}).Want(t, 200)
+		l := r.List(t)
+		if len(l) != 2 || l[0].Str(t, "analyzerName") != "DNS" || l[1].Str(t, "analyzerName") != "Whois" {
+			t.Fatalf("jobs %s", r.Body)
 		}
 		j := l[0]
 		checkRecord(t, j, "case_artifact_job", "ana")
-		if j.str(t, "analyzerId") != "anDNS" || j.str(t, "analyzerDefinition") != "DNS_1_0" || j.str(t, "status") != "Success" ||
-			j.str(t, "analysisId") != "local" || j.str(t, "analysisJobId") != "job-DNS" || j.num(t, "endDate") <= j.num(t, "startDate") ||
-			j.obj(t, "report")["success"] != true || j.obj(t, "report").obj(t, "full").num(t, "a.b") != 1 ||
-			j.str(t, "observableId") != obsID || j.str(t, "caseId") != caseA || j.str(t, "_createdBy") != "ana" {
+		if j.Str(t, "analyzerId") != "anDNS" || j.Str(t, "analyzerDefinition") != "DNS_1_0" || j.Str(t, "status") != "Success" ||
+			j.Str(t, "analysisId") != "local" || j.Str(t, "analysisJobId") != "job-DNS" || j.Num(t, "endDate") <= j.Num(t, "startDate") ||
+			j.Obj(t, "report")["success"] != true || j.Obj(t, "report").Obj(t, "full").Num(t, "a.b") != 1 ||
+			j.Str(t, "observableId") != obsID || j.Str(t, "caseId") != caseA || j.Str(t, "_createdBy") != "ana" {
 			t.Fatalf("job %v", j)
 		}
-		if r.header.Get("X-Total") != "" {
+		if r.Header.Get("X-Total") != "" {
 			t.Errorf("v1 page without extraData total sets X-Total")
 		}
 		r = tm.readOnly.query(t, "/api/v1/query", q{"_name": "getObservable", "idOrName": obsID}, q{"_name": "jobs"},
-			q{"_name": "page", "from": 0, "to": 10, "extraData": []string{"total"}}).want(t, 200)
-		if r.total(t) != "3" {
-			t.Fatalf("X-Total %s", r.total(t))
+			q{"_name": "page", "from": 0, "to": 10, "extraData": []string{"total"}}).Want(t, 200)
+		if r.Total(t) != "3" {
+			t.Fatalf("X-Total %s", r.Total(t))
 		}
 	})
 
 	t.Run("waitingTasks, sort, page", func(t *testing.T) {
 		r := tm.readOnly.query(t, "/api/v0/query", q{"_name": "waitingTasks"}, q{"_name": "sort", "_fields": []any{q{"title": "desc"}}},
-			q{"_name": "page", "from": 0, "to": 10}).want(t, 200)
+			q{"_name": "page", "from": 0, "to": 10}).Want(t, 200)
 		var titles []string
-		for _, x := range r.list(t) {
+		for _, x := range r.List(t) {
 			checkRecord(t, x, "case_task", "ana")
-			titles = append(titles, x.str(t, "title"))
+			titles = append(titles, x.Str(t, "title"))
 		}
-		if !slices.Equal(titles, []string{"b1", "a2", "a1"}) || r.total(t) != "3" {
+		if !slices.Equal(titles, []string{"b1", "a2", "a1"}) || r.Total(t) != "3" {
 			t.Fatalf("waiting tasks %v", titles)
 		}
 		// From a case: its waiting tasks only.
-		r = tm.readOnly.query(t, "/api/v0/query", q{"_name": "getCase", "idOrName": caseA}, q{"_name": "waitingTasks"}).want(t, 200)
-		if l := r.list(t); len(l) != 2 {
-			t.Fatalf("waiting tasks of A %s", r.body)
+		r = tm.readOnly.query(t, "/api/v0/query", q{"_name": "getCase", "idOrName": caseA}, q{"_name": "waitingTasks"}).Want(t, 200)
+		if l := r.List(t); len(l) != 2 {
+			t.Fatalf("waiting tasks of A %s", r.Body)
 		}
 	})
 
 	t.Run("getCase, alerts, sort, page", func(t *testing.T) {
-		a1 := tm.analyst.newAlert(t, "qa1", nil).str(t, "id")
-		a2 := tm.analyst.newAlert(t, "qa2", nil).str(t, "id")
+		a1 := tm.analyst.newAlert(t, "qa1", nil).Str(t, "id")
+		a2 := tm.analyst.newAlert(t, "qa2", nil).Str(t, "id")
 		tm.analyst.newAlert(t, "qa3", nil)
-		tm.analyst.call(t, http.MethodPost, "/api/alert/merge/_bulk", map[string]any{"caseId": caseB, "alertIds": []string{a1, a2}}).want(t, 200)
+		tm.analyst.Call(t, http.MethodPost, "/api/alert/merge/_bulk", map[string]any{"caseId": caseB, "alertIds": []string{a1, a2}}).Want(t, 200)
 		r := tm.readOnly.query(t, "/api/v0/query", q{"_name": "getCase", "idOrName": caseB}, q{"_name": "alerts"},
-			q{"_name": "sort", "_fields": []any{q{"sourceRef": "desc"}}}, q{"_name": "page", "from": 0, "to": 15}).want(t, 200)
-		l := r.list(t)
-		if len(l) != 2 || l[0].str(t, "sourceRef") != "qa2" || l[0].str(t, "_type") != "alert" || l[0].str(t, "status") != "Imported" ||
-			r.total(t) != "2" {
-			t.Fatalf("alerts of B %s", r.body)
+			q{"_name": "sort", "_fields": []any{q{"sourceRef": "desc"}}}, q{"_name": "page", "from": 0, "to": 15}).Want(t, 200)
+		l := r.List(t)
+		if len(l) != 2 || l[0].Str(t, "sourceRef") != "qa2" || l[0].Str(t, "_type") != "alert" || l[0].Str(t, "status") != "Imported" ||
+			r.Total(t) != "2" {
+			t.Fatalf("alerts of B %s", r.Body)
 		}
 		// By number too.
 		if n := tm.readOnly.count(t, q{"_name": "getCase", "idOrName": strings.TrimPrefix(caseB, "~")}, q{"_name": "alerts"}); n != 2 {
@@ -128,38 +128,38 @@ func TestQuery_ContractPipelines(t *testing.T) {
 		tm.analyst.observables(t, "/api/case/"+caseB+"/artifact", map[string]any{"dataType": "domain", "data": "shared.example", "ioc": true})
 		al := tm.analyst.newAlert(t, "qsim", []map[string]any{{"dataType": "domain", "data": "shared.example"},
 			{"dataType": "url", "data": "other.example"}})
-		r := tm.readOnly.query(t, "/api/v1/query?name=alert-similar-cases", q{"_name": "getAlert", "idOrName": al.str(t, "id")},
-			q{"_name": "similarCases", "caseFilter": q{"_field": "title", "_value": "A"}}).want(t, 200)
-		l := r.list(t)
+		r := tm.readOnly.query(t, "/api/v1/query?name=alert-similar-cases", q{"_name": "getAlert", "idOrName": al.Str(t, "id")},
+			q{"_name": "similarCases", "caseFilter": q{"_field": "title", "_value": "A"}}).Want(t, 200)
+		l := r.List(t)
 		if len(l) != 1 {
-			t.Fatalf("similar %s", r.body)
+			t.Fatalf("similar %s", r.Body)
 		}
 		s := l[0]
-		cs := s.obj(t, "case")
-		if cs.str(t, "id") != caseA || cs.num(t, "number") != cs.num(t, "caseId") || cs.str(t, "_createdBy") != "ana" ||
-			cs["extraData"] == nil || s.num(t, "similarObservableCount") != 2 || s.num(t, "observableCount") != 2 ||
-			s.num(t, "similarIocCount") != 0 || s.num(t, "iocCount") != 0 || s.obj(t, "observableTypes").num(t, "domain") != 2 {
+		cs := s.Obj(t, "case")
+		if cs.Str(t, "id") != caseA || cs.Num(t, "number") != cs.Num(t, "caseId") || cs.Str(t, "_createdBy") != "ana" ||
+			cs["extraData"] == nil || s.Num(t, "similarObservableCount") != 2 || s.Num(t, "observableCount") != 2 ||
+			s.Num(t, "similarIocCount") != 0 || s.Num(t, "iocCount") != 0 || s.Obj(t, "observableTypes").Num(t, "domain") != 2 {
 			t.Fatalf("similar case %v", s)
 		}
 		if _, v0 := s["similarArtifactCount"]; v0 {
 			t.Errorf("the query's similar-case result carries v0 fields: %v", s)
 		}
 		// Without the filter: both cases, sorted as asked.
-		r = tm.readOnly.query(t, "/api/v1/query", q{"_name": "getAlert", "idOrName": al.str(t, "id")}, q{"_name": "similarCases"},
-			q{"_name": "sort", "_fields": []any{q{"similarIocCount": "desc"}}}, q{"_name": "page", "from": 0, "to": 5}).want(t, 200)
-		if l := r.list(t); len(l) != 2 || l[0].obj(t, "case").str(t, "id") != caseB || l[0].num(t, "similarIocCount") != 1 {
-			t.Fatalf("similar cases by ioc %s", r.body)
+		r = tm.readOnly.query(t, "/api/v1/query", q{"_name": "getAlert", "idOrName": al.Str(t, "id")}, q{"_name": "similarCases"},
+			q{"_name": "sort", "_fields": []any{q{"similarIocCount": "desc"}}}, q{"_name": "page", "from": 0, "to": 5}).Want(t, 200)
+		if l := r.List(t); len(l) != 2 || l[0].Obj(t, "case").Str(t, "id") != caseB || l[0].Num(t, "similarIocCount") != 1 {
+			t.Fatalf("similar cases by ioc %s", r.Body)
 		}
-		if n := tm.readOnly.count(t, q{"_name": "getAlert", "idOrName": al.str(t, "id")}, q{"_name": "similarCases"},
+		if n := tm.readOnly.count(t, q{"_name": "getAlert", "idOrName": al.Str(t, "id")}, q{"_name": "similarCases"},
 			q{"_name": "filter", "_field": "title", "_value": "B"}); n != 1 {
 			t.Fatalf("similar cases filtered: %d", n)
 		}
 	})
 
 	t.Run("traversals", func(t *testing.T) {
-		taskID := tm.analyst.call(t, http.MethodGet, "/api/case/"+caseA+"/task?sort=title", nil).want(t, 200).list(t)[0].str(t, "id")
-		tm.analyst.call(t, http.MethodPost, "/api/case/task/"+taskID+"/log", map[string]any{"message": "m1"}).want(t, 201)
-		tm.analyst.call(t, http.MethodPost, "/api/case/task/"+taskID+"/log", map[string]any{"message": "m2"}).want(t, 201)
+		taskID := tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseA+"/task?sort=title", nil).Want(t, 200).List(t)[0].Str(t, "id")
+		tm.analyst.Call(t, http.MethodPost, "/api/case/task/"+taskID+"/log", map[string]any{"message": "m1"}).Want(t, 201)
+		tm.analyst.Call(t, http.MethodPost, "/api/case/task/"+taskID+"/log", map[string]any{"message": "m2"}).Want(t, 201)
 		for _, tc := range []struct {
 			steps []q
 			want  int
@@ -184,26 +184,26 @@ func TestQuery_ContractPipelines(t *testing.T) {
 			}
 		}
 		r := tm.readOnly.query(t, "/api/v1/query", q{"_name": "getTask", "idOrName": taskID}, q{"_name": "logs"},
-			q{"_name": "page", "from": 0, "to": 1, "extraData": []string{"task", "taskId"}}).want(t, 200)
-		if l := r.list(t); len(l) != 1 || l[0].obj(t, "extraData").str(t, "taskId") != taskID ||
-			l[0].obj(t, "extraData").obj(t, "task").str(t, "id") != taskID {
-			t.Fatalf("log extraData %s", r.body)
+			q{"_name": "page", "from": 0, "to": 1, "extraData": []string{"task", "taskId"}}).Want(t, 200)
+		if l := r.List(t); len(l) != 1 || l[0].Obj(t, "extraData").Str(t, "taskId") != taskID ||
+			l[0].Obj(t, "extraData").Obj(t, "task").Str(t, "id") != taskID {
+			t.Fatalf("log extraData %s", r.Body)
 		}
 	})
 
 	t.Run("page extraData", func(t *testing.T) {
 		r := tm.readOnly.query(t, "/api/v1/query", q{"_name": "getCase", "idOrName": caseA},
-			q{"_name": "page", "from": 0, "to": 1, "extraData": []string{"total", "taskStats", "observableStats", "permissions"}}).want(t, 200)
-		c := r.list(t)[0]
-		ed := c.obj(t, "extraData")
-		if r.total(t) != "1" || ed.obj(t, "taskStats").num(t, "total") != 3 || ed.obj(t, "taskStats").num(t, "Waiting") != 1 ||
-			ed.obj(t, "observableStats").num(t, "total") != 2 || len(ed.strs(t, "permissions")) != 0 || c.num(t, "_createdAt") == 0 {
+			q{"_name": "page", "from": 0, "to": 1, "extraData": []string{"total", "taskStats", "observableStats", "permissions"}}).Want(t, 200)
+		c := r.List(t)[0]
+		ed := c.Obj(t, "extraData")
+		if r.Total(t) != "1" || ed.Obj(t, "taskStats").Num(t, "total") != 3 || ed.Obj(t, "taskStats").Num(t, "Waiting") != 1 ||
+			ed.Obj(t, "observableStats").Num(t, "total") != 2 || len(ed.Strs(t, "permissions")) != 0 || c.Num(t, "_createdAt") == 0 {
 			t.Fatalf("extraData %v", c)
 		}
 		r = tm.readOnly.query(t, "/api/v0/query", q{"_name": "waitingTasks"}, q{"_name": "page", "from": 0, "to": 10,
-			"extraData": []string{"caseId", "case"}}).want(t, 200)
-		for _, x := range r.list(t) {
-			if x.obj(t, "extraData").num(t, "caseId") < 1 || x.obj(t, "extraData").obj(t, "case").str(t, "_type") != "case" {
+			"extraData": []string{"caseId", "case"}}).Want(t, 200)
+		for _, x := range r.List(t) {
+			if x.Obj(t, "extraData").Num(t, "caseId") < 1 || x.Obj(t, "extraData").Obj(t, "case").Str(t, "_type") != "case" {
 				t.Fatalf("task extraData %v", x)
 			}
 		}
@@ -237,17 +237,17 @@ func TestQuery_ContractPipelines(t *testing.T) {
 			{[]q{{"_name": "listCase"}, {"_name": "count", "x": 1}}, "x"},
 		} {
 			r := tm.readOnly.query(t, "/api/v1/query", tc.steps...)
-			msg := r.wantError(t, 400, "BadRequest")
+			msg := r.WantError(t, 400, "BadRequest")
 			if !strings.Contains(msg, tc.name) {
 				t.Errorf("%v: message %q does not name %q", tc.steps, msg, tc.name)
 			}
 		}
 		for _, body := range []string{`{}`, `{"query": {}}`, `{"query": []}`, `{"query": [1]}`, `{"query": [{"name": "x"}]}`, `[]`} {
-			tm.readOnly.raw(t, http.MethodPost, "/api/v0/query", "application/json", body).wantError(t, 400, "BadRequest")
+			tm.readOnly.Raw(t, http.MethodPost, "/api/v0/query", "application/json", body).WantError(t, 400, "BadRequest")
 		}
-		tm.other.query(t, "/api/v1/query", q{"_name": "getCase", "idOrName": caseA}).wantError(t, 404, "NotFoundError")
-		tm.other.query(t, "/api/v1/query", q{"_name": "getObservable", "idOrName": obsID}, q{"_name": "jobs"}).wantError(t, 404, "NotFoundError")
-		tm.anon().query(t, "/api/v1/query", q{"_name": "listCase"}).wantError(t, 401, "AuthenticationError")
+		tm.other.query(t, "/api/v1/query", q{"_name": "getCase", "idOrName": caseA}).WantError(t, 404, "NotFoundError")
+		tm.other.query(t, "/api/v1/query", q{"_name": "getObservable", "idOrName": obsID}, q{"_name": "jobs"}).WantError(t, 404, "NotFoundError")
+		tm.anon().query(t, "/api/v1/query", q{"_name": "listCase"}).WantError(t, 401, "AuthenticationError")
 		// Another organisation's records never show up in lists.
 		if n := tm.other.count(t, q{"_name": "listJob"}); n != 1 {
 			t.Fatalf("cert sees %d jobs", n)
@@ -301,12 +301,12 @@ func TestQuery_FilterOperators(t *testing.T) {
 	// Two filters narrow each other; sort then page windows.
 	r := tm.analyst.query(t, "/api/v1/query", list, q{"_name": "filter", "_gte": q{"severity": 1}},
 		q{"_name": "filter", "_not": q{"severity": 3}}, q{"_name": "sort", "_fields": []any{"-severity"}},
-		q{"_name": "page", "from": 1, "to": 2}).want(t, 200)
-	if l := r.list(t); len(l) != 1 || l[0].str(t, "title") != "alpha one" {
-		t.Fatalf("page %s", r.body)
+		q{"_name": "page", "from": 1, "to": 2}).Want(t, 200)
+	if l := r.List(t); len(l) != 1 || l[0].Str(t, "title") != "alpha one" {
+		t.Fatalf("page %s", r.Body)
 	}
 	// No output step: everything.
-	if l := tm.analyst.query(t, "/api/v0/query", list).want(t, 200).list(t); len(l) != 3 {
+	if l := tm.analyst.query(t, "/api/v0/query", list).Want(t, 200).List(t); len(l) != 3 {
 		t.Fatalf("no page: %d", len(l))
 	}
 }

@@ -19,13 +19,13 @@ func TestRegressionCaseNumbersPerOrganisation(t *testing.T) {
 		got  obj
 		want float64
 	}{{a1, 1}, {a2, 2}, {a3, 3}, {b1, 1}, {b2, 2}} {
-		if n := c.got.num(t, "caseId"); n != c.want {
-			t.Errorf("case %q has number %v, want %v (its organisation's own sequence)", c.got.str(t, "title"), n, c.want)
+		if n := c.got.Num(t, "caseId"); n != c.want {
+			t.Errorf("case %q has number %v, want %v (its organisation's own sequence)", c.got.Str(t, "title"), n, c.want)
 		}
 	}
 	ids := map[string]bool{}
 	for _, c := range []obj{a1, a2, a3, b1, b2} {
-		ids[c.str(t, "id")] = true
+		ids[c.Str(t, "id")] = true
 	}
 	if len(ids) != 5 {
 		t.Fatalf("case ids are not unique: %v", ids)
@@ -37,22 +37,22 @@ func TestRegressionCaseNumbersPerOrganisation(t *testing.T) {
 		title string
 	}{{tm.analyst, "soc one"}, {tm.other, "cert one"}} {
 		for _, p := range []string{"/api/case/1", "/api/v0/case/1"} {
-			if got := c.as.call(t, http.MethodGet, p, nil).want(t, http.StatusOK).object(t); got.str(t, "title") != c.title {
-				t.Errorf("GET %s as %s: %q, want %q", p, c.title, got.str(t, "title"), c.title)
+			if got := c.as.Call(t, http.MethodGet, p, nil).Want(t, http.StatusOK).Object(t); got.Str(t, "title") != c.title {
+				t.Errorf("GET %s as %s: %q, want %q", p, c.title, got.Str(t, "title"), c.title)
 			}
 		}
 	}
-	tm.other.call(t, http.MethodPatch, "/api/case/1", map[string]any{"title": "cert one, renamed"}).want(t, http.StatusOK)
-	if got := tm.analyst.call(t, http.MethodGet, "/api/case/1", nil).want(t, http.StatusOK).object(t); got.str(t, "title") != "soc one" {
+	tm.other.Call(t, http.MethodPatch, "/api/case/1", map[string]any{"title": "cert one, renamed"}).Want(t, http.StatusOK)
+	if got := tm.analyst.Call(t, http.MethodGet, "/api/case/1", nil).Want(t, http.StatusOK).Object(t); got.Str(t, "title") != "soc one" {
 		t.Errorf("another organisation's PATCH /api/case/1 changed soc's case 1: %v", got)
 	}
-	tm.other.call(t, http.MethodPost, "/api/case/2/task", map[string]any{"title": "cert task"}).want(t, http.StatusCreated)
-	if n := tm.analyst.call(t, http.MethodGet, "/api/case/"+a2.str(t, "id")+"/task", nil).want(t, http.StatusOK).total(t); n != "0" {
+	tm.other.Call(t, http.MethodPost, "/api/case/2/task", map[string]any{"title": "cert task"}).Want(t, http.StatusCreated)
+	if n := tm.analyst.Call(t, http.MethodGet, "/api/case/"+a2.Str(t, "id")+"/task", nil).Want(t, http.StatusOK).Total(t); n != "0" {
 		t.Errorf("a task made by the other organisation on its case 2 landed on soc's case 2 (%s tasks)", n)
 	}
 	// A number the caller's organisation does not have is a 404, even when another organisation has it.
-	tm.other.call(t, http.MethodGet, "/api/case/3", nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	tm.other.call(t, http.MethodGet, "/api/case/"+a3.str(t, "id"), nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	tm.other.call(t, http.MethodDelete, "/api/case/3", nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	tm.analyst.call(t, http.MethodGet, "/api/case/3", nil).want(t, http.StatusOK)
+	tm.other.Call(t, http.MethodGet, "/api/case/3", nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	tm.other.Call(t, http.MethodGet, "/api/case/"+a3.Str(t, "id"), nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	tm.other.Call(t, http.MethodDelete, "/api/case/3", nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	tm.analyst.Call(t, http.MethodGet, "/api/case/3", nil).Want(t, http.StatusOK)
 }

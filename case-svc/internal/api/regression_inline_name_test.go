@@ -13,33 +13,33 @@ import (
 
 func TestRegression_InlineFileNameIsNotABaseName(t *testing.T) {
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	path := "/api/case/" + caseID + "/artifact"
 	content := base64.StdEncoding.EncodeToString([]byte("hello"))
 	// the multipart upload: a base name
 	up := tm.analyst.multipart(t, http.MethodPost, path, map[string]any{"dataType": "file"}, nil,
-		part{"attachment", "../../etc/multipart.txt", "text/plain", []byte("multipart")}).want(t, 201).list(t)[0]
-	if n := up.obj(t, "attachment").str(t, "name"); n != "multipart.txt" {
+		part{"attachment", "../../etc/multipart.txt", "text/plain", []byte("multipart")}).Want(t, 201).List(t)[0]
+	if n := up.Obj(t, "attachment").Str(t, "name"); n != "multipart.txt" {
 		t.Fatalf("multipart name %q", n)
 	}
 	for data, want := range map[string]string{
 		"../../etc/passwd;text/plain;" + content:      "passwd",
 		`..\..\windows\win.ini;text/plain;` + content: "win.ini",
 	} {
-		r := tm.analyst.call(t, http.MethodPost, "/api/case/"+tm.analyst.newCase(t, nil).str(t, "id")+"/artifact",
+		r := tm.analyst.Call(t, http.MethodPost, "/api/case/"+tm.analyst.newCase(t, nil).Str(t, "id")+"/artifact",
 			map[string]any{"dataType": "file", "data": data})
-		if r.status != 201 {
-			t.Errorf("%q: %d %s", data, r.status, r.body)
+		if r.Status != 201 {
+			t.Errorf("%q: %d %s", data, r.Status, r.Body)
 			continue
 		}
-		if n := r.list(t)[0].obj(t, "attachment").str(t, "name"); n != want {
+		if n := r.List(t)[0].Obj(t, "attachment").Str(t, "name"); n != want {
 			t.Errorf("inline file %q named %q, want %q", data, n, want)
 		}
 	}
 	// a control character in the name: refused, like other invalid names, or dropped
-	r := tm.analyst.call(t, http.MethodPost, path, map[string]any{"dataType": "file", "data": "a\r\nX-Injected: 1;text/plain;" + content})
-	if r.status == 201 {
-		if n := r.list(t)[0].obj(t, "attachment").str(t, "name"); n != "a" && n != "aX-Injected: 1" {
+	r := tm.analyst.Call(t, http.MethodPost, path, map[string]any{"dataType": "file", "data": "a\r\nX-Injected: 1;text/plain;" + content})
+	if r.Status == 201 {
+		if n := r.List(t)[0].Obj(t, "attachment").Str(t, "name"); n != "a" && n != "aX-Injected: 1" {
 			t.Errorf("inline file name with CR LF stored as %q", n)
 		}
 	}

@@ -73,17 +73,17 @@ func TestRegressionReportNumbersAsWritten(t *testing.T) {
 	responder := as.Enable("responder", "NumResp_1_0", map[string]any{})
 
 	tm := newTeam(t, withServers(fastTracker, server("local", as, "")))
-	caseID := tm.analyst.newCase(t, map[string]any{"tlp": 1, "pap": 2}).str(t, "id")
+	caseID := tm.analyst.newCase(t, map[string]any{"tlp": 1, "pap": 2}).Str(t, "id")
 	ip := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"203.0.113.5"}})[0]
 
-	j := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job",
-		map[string]any{"analysisId": "local", "artifactId": ip.str(t, "id"), "analyzerId": analyzer}).
-		want(t, http.StatusCreated).object(t)
+	j := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+		map[string]any{"analysisId": "local", "artifactId": ip.Str(t, "id"), "analyzerId": analyzer}).
+		Want(t, http.StatusCreated).Object(t)
 	eventually(t, "numbers job", func() obj {
-		return tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 	}, func(o obj) bool { return o["status"] == "Success" || o["status"] == "Failure" })
 	// The raw bytes, not a decoded value: a float64 would already have lost what this test checks.
-	body := string(tm.analyst.call(t, http.MethodGet, "/api/connector/job/"+j.str(t, "id"), nil).want(t, http.StatusOK).body)
+	body := string(tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Body)
 	for _, want := range []string{`"status":"Success"`, `"one":1.0`, `"max":9223372036854775807`,
 		`"list":[0.1,2.50,{"deep":3.14159265358979323846}]`, `"value":1.0`,
 		`"l":[0.1,2.50,{"deep":3.14159265358979323846}]`} {
@@ -91,24 +91,24 @@ func TestRegressionReportNumbersAsWritten(t *testing.T) {
 			t.Errorf("the case-svc job lacks %s:\n%s", want, body)
 		}
 	}
-	obs := string(tm.analyst.call(t, http.MethodGet, "/api/case/artifact/"+ip.str(t, "id"), nil).want(t, http.StatusOK).body)
+	obs := string(tm.analyst.Call(t, http.MethodGet, "/api/case/artifact/"+ip.Str(t, "id"), nil).Want(t, http.StatusOK).Body)
 	for _, want := range []string{`"value":1.0`, `"max":9223372036854775807`, `"l":[0.1,2.50,{"deep":3.14159265358979323846}]`} {
 		if !strings.Contains(obs, want) {
 			t.Errorf("the observable's reports lack %s:\n%s", want, obs)
 		}
 	}
 
-	act := tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{
+	act := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{
 		"responderId": responder, "objectType": "case", "objectId": caseID, "analysisId": "local"}).
-		want(t, http.StatusCreated).object(t)
+		Want(t, http.StatusCreated).Object(t)
 	done := eventually(t, "numbers responder", func() obj {
-		return tm.analyst.call(t, http.MethodGet, "/api/connector/analysis/action/"+act.str(t, "id"), nil).want(t, http.StatusOK).object(t)
+		return tm.analyst.Call(t, http.MethodGet, "/api/connector/analysis/action/"+act.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
 	}, func(o obj) bool { return o["status"] == "Success" || o["status"] == "Failure" })
 	if done["status"] != "Success" {
 		t.Fatalf("action %v", done)
 	}
 	// operations and report are JSON text in the action: their numbers are the responder's characters.
-	ops, rep := done.str(t, "operations"), done.str(t, "report")
+	ops, rep := done.Str(t, "operations"), done.Str(t, "report")
 	for _, want := range []string{`"tlp":2.0`, `"value":1.0`} {
 		if !strings.Contains(ops, want) {
 			t.Errorf("the action's operations lack %s: %s", want, ops)
@@ -125,7 +125,7 @@ func TestRegressionReportNumbersAsWritten(t *testing.T) {
 	}
 	// The artifact the responder added got its tlp from the json.Number 2.0.
 	var found bool
-	for _, o := range tm.analyst.call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?range=all", nil).want(t, http.StatusOK).list(t) {
+	for _, o := range tm.analyst.Call(t, http.MethodGet, "/api/case/"+caseID+"/artifact?range=all", nil).Want(t, http.StatusOK).List(t) {
 		if o["data"] == "from-responder" {
 			found = true
 			if o["tlp"] != float64(2) {

@@ -18,37 +18,37 @@ func TestRegressionSessionsEndOnLogoutPasswordKeyAndLock(t *testing.T) {
 		act  func(t *testing.T, login string, s *client)
 	}{
 		{"logout", func(t *testing.T, _ string, s *client) {
-			s.call(t, http.MethodPost, "/api/logout", nil).want(t, 204)
+			s.Call(t, http.MethodPost, "/api/logout", nil).Want(t, 204)
 		}},
 		{"password change", func(t *testing.T, login string, s *client) {
-			s.csrf = true
-			s.call(t, http.MethodPost, "/api/user/"+login+"/password/change",
-				map[string]string{"currentPassword": password, "password": other}).want(t, 204)
+			s.CSRF = true
+			s.Call(t, http.MethodPost, "/api/user/"+login+"/password/change",
+				map[string]string{"currentPassword": password, "password": other}).Want(t, 204)
 		}},
 		{"password set", func(t *testing.T, login string, _ *client) {
-			e.admin.call(t, http.MethodPost, "/api/user/"+login+"/password/set", map[string]string{"password": other}).want(t, 204)
+			e.admin.Call(t, http.MethodPost, "/api/user/"+login+"/password/set", map[string]string{"password": other}).Want(t, 204)
 		}},
 		{"key revocation", func(t *testing.T, login string, _ *client) {
 			e.renewKey(t, e.admin, login)
-			e.admin.call(t, http.MethodDelete, "/api/user/"+login+"/key", nil).want(t, 204)
+			e.admin.Call(t, http.MethodDelete, "/api/user/"+login+"/key", nil).Want(t, 204)
 		}},
 		{"lock", func(t *testing.T, login string, _ *client) {
-			e.admin.call(t, http.MethodDelete, "/api/user/"+login, nil).want(t, 204)
+			e.admin.Call(t, http.MethodDelete, "/api/user/"+login, nil).Want(t, 204)
 			// Unlocking does not bring the session back.
-			e.admin.call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"locked": false}).want(t, 200)
+			e.admin.Call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"locked": false}).Want(t, 200)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			login := "u" + string(rune('a'+len(tc.name)%26)) + tc.name[:3]
-			e.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "organisation": "soc",
-				"profile": "analyst", "password": password}).want(t, 201)
+			e.admin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "organisation": "soc",
+				"profile": "analyst", "password": password}).Want(t, 201)
 			s := e.sessionClient()
-			s.call(t, http.MethodPost, "/api/login", map[string]string{"user": login, "password": password}).want(t, 200)
-			copied := e.cookieClient(s.cookie(auth.SessionCookie))
-			copied.call(t, http.MethodGet, "/api/user/current", nil).want(t, 200)
+			s.Call(t, http.MethodPost, "/api/login", map[string]string{"user": login, "password": password}).Want(t, 200)
+			copied := e.cookieClient(s.Cookie(auth.SessionCookie))
+			copied.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, 200)
 			tc.act(t, login, s)
-			copied.call(t, http.MethodGet, "/api/user/current", nil).wantError(t, 401, "AuthenticationError")
-			copied.call(t, http.MethodGet, "/api/case", nil).wantError(t, 401, "AuthenticationError")
+			copied.Call(t, http.MethodGet, "/api/user/current", nil).WantError(t, 401, "AuthenticationError")
+			copied.Call(t, http.MethodGet, "/api/case", nil).WantError(t, 401, "AuthenticationError")
 		})
 	}
 }

@@ -10,22 +10,22 @@ import (
 // administrator changes them now; org-admins of any organisation get 403.
 func TestRegressionOrgAdminCannotChangeSharedCustomFields(t *testing.T) {
 	tm := newTeam(t)
-	fld := tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "shared", "type": "string"}).
-		want(t, 201).object(t)
+	fld := tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "shared", "type": "string"}).
+		Want(t, 201).Object(t)
 	cert := tm.other // cert's analyst
 	certAdmin := tm.user(t, "certadmin", "cert", "org-admin")
 
 	for _, oa := range []*client{tm.orgAdmin, certAdmin} {
-		oa.call(t, http.MethodPatch, "/api/customField/"+fld.str(t, "id"), map[string]any{"mandatory": true}).
-			wantError(t, 403, "AuthorizationError")
-		oa.call(t, http.MethodPatch, "/api/customField/shared", map[string]any{"mandatory": true}).
-			wantError(t, 403, "AuthorizationError")
-		oa.call(t, http.MethodDelete, "/api/customField/"+fld.str(t, "id"), nil).wantError(t, 403, "AuthorizationError")
-		oa.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "mine", "type": "string", "mandatory": true}).
-			wantError(t, 403, "AuthorizationError")
+		oa.Call(t, http.MethodPatch, "/api/customField/"+fld.Str(t, "id"), map[string]any{"mandatory": true}).
+			WantError(t, 403, "AuthorizationError")
+		oa.Call(t, http.MethodPatch, "/api/customField/shared", map[string]any{"mandatory": true}).
+			WantError(t, 403, "AuthorizationError")
+		oa.Call(t, http.MethodDelete, "/api/customField/"+fld.Str(t, "id"), nil).WantError(t, 403, "AuthorizationError")
+		oa.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "mine", "type": "string", "mandatory": true}).
+			WantError(t, 403, "AuthorizationError")
 	}
 	// Nothing changed: the other organisation still creates cases without the field.
-	got := tm.admin.call(t, http.MethodGet, "/api/customField/"+fld.str(t, "id"), nil).want(t, 200).object(t)
+	got := tm.admin.Call(t, http.MethodGet, "/api/customField/"+fld.Str(t, "id"), nil).Want(t, 200).Object(t)
 	if got["mandatory"] != false {
 		t.Fatalf("field after the refused changes: %v", got)
 	}

@@ -19,48 +19,48 @@ func TestRegressionTakeoverByPreRegisteredLogin(t *testing.T) {
 	secret := bAnalyst.newCase(t, map[string]any{"title": "b's secret case"})
 
 	const login = "new.hire@b.org"
-	aAdmin.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "profile": "org-admin", "organisation": "a"}).
-		want(t, 201)
-	aAdmin.call(t, http.MethodPost, "/api/user/"+login+"/password/set", map[string]string{"password": "squatter-password"}).
-		want(t, 204)
+	aAdmin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "profile": "org-admin", "organisation": "a"}).
+		Want(t, 201)
+	aAdmin.Call(t, http.MethodPost, "/api/user/"+login+"/password/set", map[string]string{"password": "squatter-password"}).
+		Want(t, 204)
 	squatterKey := e.renewKey(t, aAdmin, login)
 	squatter := e.keyClient(login, squatterKey)
 	session := e.sessionClient()
-	session.call(t, http.MethodPost, "/api/login", map[string]string{"user": login, "password": "squatter-password"}).
-		want(t, 200)
-	oldSession := session.cookie(auth.SessionCookie)
+	session.Call(t, http.MethodPost, "/api/login", map[string]string{"user": login, "password": "squatter-password"}).
+		Want(t, 200)
+	oldSession := session.Cookie(auth.SessionCookie)
 
 	// The platform administrator creates the login in b: refused, the account is unchanged.
-	e.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "profile": "analyst", "organisation": "b"}).
-		wantError(t, 400, "CreateError")
-	u := e.admin.call(t, http.MethodGet, "/api/user/"+login, nil).want(t, 200).object(t)
+	e.admin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "profile": "analyst", "organisation": "b"}).
+		WantError(t, 400, "CreateError")
+	u := e.admin.Call(t, http.MethodGet, "/api/user/"+login, nil).Want(t, 200).Object(t)
 	if ms := u["organisations"].([]any); len(ms) != 1 {
 		t.Fatalf("memberships after the refused creation: %v", u["organisations"])
 	}
-	squatter.in("b").call(t, http.MethodGet, "/api/case/"+secret.str(t, "id"), nil).wantError(t, 403, "AuthorizationError")
-	squatter.in("b").call(t, http.MethodPost, "/api/case/_search", map[string]any{}).wantError(t, 403, "AuthorizationError")
+	squatter.in("b").Call(t, http.MethodGet, "/api/case/"+secret.Str(t, "id"), nil).WantError(t, 403, "AuthorizationError")
+	squatter.in("b").Call(t, http.MethodPost, "/api/case/_search", map[string]any{}).WantError(t, 403, "AuthorizationError")
 
 	// The explicit action (platform administrator only) adds b and ends everything the squatter held.
-	aAdmin.call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"organisations": []map[string]string{
+	aAdmin.Call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"organisations": []map[string]string{
 		{"organisation": "a", "profile": "org-admin"}, {"organisation": "b", "profile": "analyst"}}}).
-		wantError(t, 403, "AuthorizationError")
-	e.admin.call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"organisations": []map[string]string{
-		{"organisation": "a", "profile": "org-admin"}, {"organisation": "b", "profile": "analyst"}}}).want(t, 200)
-	squatter.in("b").call(t, http.MethodGet, "/api/case/"+secret.str(t, "id"), nil).wantError(t, 401, "AuthenticationError")
-	squatter.call(t, http.MethodGet, "/api/user/current", nil).wantError(t, 401, "AuthenticationError")
-	e.cookieClient(oldSession).in("b").call(t, http.MethodGet, "/api/case/"+secret.str(t, "id"), nil).
-		wantError(t, 401, "AuthenticationError")
-	e.sessionClient().call(t, http.MethodPost, "/api/login", map[string]string{"user": login, "password": "squatter-password"}).
-		wantError(t, 401, "AuthenticationError")
-	e.admin.call(t, http.MethodGet, "/api/user/"+login+"/key", nil).wantError(t, 404, "NotFoundError")
+		WantError(t, 403, "AuthorizationError")
+	e.admin.Call(t, http.MethodPatch, "/api/user/"+login, map[string]any{"organisations": []map[string]string{
+		{"organisation": "a", "profile": "org-admin"}, {"organisation": "b", "profile": "analyst"}}}).Want(t, 200)
+	squatter.in("b").Call(t, http.MethodGet, "/api/case/"+secret.Str(t, "id"), nil).WantError(t, 401, "AuthenticationError")
+	squatter.Call(t, http.MethodGet, "/api/user/current", nil).WantError(t, 401, "AuthenticationError")
+	e.cookieClient(oldSession).in("b").Call(t, http.MethodGet, "/api/case/"+secret.Str(t, "id"), nil).
+		WantError(t, 401, "AuthenticationError")
+	e.sessionClient().Call(t, http.MethodPost, "/api/login", map[string]string{"user": login, "password": "squatter-password"}).
+		WantError(t, 401, "AuthenticationError")
+	e.admin.Call(t, http.MethodGet, "/api/user/"+login+"/key", nil).WantError(t, 404, "NotFoundError")
 	// The org-admin of a no longer administers the account (it is also in b).
-	aAdmin.call(t, http.MethodPost, "/api/user/"+login+"/key/renew", nil).wantError(t, 403, "AuthorizationError")
+	aAdmin.Call(t, http.MethodPost, "/api/user/"+login+"/key/renew", nil).WantError(t, 403, "AuthorizationError")
 }
 
 // cookieClient returns a client that sends the given SESSION cookie on every request (a copied cookie,
 // whatever the server later sets).
 func (e *env) cookieClient(session string) *client {
 	c := e.newClient("")
-	c.header.Set("Cookie", auth.SessionCookie+"="+session)
+	c.Header.Set("Cookie", auth.SessionCookie+"="+session)
 	return c
 }

@@ -20,8 +20,8 @@ func TestRegression_CustomFieldOptionsQuadratic(t *testing.T) {
 		options[i] = fmt.Sprint("option-", i)
 	}
 	// The refusal comes before any per-option work (checked by status, not by time: no test asserts a duration).
-	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "many", "type": "string", "options": options}).
-		wantError(t, 400, "AttributeCheckingError")
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "many", "type": "string", "options": options}).
+		WantError(t, 400, "AttributeCheckingError")
 }
 
 // POST /api/alert with 20000 artifacts of one value each: nothing caps the artifacts of an alert (the
@@ -34,10 +34,10 @@ func TestRegression_AlertArtifactsUnbounded(t *testing.T) {
 	for i := range arts {
 		arts[i] = map[string]any{"dataType": "other", "data": fmt.Sprint("v", i)}
 	}
-	r := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
+	r := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
 		"title": "t", "description": "d", "artifacts": arts})
-	if r.status != 400 {
-		t.Errorf("20000 artifacts: %d, want a 400 (at most 10000 values, as on POST …/artifact)", r.status)
+	if r.Status != 400 {
+		t.Errorf("20000 artifacts: %d, want a 400 (at most 10000 values, as on POST …/artifact)", r.Status)
 	}
 }
 
@@ -52,12 +52,12 @@ func TestRegression_CaseTaskOwnersLookedUpOneByOne(t *testing.T) {
 		tasks[i] = map[string]any{"title": "t", "owner": "ana"}
 	}
 	before := tm.userReads.Load()
-	id := tm.analyst.call(t, http.MethodPost, "/api/case", map[string]any{"title": "t", "description": "d", "tasks": tasks}).
-		want(t, 201).object(t).str(t, "id")
+	id := tm.analyst.Call(t, http.MethodPost, "/api/case", map[string]any{"title": "t", "description": "d", "tasks": tasks}).
+		Want(t, 201).Object(t).Str(t, "id")
 	if n := tm.userReads.Load() - before; n > 2 {
 		t.Errorf("30000 tasks with one owner: %d reads of a user, want at most 2 (the case's owner and the tasks' one)", n)
 	}
-	if n := tm.analyst.call(t, http.MethodPost, "/api/case/"+id+"/task/_search?range=0-1", nil).want(t, 200).total(t); n != "30000" {
+	if n := tm.analyst.Call(t, http.MethodPost, "/api/case/"+id+"/task/_search?range=0-1", nil).Want(t, 200).Total(t); n != "30000" {
 		t.Errorf("the case has %s tasks, want 30000", n)
 	}
 }

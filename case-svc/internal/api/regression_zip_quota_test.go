@@ -15,7 +15,7 @@ import (
 // request is a 400 in the contract's shape and nothing of the archive is stored: no observable, no file.
 func TestRegressionZipQuotaPerRequest(t *testing.T) {
 	tm := newTeam(t, withZipLimits(archive.Limits{MaxEntries: 5, MaxTotal: 1 << 20}))
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	path := "/api/case/" + caseID + "/artifact"
 	upload := func(archive []byte) *resp {
 		var buf bytes.Buffer
@@ -24,7 +24,7 @@ func TestRegressionZipQuotaPerRequest(t *testing.T) {
 		fw, _ := mw.CreateFormFile("attachment", "samples.zip")
 		_, _ = fw.Write(archive)
 		_ = mw.Close()
-		return tm.analyst.send(t, http.MethodPost, path, mw.FormDataContentType(), &buf)
+		return tm.analyst.Send(t, http.MethodPost, path, mw.FormDataContentType(), &buf, nil)
 	}
 	part := func(c byte) []byte { return bytes.Repeat([]byte{c}, 400<<10) }
 	over := [][]byte{part('a'), part('b'), part('c')} // 1.2 MiB unpacked, a few KB packed
@@ -41,18 +41,18 @@ func TestRegressionZipQuotaPerRequest(t *testing.T) {
 		"a header that lies":       {makeBomb(t, 1, 2<<20, true), "zeros-0.bin"},
 		"over the entry quota":     {makeZip(t, tooMany...), "more than 5 entries"},
 	} {
-		msg := upload(c.archive).wantError(t, http.StatusBadRequest, "BadRequest")
+		msg := upload(c.archive).WantError(t, http.StatusBadRequest, "BadRequest")
 		if !strings.Contains(msg, c.want) {
 			t.Errorf("%s: message %q, want it to say %q", name, msg, c.want)
 		}
 	}
 	// Nothing half-stored: no observable, and not even the first file of the refused archive.
-	if n := tm.analyst.call(t, http.MethodGet, path, nil).want(t, http.StatusOK).total(t); n != "0" {
+	if n := tm.analyst.Call(t, http.MethodGet, path, nil).Want(t, http.StatusOK).Total(t); n != "0" {
 		t.Fatalf("refused archives left %s observables", n)
 	}
-	tm.analyst.call(t, http.MethodGet, "/api/datastore/"+hashes(over[0])[0], nil).wantError(t, http.StatusNotFound, "NotFoundError")
+	tm.analyst.Call(t, http.MethodGet, "/api/datastore/"+hashes(over[0])[0], nil).WantError(t, http.StatusNotFound, "NotFoundError")
 	// Within the quotas the archive is unpacked.
-	l := upload(makeZip(t, zipFile{"a.bin", over[0]}, zipFile{"b.bin", over[1]})).want(t, http.StatusCreated).list(t)
+	l := upload(makeZip(t, zipFile{"a.bin", over[0]}, zipFile{"b.bin", over[1]})).Want(t, http.StatusCreated).List(t)
 	if len(l) != 2 {
 		t.Fatalf("an archive within the quota gave %v", l)
 	}

@@ -11,15 +11,15 @@ import (
 // awkward ones); the answer is a success or a 4xx with the error shape, and nothing is logged as failed.
 func TestBadInputIsNeverServerError(t *testing.T) {
 	tm := newTeam(t)
-	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf", "type": "integer", "options": []int{1, 2}}).want(t, 201)
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf", "type": "integer", "options": []int{1, 2}}).Want(t, 201)
 	c := tm.orgAdmin.newCase(t, map[string]any{"tasks": []map[string]any{{"title": "t"}}})
-	caseID := c.str(t, "id")
-	taskID := tm.orgAdmin.call(t, http.MethodGet, "/api/case/"+caseID+"/task", nil).want(t, 200).list(t)[0].str(t, "id")
-	tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "tpl"}).want(t, 201)
-	obsID := tm.orgAdmin.call(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
-		want(t, 201).list(t)[0].str(t, "id")
-	alertID := tm.orgAdmin.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
-		"title": "t", "description": "d"}).want(t, 201).object(t).str(t, "id")
+	caseID := c.Str(t, "id")
+	taskID := tm.orgAdmin.Call(t, http.MethodGet, "/api/case/"+caseID+"/task", nil).Want(t, 200).List(t)[0].Str(t, "id")
+	tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "tpl"}).Want(t, 201)
+	obsID := tm.orgAdmin.Call(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
+		Want(t, 201).List(t)[0].Str(t, "id")
+	alertID := tm.orgAdmin.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
+		"title": "t", "description": "d"}).Want(t, 201).Object(t).Str(t, "id")
 
 	long := strings.Repeat("é", 40000) // beyond every text limit but maxDescription
 	values := []any{nil, true, -1, 1.5, 1e300, "x", "", long, []any{}, []any{1, "a", nil}, map[string]any{},
@@ -76,21 +76,21 @@ func TestBadInputIsNeverServerError(t *testing.T) {
 						}
 					}
 				}
-				r := tm.orgAdmin.call(t, rt.method, rt.path, body)
+				r := tm.orgAdmin.Call(t, rt.method, rt.path, body)
 				n++
-				if r.status >= 500 {
-					t.Errorf("%s %s with %s=%.60v: %d %s", rt.method, rt.path, f, v, r.status, r.body)
-				} else if r.status >= 400 {
-					r.checkErrorShape(t)
+				if r.Status >= 500 {
+					t.Errorf("%s %s with %s=%.60v: %d %s", rt.method, rt.path, f, v, r.Status, r.Body)
+				} else if r.Status >= 400 {
+					r.CheckErrorShape(t)
 				}
 			}
 		}
 	}
 	for _, raw := range []string{"", "{", "[]", "null", `{"a":1}{`, "\x00", `{"title":"\ud800"}`} {
 		for _, rt := range routes {
-			r := tm.orgAdmin.raw(t, rt.method, rt.path, "application/json", raw)
-			if r.status >= 500 {
-				t.Errorf("%s %s with body %q: %d %s", rt.method, rt.path, raw, r.status, r.body)
+			r := tm.orgAdmin.Raw(t, rt.method, rt.path, "application/json", raw)
+			if r.Status >= 500 {
+				t.Errorf("%s %s with body %q: %d %s", rt.method, rt.path, raw, r.Status, r.Body)
 			}
 		}
 	}
@@ -99,8 +99,8 @@ func TestBadInputIsNeverServerError(t *testing.T) {
 		"/api/datastore/" + strings.Repeat("a", 64), "/api/alert/%00", "/api/alert/a;b;c%00", "/api/case/artifact/%ff",
 		"/api/alert/artifact/~", "/api/case/%00/artifact", "/api/alert/" + strings.Repeat(";", 3000)} {
 		for _, m := range []string{"GET", "PATCH", "DELETE", "POST"} {
-			if r := tm.orgAdmin.call(t, m, p, map[string]any{}); r.status >= 500 {
-				t.Errorf("%s %s: %d %s", m, p, r.status, r.body)
+			if r := tm.orgAdmin.Call(t, m, p, map[string]any{}); r.Status >= 500 {
+				t.Errorf("%s %s: %d %s", m, p, r.Status, r.Body)
 			}
 		}
 	}
@@ -114,31 +114,31 @@ func TestBadInputIsNeverServerError(t *testing.T) {
 // literally, as keys they are refused (or ignored, for a body's unknown fields).
 func TestDollarKeysNeverBecomeOperators(t *testing.T) {
 	tm := newTeam(t)
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "other",
 		"data": []string{"$where", `{"$ne": null}`, "plain"}})
 	for q, want := range map[string]string{`{"data": "$where"}`: "1", `{"data": "{\"$ne\": null}"}`: "1",
 		`{"_like": {"_field": "data", "_value": "$ne"}}`: "1", `{"_in": {"_field": "data", "_values": ["$where", "$gt"]}}`: "1"} {
-		r := tm.analyst.raw(t, http.MethodPost, "/api/case/artifact/_search", "application/json", `{"query": `+q+`}`).want(t, 200)
-		if r.total(t) != want {
-			t.Errorf("%s: %s, want %s", q, r.total(t), want)
+		r := tm.analyst.Raw(t, http.MethodPost, "/api/case/artifact/_search", "application/json", `{"query": `+q+`}`).Want(t, 200)
+		if r.Total(t) != want {
+			t.Errorf("%s: %s, want %s", q, r.Total(t), want)
 		}
 	}
-	a := tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "$type", "source": "$source", "sourceRef": "$gt",
-		"title": "$where", "description": "d", "tags": []string{"$set"}}).want(t, 201).object(t)
-	id := a.str(t, "id")
-	tm.analyst.call(t, http.MethodGet, "/api/alert/"+url.PathEscape("$type;$source;$gt"), nil).want(t, 200)
-	tm.analyst.call(t, http.MethodPatch, "/api/alert/"+id, map[string]any{"$set": map[string]any{"read": true},
-		"description": "d2"}).want(t, 200)
-	if got := tm.analyst.call(t, http.MethodGet, "/api/alert/"+id, nil).want(t, 200).object(t); got["read"] != false ||
-		got.str(t, "description") != "d2" {
+	a := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "$type", "source": "$source", "sourceRef": "$gt",
+		"title": "$where", "description": "d", "tags": []string{"$set"}}).Want(t, 201).Object(t)
+	id := a.Str(t, "id")
+	tm.analyst.Call(t, http.MethodGet, "/api/alert/"+url.PathEscape("$type;$source;$gt"), nil).Want(t, 200)
+	tm.analyst.Call(t, http.MethodPatch, "/api/alert/"+id, map[string]any{"$set": map[string]any{"read": true},
+		"description": "d2"}).Want(t, 200)
+	if got := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+id, nil).Want(t, 200).Object(t); got["read"] != false ||
+		got.Str(t, "description") != "d2" {
 		t.Fatalf("a $set key changed the alert: %v", got)
 	}
-	r := tm.analyst.call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []map[string]any{{"_name": "listAlert"},
+	r := tm.analyst.Call(t, http.MethodPost, "/api/v1/query", map[string]any{"query": []map[string]any{{"_name": "listAlert"},
 		{"_name": "filter", "_and": []any{map[string]any{"title": "$where"}, map[string]any{"tags": "$set"}}}, {"_name": "count"}}}).
-		want(t, 200)
-	if string(r.body) != "1\n" && string(r.body) != "1" {
-		t.Fatalf("literal $ values: %s", r.body)
+		Want(t, 200)
+	if string(r.Body) != "1\n" && string(r.Body) != "1" {
+		t.Fatalf("literal $ values: %s", r.Body)
 	}
 	for _, body := range []map[string]any{
 		{"query": []map[string]any{{"_name": "listAlert"}, {"_name": "filter", "_and": []any{map[string]any{"$or": []any{}}}}}},
@@ -146,9 +146,9 @@ func TestDollarKeysNeverBecomeOperators(t *testing.T) {
 		{"query": []map[string]any{{"_name": "listAlert"}, {"_name": "sort", "_fields": []any{map[string]any{"$natural": "desc"}}}}},
 		{"query": []map[string]any{{"_name": "getAlert", "idOrName": map[string]any{"$ne": ""}}}},
 	} {
-		tm.analyst.call(t, http.MethodPost, "/api/v1/query", body).wantError(t, 400, "BadRequest")
+		tm.analyst.Call(t, http.MethodPost, "/api/v1/query", body).WantError(t, 400, "BadRequest")
 	}
-	tm.analyst.call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "x", "title": "t",
-		"description": "d", "customFields": map[string]any{"$where": map[string]any{"string": "1"}}}).wantError(t, 400, "AttributeCheckingError")
-	tm.analyst.call(t, http.MethodPost, "/api/alert/_search", map[string]any{"query": map[string]any{"$where": "1"}}).wantError(t, 400, "BadRequest")
+	tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "x", "title": "t",
+		"description": "d", "customFields": map[string]any{"$where": map[string]any{"string": "1"}}}).WantError(t, 400, "AttributeCheckingError")
+	tm.analyst.Call(t, http.MethodPost, "/api/alert/_search", map[string]any{"query": map[string]any{"$where": "1"}}).WantError(t, 400, "BadRequest")
 }

@@ -81,39 +81,39 @@ func TestSecrets_NeverStoredLoggedOrAnswered(t *testing.T) {
 	keep := func(r *resp) *resp { answers = append(answers, r); return r }
 
 	// Passwords: set at creation, set by an administrator, changed by the user; a session.
-	keep(tm.admin.call(t, http.MethodPost, "/api/user", map[string]any{"login": "pw", "organisation": "soc", "profile": "analyst",
-		"password": password1})).want(t, 201)
+	keep(tm.admin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": "pw", "organisation": "soc", "profile": "analyst",
+		"password": password1})).Want(t, 201)
 	s := tm.sessionClient()
-	keep(s.call(t, http.MethodPost, "/api/login", map[string]string{"user": "pw", "password": password1})).want(t, 200)
-	s.csrf = true
-	keep(s.call(t, http.MethodPost, "/api/user/pw/password/change", map[string]string{"currentPassword": password1,
-		"password": password2})).want(t, 204)
+	keep(s.Call(t, http.MethodPost, "/api/login", map[string]string{"user": "pw", "password": password1})).Want(t, 200)
+	s.CSRF = true
+	keep(s.Call(t, http.MethodPost, "/api/user/pw/password/change", map[string]string{"currentPassword": password1,
+		"password": password2})).Want(t, 204)
 	// The change ended every session of pw, the one that made it included.
-	keep(s.call(t, http.MethodPost, "/api/user/pw/password/change", map[string]string{"currentPassword": password1,
-		"password": password2})).wantError(t, 401, "AuthenticationError")
+	keep(s.Call(t, http.MethodPost, "/api/user/pw/password/change", map[string]string{"currentPassword": password1,
+		"password": password2})).WantError(t, 401, "AuthenticationError")
 	s = tm.sessionClient()
-	keep(s.call(t, http.MethodPost, "/api/login", map[string]string{"user": "pw", "password": password2})).want(t, 200)
-	s.csrf = true
-	keep(s.call(t, http.MethodPost, "/api/user/pw/password/change", map[string]string{"currentPassword": password1,
-		"password": password2})).wantError(t, 403, "AuthorizationError")
-	keep(tm.admin.call(t, http.MethodPost, "/api/user/reader/password/set", map[string]string{"password": password1})).want(t, 204)
-	keep(tm.anon().call(t, http.MethodPost, "/api/login", map[string]string{"user": "pw", "password": password1})).
-		wantError(t, 401, "AuthenticationError")
-	keep(tm.basicClient("pw", password2).call(t, http.MethodGet, "/api/user/current", nil)).wantError(t, 401, "AuthenticationError")
+	keep(s.Call(t, http.MethodPost, "/api/login", map[string]string{"user": "pw", "password": password2})).Want(t, 200)
+	s.CSRF = true
+	keep(s.Call(t, http.MethodPost, "/api/user/pw/password/change", map[string]string{"currentPassword": password1,
+		"password": password2})).WantError(t, 403, "AuthorizationError")
+	keep(tm.admin.Call(t, http.MethodPost, "/api/user/reader/password/set", map[string]string{"password": password1})).Want(t, 204)
+	keep(tm.anon().Call(t, http.MethodPost, "/api/login", map[string]string{"user": "pw", "password": password1})).
+		WantError(t, 401, "AuthenticationError")
+	keep(tm.basicClient("pw", password2).Call(t, http.MethodGet, "/api/user/current", nil)).WantError(t, 401, "AuthenticationError")
 
 	// Keys: renewed (the old one stops working), revealed to its owner, revoked.
 	k1 := tm.renewKey(t, tm.admin, "pw")
 	pw := tm.keyClient("pw", k1)
-	k2 := pw.call(t, http.MethodPost, "/api/user/pw/key/renew", nil).want(t, 200).text(t)
-	keep(tm.keyClient("pw", k1).call(t, http.MethodGet, "/api/user/current", nil)).wantError(t, 401, "AuthenticationError")
-	pw.key = k2
-	keep(pw.call(t, http.MethodGet, "/api/user/current", nil)).want(t, 200)
-	keep(tm.anon().call(t, http.MethodGet, "/api/user/current?key="+k2, nil)).wantError(t, 401, "AuthenticationError")
-	keep(tm.anon().call(t, http.MethodGet, "/api/nope?api_key="+k2, nil)).wantError(t, 404, "NotFoundError")
-	keys := []string{adminKey, k1, k2, tm.analyst.key, tm.orgAdmin.key, tm.readOnly.key, tm.other.key}
+	k2 := pw.Call(t, http.MethodPost, "/api/user/pw/key/renew", nil).Want(t, 200).Text(t)
+	keep(tm.keyClient("pw", k1).Call(t, http.MethodGet, "/api/user/current", nil)).WantError(t, 401, "AuthenticationError")
+	pw.Key = k2
+	keep(pw.Call(t, http.MethodGet, "/api/user/current", nil)).Want(t, 200)
+	keep(tm.anon().Call(t, http.MethodGet, "/api/user/current?key="+k2, nil)).WantError(t, 401, "AuthenticationError")
+	keep(tm.anon().Call(t, http.MethodGet, "/api/nope?api_key="+k2, nil)).WantError(t, 404, "NotFoundError")
+	keys := []string{adminKey, k1, k2, tm.analyst.Key, tm.orgAdmin.Key, tm.readOnly.Key, tm.other.Key}
 
 	// An encrypted archive with its password.
-	caseID := tm.analyst.newCase(t, nil).str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	var archive strings.Builder
 	zw := zip.NewWriter(&archive)
 	fw, err := zw.Encrypt("secret.bin", zipPassword, zip.AES256Encryption)
@@ -124,30 +124,30 @@ func TestSecrets_NeverStoredLoggedOrAnswered(t *testing.T) {
 	_ = zw.Close()
 	obs := keep(tm.analyst.multipart(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "file",
 		"isZip": true, "zipPassword": zipPassword}, nil, part{"attachment", "s.zip", "application/zip", []byte(archive.String())})).
-		want(t, 201).list(t)
+		Want(t, 201).List(t)
 	keep(tm.analyst.multipart(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "file",
 		"isZip": true, "zipPassword": zipPassword + "x"}, nil, part{"attachment", "s.zip", "application/zip", []byte(archive.String())})).
-		wantError(t, 400, "BadRequest")
+		WantError(t, 400, "BadRequest")
 
 	// The connector, with both servers unreachable: listings, job and responder runs, the status.
-	task := keep(tm.analyst.call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "t"})).want(t, 201).object(t)
+	task := keep(tm.analyst.Call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "t"})).Want(t, 201).Object(t)
 	for _, p := range []string{"/api/connector/analysis/analyzer", "/api/connector/cortex/analyzer/type/file",
-		"/api/connector/analysis/responder", "/api/connector/cortex/responder/case_task/" + task.str(t, "id")} {
-		r := keep(tm.analyst.call(t, http.MethodGet, p, nil)).want(t, 200)
-		if w := r.header.Get("X-Analysis-Warnings"); !strings.Contains(w, "down") || !strings.Contains(w, "creds") {
+		"/api/connector/analysis/responder", "/api/connector/cortex/responder/case_task/" + task.Str(t, "id")} {
+		r := keep(tm.analyst.Call(t, http.MethodGet, p, nil)).Want(t, 200)
+		if w := r.Header.Get("X-Analysis-Warnings"); !strings.Contains(w, "down") || !strings.Contains(w, "creds") {
 			t.Errorf("%s: warnings %q", p, w)
 		}
 	}
 	for _, server := range []string{"down", "creds"} {
-		keep(tm.analyst.call(t, http.MethodPost, "/api/connector/analysis/job", map[string]any{"analysisId": server,
-			"artifactId": obs[0].str(t, "id"), "analyzerId": "File_Info_1_0"})).want(t, 201) // accepted, Waiting
-		keep(tm.analyst.call(t, http.MethodPost, "/api/connector/cortex/action", map[string]any{"cortexId": server,
-			"responderId": "Tagger_1_0", "objectType": "case_task", "objectId": task.str(t, "id")})).want(t, 201)
+		keep(tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job", map[string]any{"analysisId": server,
+			"artifactId": obs[0].Str(t, "id"), "analyzerId": "File_Info_1_0"})).Want(t, 201) // accepted, Waiting
+		keep(tm.analyst.Call(t, http.MethodPost, "/api/connector/cortex/action", map[string]any{"cortexId": server,
+			"responderId": "Tagger_1_0", "objectType": "case_task", "objectId": task.Str(t, "id")})).Want(t, 201)
 	}
-	keep(tm.analyst.call(t, http.MethodPost, "/api/connector/cortex/action", map[string]any{"responderId": "Tagger_1_0",
-		"objectType": "case", "objectId": caseID})).wantError(t, 404, "NotFoundError")
+	keep(tm.analyst.Call(t, http.MethodPost, "/api/connector/cortex/action", map[string]any{"responderId": "Tagger_1_0",
+		"objectType": "case", "objectId": caseID})).WantError(t, 404, "NotFoundError")
 	for _, p := range []string{"/api/status", "/api/v0/status", "/api/v1/status", "/metrics"} {
-		keep(tm.anon().call(t, http.MethodGet, p, nil)).want(t, 200)
+		keep(tm.anon().Call(t, http.MethodGet, p, nil)).Want(t, 200)
 	}
 
 	// A forced 500 is logged with its cause: the cause must not carry secrets either.
@@ -159,7 +159,7 @@ func TestSecrets_NeverStoredLoggedOrAnswered(t *testing.T) {
 		"number": "x"}); err != nil {
 		t.Fatal(err)
 	}
-	keep(tm.analyst.call(t, http.MethodGet, "/api/case/~999", nil))
+	keep(tm.analyst.Call(t, http.MethodGet, "/api/case/~999", nil))
 
 	secrets := map[string]string{"server key": serverKey, "URL password": urlSecret, "password 1": password1,
 		"password 2": password2, "zip password": zipPassword, "admin password": adminPassword}
@@ -182,13 +182,13 @@ func TestSecrets_NeverStoredLoggedOrAnswered(t *testing.T) {
 			}
 		}
 		for _, r := range answers {
-			if strings.Contains(string(r.body), secret) {
-				t.Errorf("%s %s: the answer holds the %s: %s", r.method, r.path, name, r.body)
+			if strings.Contains(string(r.Body), secret) {
+				t.Errorf("%s %s: the answer holds the %s: %s", r.Method, r.Path, name, r.Body)
 			}
-			for h, vs := range r.header {
+			for h, vs := range r.Header {
 				for _, v := range vs {
 					if strings.Contains(v, secret) && !(h == "Set-Cookie") {
-						t.Errorf("%s %s: header %s holds the %s", r.method, r.path, h, name)
+						t.Errorf("%s %s: header %s holds the %s", r.Method, r.Path, h, name)
 					}
 				}
 			}

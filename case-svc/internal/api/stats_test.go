@@ -21,42 +21,42 @@ func statsFixture(t *testing.T) (*team, []obj) {
 	for _, sev := range []int{1, 3, 3} {
 		cs = append(cs, tm.analyst.newCase(t, map[string]any{"title": "case", "severity": sev, "tags": []string{"t1"}}))
 	}
-	tm.analyst.call(t, http.MethodPatch, "/api/case/"+cs[2].str(t, "id"), map[string]any{"status": "Resolved",
-		"resolutionStatus": "TruePositive", "impactStatus": "NoImpact", "summary": "done"}).want(t, 200)
+	tm.analyst.Call(t, http.MethodPatch, "/api/case/"+cs[2].Str(t, "id"), map[string]any{"status": "Resolved",
+		"resolutionStatus": "TruePositive", "impactStatus": "NoImpact", "summary": "done"}).Want(t, 200)
 	for i, c := range cs {
 		body := map[string]any{"title": "task"}
 		if i == 0 {
 			body["owner"] = "ana"
 		}
-		task := tm.analyst.call(t, http.MethodPost, "/api/case/"+c.str(t, "id")+"/task", body).want(t, 201).object(t)
+		task := tm.analyst.Call(t, http.MethodPost, "/api/case/"+c.Str(t, "id")+"/task", body).Want(t, 201).Object(t)
 		if i == 0 {
-			tm.analyst.call(t, http.MethodPost, "/api/case/task/"+task.str(t, "id")+"/log", map[string]any{"message": "m"}).want(t, 201)
+			tm.analyst.Call(t, http.MethodPost, "/api/case/task/"+task.Str(t, "id")+"/log", map[string]any{"message": "m"}).Want(t, 201)
 		}
 	}
-	tm.analyst.call(t, http.MethodPost, "/api/case/"+cs[0].str(t, "id")+"/artifact",
-		map[string]any{"dataType": "ip", "data": []string{"10.0.0.1", "10.0.0.2"}}).want(t, 201)
-	tm.analyst.call(t, http.MethodPost, "/api/case/"+cs[1].str(t, "id")+"/artifact",
-		map[string]any{"dataType": "domain", "data": "example.org"}).want(t, 201)
+	tm.analyst.Call(t, http.MethodPost, "/api/case/"+cs[0].Str(t, "id")+"/artifact",
+		map[string]any{"dataType": "ip", "data": []string{"10.0.0.1", "10.0.0.2"}}).Want(t, 201)
+	tm.analyst.Call(t, http.MethodPost, "/api/case/"+cs[1].Str(t, "id")+"/artifact",
+		map[string]any{"dataType": "domain", "data": "example.org"}).Want(t, 201)
 	read := tm.analyst.newAlert(t, "r1", []map[string]any{{"dataType": "ip", "data": "10.9.9.9"}})
-	tm.analyst.call(t, http.MethodPost, "/api/alert/"+read.str(t, "id")+"/markAsRead", nil).want(t, 200)
+	tm.analyst.Call(t, http.MethodPost, "/api/alert/"+read.Str(t, "id")+"/markAsRead", nil).Want(t, 200)
 	imported := tm.analyst.newAlert(t, "r2", nil)
-	tm.analyst.call(t, http.MethodPost, "/api/alert/"+imported.str(t, "id")+"/createCase", map[string]any{}).want(t, 201)
-	tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "tpl"}).want(t, 201)
+	tm.analyst.Call(t, http.MethodPost, "/api/alert/"+imported.Str(t, "id")+"/createCase", map[string]any{}).Want(t, 201)
+	tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "tpl"}).Want(t, 201)
 
 	theirs := tm.other.newCase(t, map[string]any{"title": "theirs", "severity": 4})
-	tm.other.call(t, http.MethodPost, "/api/case/"+theirs.str(t, "id")+"/task", map[string]any{"title": "x", "owner": "bob"}).want(t, 201)
+	tm.other.Call(t, http.MethodPost, "/api/case/"+theirs.Str(t, "id")+"/task", map[string]any{"title": "x", "owner": "bob"}).Want(t, 201)
 	tm.other.newAlert(t, "theirs", []map[string]any{{"dataType": "ip", "data": "10.0.0.1"}})
 	return tm, cs
 }
 
 func stats(t *testing.T, c *client, path string, body map[string]any) obj {
 	t.Helper()
-	return c.call(t, http.MethodPost, path, body).want(t, 200).object(t)
+	return c.Call(t, http.MethodPost, path, body).Want(t, 200).Object(t)
 }
 
 func count(t *testing.T, o obj) int {
 	t.Helper()
-	return int(o.num(t, "count"))
+	return int(o.Num(t, "count"))
 }
 
 func TestStats_EveryModel(t *testing.T) {
@@ -88,7 +88,7 @@ func TestStats_EveryModel(t *testing.T) {
 	if got := count(t, stats(t, tm.env.admin, "/api/organisation/_stats", countOnly)); got != 3 {
 		t.Errorf("organisations of the platform administrator: %d", got)
 	}
-	tm.env.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf1", "type": "string"}).want(t, 201)
+	tm.env.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "cf1", "type": "string"}).Want(t, 201)
 	if got := count(t, stats(t, tm.readOnly, "/api/customField/_stats", countOnly)); got != 1 {
 		t.Errorf("custom fields: %d", got)
 	}
@@ -96,12 +96,12 @@ func TestStats_EveryModel(t *testing.T) {
 	// field terms in the v0 shape {field: {value: {count}}}, narrowed by the query (the search DSL, _parent too)
 	got := stats(t, tm.analyst, "/api/alert/_stats", map[string]any{"query": map[string]any{},
 		"stats": []any{map[string]any{"_agg": "field", "_field": "status"}}})
-	if st := got.obj(t, "status"); count(t, st.obj(t, "Ignored")) != 1 || count(t, st.obj(t, "Imported")) != 1 || len(st) != 2 {
+	if st := got.Obj(t, "status"); count(t, st.Obj(t, "Ignored")) != 1 || count(t, st.Obj(t, "Imported")) != 1 || len(st) != 2 {
 		t.Errorf("alert status %v", got)
 	}
 	got = stats(t, tm.analyst, "/api/case/task/_stats", map[string]any{"query": map[string]any{"owner": "ana"},
 		"stats": []any{map[string]any{"_agg": "field", "_field": "status"}, map[string]any{"_agg": "count"}}})
-	if count(t, got) != 1 || count(t, got.obj(t, "status").obj(t, "InProgress")) != 1 {
+	if count(t, got) != 1 || count(t, got.Obj(t, "status").Obj(t, "InProgress")) != 1 {
 		t.Errorf("ana's tasks %v", got)
 	}
 	got = stats(t, tm.analyst, "/api/case/artifact/_stats", map[string]any{"query": map[string]any{"dataType": "ip"},
@@ -124,19 +124,19 @@ func TestStats_Aggregations(t *testing.T) {
 		map[string]any{"_agg": "min", "_field": "severity"}, map[string]any{"_agg": "max", "_field": "severity", "_name": "worst"},
 	}})
 	// severities 1, 3, 3 and the alert's case (2)
-	if got.num(t, "sum_severity") != 9 || got.num(t, "avg_severity") != 2.25 || got.num(t, "min_severity") != 1 || got.num(t, "worst") != 3 {
+	if got.Num(t, "sum_severity") != 9 || got.Num(t, "avg_severity") != 2.25 || got.Num(t, "min_severity") != 1 || got.Num(t, "worst") != 3 {
 		t.Errorf("functions %v", got)
 	}
 	// _select, _order and _size: the most frequent severity first, with the sum of tlp in each
 	got = stats(t, tm.analyst, "/api/case/_stats", map[string]any{"stats": []any{map[string]any{"_agg": "field", "_field": "severity",
 		"_order": []string{"-count"}, "_size": 1, "_select": []any{map[string]any{"_agg": "count"}, map[string]any{"_agg": "sum", "_field": "tlp"}}}}})
-	sev := got.obj(t, "severity")
-	if len(sev) != 1 || count(t, sev.obj(t, "3")) != 2 || sev.obj(t, "3").num(t, "sum_tlp") != 4 {
+	sev := got.Obj(t, "severity")
+	if len(sev) != 1 || count(t, sev.Obj(t, "3")) != 2 || sev.Obj(t, "3").Num(t, "sum_tlp") != 4 {
 		t.Errorf("field with _select %v", got)
 	}
 	// tags are counted element by element
 	got = stats(t, tm.analyst, "/api/case/_stats", map[string]any{"stats": []any{map[string]any{"_agg": "field", "_field": "tags"}}})
-	if count(t, got.obj(t, "tags").obj(t, "t1")) != 3 {
+	if count(t, got.Obj(t, "tags").Obj(t, "t1")) != 3 {
 		t.Errorf("tags %v", got)
 	}
 	// a time histogram by day: every case was created today (UTC), in one bucket keyed by its start
@@ -150,7 +150,7 @@ func TestStats_Aggregations(t *testing.T) {
 		if len(got) > 2 { // the day of the run, and the next if it turned midnight while the fixture was made
 			t.Fatalf("histogram %v", got)
 		}
-		if b, ok := got[strconv.FormatInt(day, 10)].(map[string]any); !ok || obj(b).obj(t, "createdAt").num(t, "count") < 1 {
+		if b, ok := got[strconv.FormatInt(day, 10)].(map[string]any); !ok || obj(b).Obj(t, "createdAt").Num(t, "count") < 1 {
 			t.Errorf("histogram %v: no bucket at %d", got, day)
 		}
 	}
@@ -170,7 +170,7 @@ func TestStats_Aggregations(t *testing.T) {
 		map[string]any{"model": "case", "stats": []any{map[string]any{"_agg": "field", "_field": "status"}}},
 		map[string]any{"model": "case_task", "stats": []any{map[string]any{"_agg": "count", "_name": "tasks"}}},
 	}})
-	if count(t, got.obj(t, "status").obj(t, "Open")) != 3 || count(t, got.obj(t, "status").obj(t, "Resolved")) != 1 || got.num(t, "tasks") != 3 {
+	if count(t, got.Obj(t, "status").Obj(t, "Open")) != 3 || count(t, got.Obj(t, "status").Obj(t, "Resolved")) != 1 || got.Num(t, "tasks") != 3 {
 		t.Errorf("_stats %v", got)
 	}
 }
@@ -191,11 +191,11 @@ func TestStats_Refusals(t *testing.T) {
 		`{"stats": "count"}`,
 		`{"stats": [1]}`,
 	} {
-		tm.analyst.raw(t, http.MethodPost, "/api/case/_stats", "application/json", body).wantError(t, 400, "AttributeCheckingError")
+		tm.analyst.Raw(t, http.MethodPost, "/api/case/_stats", "application/json", body).WantError(t, 400, "AttributeCheckingError")
 	}
-	tm.analyst.raw(t, http.MethodPost, "/api/case/_stats", "application/json", `{"query": {"nope": 1}}`).wantError(t, 400, "BadRequest")
-	tm.analyst.raw(t, http.MethodPost, "/api/_stats", "application/json", `{"stats": [{"model": "dashboard"}]}`).
-		wantError(t, 400, "AttributeCheckingError")
-	tm.analyst.raw(t, http.MethodPost, "/api/_stats", "application/json", `{}`).wantError(t, 400, "AttributeCheckingError")
-	tm.anon().call(t, http.MethodPost, "/api/alert/_stats", map[string]any{}).wantError(t, 401, "AuthenticationError")
+	tm.analyst.Raw(t, http.MethodPost, "/api/case/_stats", "application/json", `{"query": {"nope": 1}}`).WantError(t, 400, "BadRequest")
+	tm.analyst.Raw(t, http.MethodPost, "/api/_stats", "application/json", `{"stats": [{"model": "dashboard"}]}`).
+		WantError(t, 400, "AttributeCheckingError")
+	tm.analyst.Raw(t, http.MethodPost, "/api/_stats", "application/json", `{}`).WantError(t, 400, "AttributeCheckingError")
+	tm.anon().Call(t, http.MethodPost, "/api/alert/_stats", map[string]any{}).WantError(t, 401, "AuthenticationError")
 }

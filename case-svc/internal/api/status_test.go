@@ -27,7 +27,7 @@ func TestStatus_ConnectorsAndHealth(t *testing.T) {
 	e := newEnv(t, withServers(fastTracker, server("main", as, ""), server("badkey", &bad, ""), server("down", as, down),
 		server("hung", as, hung)), withoutTracker())
 
-	st := e.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK).object(t)
+	st := e.anon().Call(t, http.MethodGet, "/api/status", nil).Want(t, http.StatusOK).Object(t)
 	if probes.Load() == 0 {
 		t.Fatalf("the hung server was never probed")
 	}
@@ -66,7 +66,7 @@ func TestStatus_ConnectorsAndHealth(t *testing.T) {
 
 	// cached: a second status within cases.StatusTTL probes no server again and answers the same servers
 	before := probes.Load()
-	again := e.anon().call(t, http.MethodGet, "/api/v0/status", nil).want(t, http.StatusOK).object(t)
+	again := e.anon().Call(t, http.MethodGet, "/api/v0/status", nil).Want(t, http.StatusOK).Object(t)
 	if n := probes.Load(); n != before {
 		t.Errorf("cached status probed the servers again (%d connections, was %d)", n, before)
 	}
@@ -74,7 +74,7 @@ func TestStatus_ConnectorsAndHealth(t *testing.T) {
 		t.Errorf("cached status = %v", got)
 	}
 
-	if h := e.anon().call(t, http.MethodGet, "/api/health", nil).want(t, http.StatusOK).text(t); h != "Warning" {
+	if h := e.anon().Call(t, http.MethodGet, "/api/health", nil).Want(t, http.StatusOK).Text(t); h != "Warning" {
 		t.Errorf("health = %q, want Warning (a server is not OK)", h)
 	}
 }
@@ -82,11 +82,11 @@ func TestStatus_ConnectorsAndHealth(t *testing.T) {
 // TestStatus_NoServers: without analysis servers there is no cortex connector and health is Ok.
 func TestStatus_NoServers(t *testing.T) {
 	e := newEnv(t)
-	st := e.anon().call(t, http.MethodGet, "/api/status", nil).want(t, http.StatusOK).object(t)
+	st := e.anon().Call(t, http.MethodGet, "/api/status", nil).Want(t, http.StatusOK).Object(t)
 	if c := st["connectors"].(map[string]any); len(c) != 0 {
 		t.Errorf("connectors = %v", c)
 	}
-	if h := e.anon().call(t, http.MethodGet, "/api/health", nil).want(t, http.StatusOK).text(t); h != "Ok" {
+	if h := e.anon().Call(t, http.MethodGet, "/api/health", nil).Want(t, http.StatusOK).Text(t); h != "Ok" {
 		t.Errorf("health = %q", h)
 	}
 }

@@ -10,10 +10,10 @@ import (
 // fullTemplate is a template with every field, made by the org-admin of soc.
 func (tm *team) fullTemplate(t testing.TB, name string) obj {
 	t.Helper()
-	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "businessUnit", "type": "string",
-		"options": []string{"HR", "IT"}}).want(t, 201)
-	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "hits", "type": "integer"}).want(t, 201)
-	return tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "businessUnit", "type": "string",
+		"options": []string{"HR", "IT"}}).Want(t, 201)
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "hits", "type": "integer"}).Want(t, 201)
+	return tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{
 		"name": name, "displayName": "Malware", "titlePrefix": "[MAL]", "description": "Template description",
 		"severity": 3, "tlp": 3, "pap": 1, "tags": []string{"malware"}, "flag": true,
 		"tasks": []map[string]any{
@@ -22,62 +22,62 @@ func (tm *team) fullTemplate(t testing.TB, name string) obj {
 		},
 		"customFields": map[string]any{"businessUnit": map[string]any{"string": "IT", "order": 1},
 			"hits": map[string]any{"integer": nil, "order": 0}},
-	}).want(t, 201).object(t)
+	}).Want(t, 201).Object(t)
 }
 
 func TestTemplates(t *testing.T) {
 	tm := newTeam(t)
 	tpl := tm.fullTemplate(t, "malware")
-	id := tpl.str(t, "id")
+	id := tpl.Str(t, "id")
 
 	t.Run("create", func(t *testing.T) {
-		if !strings.HasPrefix(id, "~") || tpl.str(t, "_id") != id || tpl.str(t, "_type") != "caseTemplate" ||
-			tpl.str(t, "name") != "malware" || tpl.str(t, "displayName") != "Malware" || tpl.str(t, "titlePrefix") != "[MAL]" ||
-			tpl.num(t, "severity") != 3 || tpl.num(t, "tlp") != 3 || tpl.num(t, "pap") != 1 || tpl["flag"] != true ||
-			tpl.str(t, "status") != "Ok" || tpl.str(t, "createdBy") != "socadmin" {
+		if !strings.HasPrefix(id, "~") || tpl.Str(t, "_id") != id || tpl.Str(t, "_type") != "caseTemplate" ||
+			tpl.Str(t, "name") != "malware" || tpl.Str(t, "displayName") != "Malware" || tpl.Str(t, "titlePrefix") != "[MAL]" ||
+			tpl.Num(t, "severity") != 3 || tpl.Num(t, "tlp") != 3 || tpl.Num(t, "pap") != 1 || tpl["flag"] != true ||
+			tpl.Str(t, "status") != "Ok" || tpl.Str(t, "createdBy") != "socadmin" {
 			t.Fatalf("template %v", tpl)
 		}
-		tpl.null(t, "updatedAt")
-		if len(tpl.obj(t, "metrics")) != 0 || len(tpl["tasks"].([]any)) != 2 {
+		tpl.Null(t, "updatedAt")
+		if len(tpl.Obj(t, "metrics")) != 0 || len(tpl["tasks"].([]any)) != 2 {
 			t.Fatalf("template %v", tpl)
 		}
-		cf := tpl.obj(t, "customFields")
-		bu, hits := cf.obj(t, "businessUnit"), cf.obj(t, "hits")
-		if bu.str(t, "string") != "IT" || bu.num(t, "order") != 1 || !strings.HasPrefix(bu.str(t, "_id"), "~") {
+		cf := tpl.Obj(t, "customFields")
+		bu, hits := cf.Obj(t, "businessUnit"), cf.Obj(t, "hits")
+		if bu.Str(t, "string") != "IT" || bu.Num(t, "order") != 1 || !strings.HasPrefix(bu.Str(t, "_id"), "~") {
 			t.Fatalf("custom field %v", bu)
 		}
-		hits.null(t, "integer")
-		got := tm.readOnly.call(t, http.MethodGet, "/api/case/template/"+id, nil).want(t, 200).object(t)
-		if got.str(t, "name") != "malware" || got.obj(t, "customFields").obj(t, "businessUnit").str(t, "_id") != bu.str(t, "_id") {
+		hits.Null(t, "integer")
+		got := tm.readOnly.Call(t, http.MethodGet, "/api/case/template/"+id, nil).Want(t, 200).Object(t)
+		if got.Str(t, "name") != "malware" || got.Obj(t, "customFields").Obj(t, "businessUnit").Str(t, "_id") != bu.Str(t, "_id") {
 			t.Fatalf("read back %v", got)
 		}
-		tm.readOnly.call(t, http.MethodGet, "/api/case/template/malware", nil).want(t, 200)
+		tm.readOnly.Call(t, http.MethodGet, "/api/case/template/malware", nil).Want(t, 200)
 	})
 
 	t.Run("unique name", func(t *testing.T) {
-		msg := tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "malware"}).
-			wantError(t, 400, "CreateError")
+		msg := tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "malware"}).
+			WantError(t, 400, "CreateError")
 		if msg == "" {
 			t.Fatal("no message")
 		}
 		// Names are unique per organisation.
 		cert := tm.user(t, "certadmin", "cert", "org-admin")
-		cert.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "malware"}).want(t, 201)
+		cert.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "malware"}).Want(t, 201)
 		// A rename onto a taken name is refused too.
-		tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "phishing"}).want(t, 201)
-		tm.orgAdmin.call(t, http.MethodPatch, "/api/case/template/phishing", map[string]any{"name": "malware"}).
-			wantError(t, 400, "CreateError")
-		r := tm.orgAdmin.call(t, http.MethodGet, "/api/case/template?sort=+name", nil).want(t, 200)
+		tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "phishing"}).Want(t, 201)
+		tm.orgAdmin.Call(t, http.MethodPatch, "/api/case/template/phishing", map[string]any{"name": "malware"}).
+			WantError(t, 400, "CreateError")
+		r := tm.orgAdmin.Call(t, http.MethodGet, "/api/case/template?sort=+name", nil).Want(t, 200)
 		var names []string
-		for _, x := range r.list(t) {
-			names = append(names, x.str(t, "name"))
+		for _, x := range r.List(t) {
+			names = append(names, x.Str(t, "name"))
 		}
-		if !slices.Equal(names, []string{"malware", "phishing"}) || r.total(t) != "2" {
+		if !slices.Equal(names, []string{"malware", "phishing"}) || r.Total(t) != "2" {
 			t.Fatalf("soc templates %v", names)
 		}
-		r = tm.orgAdmin.call(t, http.MethodPost, "/api/case/template/_search", map[string]any{"query": map[string]any{"name": "phishing"}}).want(t, 200)
-		if len(r.list(t)) != 1 {
-			t.Fatalf("search %s", r.body)
+		r = tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template/_search", map[string]any{"query": map[string]any{"name": "phishing"}}).Want(t, 200)
+		if len(r.List(t)) != 1 {
+			t.Fatalf("search %s", r.Body)
 		}
 	})
 
@@ -94,53 +94,53 @@ func TestTemplates(t *testing.T) {
 			{map[string]any{"name": "a", "customFields": map[string]any{"hits": map[string]any{"string": "x"}}}, "customFields.hits"},
 			{map[string]any{"name": "a", "customFields": map[string]any{"businessUnit": map[string]any{"string": "Sales"}}}, "customFields.businessUnit"},
 		} {
-			r := tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", tc.body)
-			r.wantError(t, 400, "AttributeCheckingError")
-			if got := r.fieldErrors(t); !slices.Contains(got, tc.field) {
+			r := tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", tc.body)
+			r.WantError(t, 400, "AttributeCheckingError")
+			if got := r.FieldErrors(t); !slices.Contains(got, tc.field) {
 				t.Errorf("%v: fields %v, want %s", tc.body, got, tc.field)
 			}
 		}
 	})
 
 	t.Run("update", func(t *testing.T) {
-		u := tm.orgAdmin.call(t, http.MethodPatch, "/api/case/template/"+id, map[string]any{"titlePrefix": "[M]",
-			"severity": nil, "tasks": []map[string]any{{"title": "Only"}}}).want(t, 200).object(t)
-		if u.str(t, "titlePrefix") != "[M]" || u["severity"] != nil || len(u["tasks"].([]any)) != 1 ||
-			u.str(t, "name") != "malware" || u.str(t, "updatedBy") != "socadmin" || u.num(t, "tlp") != 3 {
+		u := tm.orgAdmin.Call(t, http.MethodPatch, "/api/case/template/"+id, map[string]any{"titlePrefix": "[M]",
+			"severity": nil, "tasks": []map[string]any{{"title": "Only"}}}).Want(t, 200).Object(t)
+		if u.Str(t, "titlePrefix") != "[M]" || u["severity"] != nil || len(u["tasks"].([]any)) != 1 ||
+			u.Str(t, "name") != "malware" || u.Str(t, "updatedBy") != "socadmin" || u.Num(t, "tlp") != 3 {
 			t.Fatalf("updated %v", u)
 		}
-		tm.orgAdmin.call(t, http.MethodPatch, "/api/case/template/"+id, map[string]any{"tlp": 8}).
-			wantError(t, 400, "AttributeCheckingError")
-		got := tm.orgAdmin.call(t, http.MethodGet, "/api/case/template/"+id, nil).want(t, 200).object(t)
-		if got.str(t, "titlePrefix") != "[M]" || got.num(t, "tlp") != 3 {
+		tm.orgAdmin.Call(t, http.MethodPatch, "/api/case/template/"+id, map[string]any{"tlp": 8}).
+			WantError(t, 400, "AttributeCheckingError")
+		got := tm.orgAdmin.Call(t, http.MethodGet, "/api/case/template/"+id, nil).Want(t, 200).Object(t)
+		if got.Str(t, "titlePrefix") != "[M]" || got.Num(t, "tlp") != 3 {
 			t.Fatalf("read back %v", got)
 		}
 	})
 
 	t.Run("refusals", func(t *testing.T) {
 		for _, r := range []*resp{
-			tm.analyst.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "x"}),
-			tm.analyst.call(t, http.MethodPatch, "/api/case/template/"+id, map[string]any{"name": "x"}),
-			tm.analyst.call(t, http.MethodDelete, "/api/case/template/"+id, nil),
+			tm.analyst.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "x"}),
+			tm.analyst.Call(t, http.MethodPatch, "/api/case/template/"+id, map[string]any{"name": "x"}),
+			tm.analyst.Call(t, http.MethodDelete, "/api/case/template/"+id, nil),
 		} {
-			if msg := r.wantError(t, 403, "AuthorizationError"); !strings.Contains(msg, "manageCaseTemplate") {
+			if msg := r.WantError(t, 403, "AuthorizationError"); !strings.Contains(msg, "manageCaseTemplate") {
 				t.Errorf("message %q", msg)
 			}
 		}
-		tm.other.call(t, http.MethodGet, "/api/case/template/"+id, nil).wantError(t, 404, "NotFoundError")
+		tm.other.Call(t, http.MethodGet, "/api/case/template/"+id, nil).WantError(t, 404, "NotFoundError")
 		certAdmin := tm.user(t, "certadmin2", "cert", "org-admin")
-		certAdmin.call(t, http.MethodPatch, "/api/case/template/"+id, map[string]any{"name": "x"}).wantError(t, 404, "NotFoundError")
-		certAdmin.call(t, http.MethodDelete, "/api/case/template/"+id, nil).wantError(t, 404, "NotFoundError")
-		if n := tm.other.call(t, http.MethodGet, "/api/case/template", nil).want(t, 200).list(t); len(n) != 1 {
+		certAdmin.Call(t, http.MethodPatch, "/api/case/template/"+id, map[string]any{"name": "x"}).WantError(t, 404, "NotFoundError")
+		certAdmin.Call(t, http.MethodDelete, "/api/case/template/"+id, nil).WantError(t, 404, "NotFoundError")
+		if n := tm.other.Call(t, http.MethodGet, "/api/case/template", nil).Want(t, 200).List(t); len(n) != 1 {
 			t.Fatalf("cert sees %d templates, want its own one", len(n))
 		}
 	})
 
 	t.Run("delete", func(t *testing.T) {
-		x := tm.orgAdmin.call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "temp"}).want(t, 201).object(t)
-		tm.orgAdmin.call(t, http.MethodDelete, "/api/case/template/"+x.str(t, "id"), nil).want(t, 204)
-		tm.orgAdmin.call(t, http.MethodGet, "/api/case/template/"+x.str(t, "id"), nil).wantError(t, 404, "NotFoundError")
-		tm.orgAdmin.call(t, http.MethodDelete, "/api/case/template/temp", nil).wantError(t, 404, "NotFoundError")
+		x := tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "temp"}).Want(t, 201).Object(t)
+		tm.orgAdmin.Call(t, http.MethodDelete, "/api/case/template/"+x.Str(t, "id"), nil).Want(t, 204)
+		tm.orgAdmin.Call(t, http.MethodGet, "/api/case/template/"+x.Str(t, "id"), nil).WantError(t, 404, "NotFoundError")
+		tm.orgAdmin.Call(t, http.MethodDelete, "/api/case/template/temp", nil).WantError(t, 404, "NotFoundError")
 	})
 }
 
@@ -150,42 +150,42 @@ func TestCase_FromTemplate(t *testing.T) {
 
 	// By name: prefix, defaults, tags union, tasks and custom fields of the template.
 	c := tm.analyst.newCase(t, map[string]any{"title": "Emotet", "template": "malware", "tags": []string{"emotet"}})
-	if c.str(t, "title") != "[MAL] Emotet" || c.num(t, "severity") != 3 || c.num(t, "tlp") != 3 || c.num(t, "pap") != 1 ||
-		c["flag"] != true || !slices.Equal(c.strs(t, "tags"), []string{"emotet", "malware"}) {
+	if c.Str(t, "title") != "[MAL] Emotet" || c.Num(t, "severity") != 3 || c.Num(t, "tlp") != 3 || c.Num(t, "pap") != 1 ||
+		c["flag"] != true || !slices.Equal(c.Strs(t, "tags"), []string{"emotet", "malware"}) {
 		t.Fatalf("case from template %v", c)
 	}
-	cf := c.obj(t, "customFields")
-	if cf.obj(t, "businessUnit").str(t, "string") != "IT" || cf.obj(t, "businessUnit").num(t, "order") != 1 {
+	cf := c.Obj(t, "customFields")
+	if cf.Obj(t, "businessUnit").Str(t, "string") != "IT" || cf.Obj(t, "businessUnit").Num(t, "order") != 1 {
 		t.Fatalf("custom fields %v", cf)
 	}
-	if _, ok := cf.obj(t, "businessUnit")["_id"]; ok {
+	if _, ok := cf.Obj(t, "businessUnit")["_id"]; ok {
 		t.Errorf("a case's custom field carries the template's _id")
 	}
-	cf.obj(t, "hits").null(t, "integer")
-	tasks := tm.analyst.call(t, http.MethodGet, "/api/case/"+c.str(t, "id")+"/task?sort=+order", nil).want(t, 200).list(t)
-	if len(tasks) != 2 || tasks[0].str(t, "title") != "Identify" || tasks[1].str(t, "title") != "Contain" ||
-		tasks[1].str(t, "group") != "response" || tasks[1].str(t, "description") != "isolate" {
+	cf.Obj(t, "hits").Null(t, "integer")
+	tasks := tm.analyst.Call(t, http.MethodGet, "/api/case/"+c.Str(t, "id")+"/task?sort=+order", nil).Want(t, 200).List(t)
+	if len(tasks) != 2 || tasks[0].Str(t, "title") != "Identify" || tasks[1].Str(t, "title") != "Contain" ||
+		tasks[1].Str(t, "group") != "response" || tasks[1].Str(t, "description") != "isolate" {
 		t.Fatalf("tasks %v", tasks)
 	}
 
 	// By id, with the caseTemplate key, input values winning, extra tasks after the template's, the template's
 	// description when the request has none, and custom values for the template's fields without
 	// manageCustomField.
-	c = tm.analyst.newCase(t, map[string]any{"title": "Other", "description": "", "caseTemplate": tpl.str(t, "id"),
+	c = tm.analyst.newCase(t, map[string]any{"title": "Other", "description": "", "caseTemplate": tpl.Str(t, "id"),
 		"severity": 1, "flag": false, "tasks": []map[string]any{{"title": "Extra"}},
 		"customFields": map[string]any{"hits": map[string]any{"integer": 5}}})
-	if c.num(t, "severity") != 1 || c["flag"] != false || c.str(t, "description") != "Template description" {
+	if c.Num(t, "severity") != 1 || c["flag"] != false || c.Str(t, "description") != "Template description" {
 		t.Fatalf("overrides %v", c)
 	}
-	if c.obj(t, "customFields").obj(t, "hits").num(t, "integer") != 5 {
+	if c.Obj(t, "customFields").Obj(t, "hits").Num(t, "integer") != 5 {
 		t.Fatalf("custom fields %v", c["customFields"])
 	}
-	tasks = tm.analyst.call(t, http.MethodGet, "/api/case/"+c.str(t, "id")+"/task?sort=+order", nil).want(t, 200).list(t)
-	if len(tasks) != 3 || tasks[2].str(t, "title") != "Extra" {
+	tasks = tm.analyst.Call(t, http.MethodGet, "/api/case/"+c.Str(t, "id")+"/task?sort=+order", nil).Want(t, 200).List(t)
+	if len(tasks) != 3 || tasks[2].Str(t, "title") != "Extra" {
 		t.Fatalf("tasks %v", tasks)
 	}
 
 	// Another organisation's template is not found.
-	tm.other.call(t, http.MethodPost, "/api/case", map[string]any{"title": "t", "description": "d", "template": tpl.str(t, "id")}).
-		wantError(t, 400, "AttributeCheckingError")
+	tm.other.Call(t, http.MethodPost, "/api/case", map[string]any{"title": "t", "description": "d", "template": tpl.Str(t, "id")}).
+		WantError(t, 400, "AttributeCheckingError")
 }

@@ -126,13 +126,13 @@ func (r h4Req) send(t *testing.T, c *client) *resp {
 		if err := mw.Close(); err != nil {
 			t.Fatal(err)
 		}
-		return c.send(t, r.method, r.path, mw.FormDataContentType(), &buf)
+		return c.Send(t, r.method, r.path, mw.FormDataContentType(), &buf, nil)
 	case r.json != "":
-		return c.send(t, r.method, r.path, "application/json", strings.NewReader(r.json))
+		return c.Send(t, r.method, r.path, "application/json", strings.NewReader(r.json), nil)
 	case r.jsonType:
-		return c.send(t, r.method, r.path, "application/json", nil)
+		return c.Send(t, r.method, r.path, "application/json", nil, nil)
 	default:
-		return c.send(t, r.method, r.path, "", nil)
+		return c.Send(t, r.method, r.path, "", nil, nil)
 	}
 }
 
@@ -150,10 +150,10 @@ type h4Step struct {
 
 func TestTheHive4py_EveryMethod(t *testing.T) {
 	tm := newTeam(t, withServers(cases.AnalysisConfig{Scan: time.Hour, BackoffLo: time.Hour, BackoffHi: time.Hour}, azDown(nil)))
-	api := tm.keyClient("socadmin", tm.orgAdmin.key)
+	api := tm.keyClient("socadmin", tm.orgAdmin.Key)
 	for k, v := range map[string]string{"User-Agent": "python-requests/2.25.1", "Accept": "*/*",
 		"Accept-Encoding": "gzip, deflate", "Connection": "keep-alive", "X-Organisation": "soc"} {
-		api.header.Set(k, v)
+		api.Header.Set(k, v)
 	}
 	const start = 1700000000000 // startDate: int(time.time()) * 1000
 	// State the steps hand to each other, as a script keeps it.
@@ -175,10 +175,10 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 	s := func(v string) func() string { return func() string { return v } }
 	object := func(fields []string, more func(t *testing.T, m obj)) func(t *testing.T, r *resp) {
 		return func(t *testing.T, r *resp) {
-			m := r.object(t)
+			m := r.Object(t)
 			for _, f := range fields {
 				if _, ok := m[f]; !ok {
-					t.Errorf("%s: no %q in %v", r.path, f, m)
+					t.Errorf("%s: no %q in %v", r.Path, f, m)
 				}
 			}
 			if more != nil {
@@ -188,9 +188,9 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 	}
 	list := func(n int, more func(t *testing.T, l []obj)) func(t *testing.T, r *resp) {
 		return func(t *testing.T, r *resp) {
-			l := r.list(t)
+			l := r.List(t)
 			if n >= 0 && len(l) != n {
-				t.Fatalf("%s: %d items, want %d: %s", r.path, len(l), n, r.body)
+				t.Fatalf("%s: %d items, want %d: %s", r.Path, len(l), n, r.Body)
 			}
 			if more != nil {
 				more(t, l)
@@ -198,7 +198,7 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 		}
 	}
 	id := func(dst *string) func(t *testing.T, m obj) {
-		return func(t *testing.T, m obj) { *dst = m.str(t, "id") }
+		return func(t *testing.T, m obj) { *dst = m.Str(t, "id") }
 	}
 	field := func(k string, v any) func(t *testing.T, m obj) {
 		return func(t *testing.T, m obj) {
@@ -218,14 +218,14 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 		return string(b)
 	}
 	zip := func(t *testing.T, r *resp) {
-		if ct := r.header.Get("Content-Type"); ct != "application/zip" || !bytes.HasPrefix(r.body, []byte("PK")) {
-			t.Errorf("%s: %s, %d bytes, want a zip", r.path, ct, len(r.body))
+		if ct := r.Header.Get("Content-Type"); ct != "application/zip" || !bytes.HasPrefix(r.Body, []byte("PK")) {
+			t.Errorf("%s: %s, %d bytes, want a zip", r.Path, ct, len(r.Body))
 		}
 	}
 	raw := func(want string) func(t *testing.T, r *resp) {
 		return func(t *testing.T, r *resp) {
-			if string(r.body) != want {
-				t.Errorf("%s: %q, want %q", r.path, r.body, want)
+			if string(r.Body) != want {
+				t.Errorf("%s: %q, want %q", r.Path, r.Body, want)
 			}
 		}
 	}
@@ -259,7 +259,7 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 	logText := []byte("a log attachment\n")
 	obsFile := []byte("an observable file\n")
 
-	tm.admin.call(t, http.MethodPost, "/api/customField", map[string]any{"name": "h4score", "type": "string"}).want(t, http.StatusCreated)
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "h4score", "type": "string"}).Want(t, http.StatusCreated)
 
 	steps := []h4Step{
 		{"health", get("/api/health"), 200, raw("Warning")}, // the configured analysis server cannot be reached
@@ -272,7 +272,7 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 				id(&caseID)(t, m)
 				field("flag", true)(t, m)
 				field("tlp", 3)(t, m)
-				if m.obj(t, "customFields").obj(t, "h4score")["string"] != "high" {
+				if m.Obj(t, "customFields").Obj(t, "h4score")["string"] != "high" {
 					t.Errorf("customFields %v", m["customFields"])
 				}
 			})},
@@ -324,7 +324,7 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 		{"get_task_log (v4)", dyn("POST", s("/api/v1/query"), func() string {
 			return jsonOf(map[string]any{"query": []any{map[string]any{"_name": "getLog", "idOrName": fileLogID}}})
 		}), 200, list(1, first(func(t *testing.T, m obj) {
-			logAttachment = m.obj(t, "attachment")
+			logAttachment = m.Obj(t, "attachment")
 			if logAttachment["id"] == nil || logAttachment["name"] != "notes.txt" {
 				t.Errorf("attachment %v, want id and name", logAttachment)
 			}
@@ -349,7 +349,7 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 				name: "sample.txt", contentType: "text/plain", content: obsFile}}
 		}, 201, list(1, first(id(&fileObsID)))},
 		{"get_case_observable", dyn("GET", p("/api/case/artifact/%s", &fileObsID), nil), 200,
-			object([]string{"id", "dataType", "attachment"}, func(t *testing.T, m obj) { obsAttachment = m.obj(t, "attachment") })},
+			object([]string{"id", "dataType", "attachment"}, func(t *testing.T, m obj) { obsAttachment = m.Obj(t, "attachment") })},
 		{"get_case_observables", dyn("POST", s("/api/case/artifact/_search?range=all"), parent("case", &caseID)), 200, list(3, nil)},
 		{"find_observables", dyn("POST", s("/api/case/artifact/_search?range=all"), s(`{"query": {"_field": "dataType", "_value": "ip"}}`)),
 			200, list(1, nil)},
@@ -448,11 +448,11 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 	for _, st := range steps {
 		ok := t.Run(st.method, func(t *testing.T) {
 			r := st.req().send(t, api)
-			if r.status != st.status {
-				t.Fatalf("%s %s: status %d, want %d; body %s", r.method, r.path, r.status, st.status, r.body)
+			if r.Status != st.status {
+				t.Fatalf("%s %s: status %d, want %d; body %s", r.Method, r.Path, r.Status, st.status, r.Body)
 			}
-			if r.status >= 400 {
-				r.checkErrorShape(t)
+			if r.Status >= 400 {
+				r.CheckErrorShape(t)
 			}
 			if st.check != nil {
 				st.check(t, r)
@@ -463,9 +463,9 @@ func TestTheHive4py_EveryMethod(t *testing.T) {
 		}
 	}
 	// What the deletions did.
-	tm.orgAdmin.call(t, http.MethodGet, "/api/case/"+promoted, nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	tm.orgAdmin.call(t, http.MethodGet, "/api/alert/"+alert2ID, nil).wantError(t, http.StatusNotFound, "NotFoundError")
-	if l := tm.orgAdmin.call(t, http.MethodGet, "/api/case/"+caseID+"/artifact", nil).want(t, http.StatusOK).list(t); slices.ContainsFunc(l,
+	tm.orgAdmin.Call(t, http.MethodGet, "/api/case/"+promoted, nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	tm.orgAdmin.Call(t, http.MethodGet, "/api/alert/"+alert2ID, nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	if l := tm.orgAdmin.Call(t, http.MethodGet, "/api/case/"+caseID+"/artifact", nil).Want(t, http.StatusOK).List(t); slices.ContainsFunc(l,
 		func(o obj) bool { return o["id"] == obsID }) {
 		t.Errorf("observable %s still in the case", obsID)
 	}
