@@ -150,9 +150,14 @@ func (s *Service) recordAll(ctx context.Context, cs []change) error {
 	}
 	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.s == s {
 		b.mu.Lock()
-		b.evs = append(b.evs, evs...)
+		held := !b.written // once written, a late change (work the call left running) is recorded at once
+		if held {
+			b.evs = append(b.evs, evs...)
+		}
 		b.mu.Unlock()
-		return nil
+		if held {
+			return nil
+		}
 	}
 	return s.write(ctx, evs)
 }
@@ -166,9 +171,10 @@ func (s *Service) write(ctx context.Context, evs []Event) error {
 
 // batch holds the events of the changes made with a context of Batch until they are written.
 type batch struct {
-	s   *Service
-	mu  sync.Mutex
-	evs []Event
+	s       *Service
+	mu      sync.Mutex
+	evs     []Event
+	written bool
 }
 
 type batchKey struct{}
@@ -177,7 +183,8 @@ type batchKey struct{}
 // call of the bus (one insert of the events, one plan and queueing of their webhook deliveries) instead of
 // one per store call: a request that makes several changes (a case and its tasks) calls write once they are
 // made, whether they all succeeded or not, and before it answers. Write returns the error of writing them;
-// it is a no-op for a ctx that already collects (the outer Batch writes).
+// changes made with ctx after it (work the call left running) are recorded one call at a time again. It is a
+// no-op for a ctx that already collects (the outer Batch writes).
 func (s *Service) Batch(ctx context.Context) (context.Context, func() error) {
 	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.s == s {
 		return ctx, func() error { return nil }
@@ -186,7 +193,7 @@ func (s *Service) Batch(ctx context.Context) (context.Context, func() error) {
 	return context.WithValue(ctx, batchKey{}, b), func() error {
 		b.mu.Lock()
 		evs := b.evs
-		b.evs = nil
+		b.evs, b.written = nil, true
 		b.mu.Unlock()
 		if len(evs) == 0 {
 			return nil
