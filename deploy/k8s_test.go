@@ -47,8 +47,8 @@ type service struct {
 }
 
 var services = []service{
-	{"analysis-svc", "ANALYSIS", []string{"../analysis-svc/cmd/analysis-svc", "../pkg/conf"}, "../configs/analysis-svc.yaml"},
-	{"case-svc", "CASE", []string{"../case-svc/cmd/case-svc", "../pkg/conf"}, "../configs/case-svc.yaml"},
+	{"analysis-svc", "ANALYSIS", []string{"../analysis-svc/internal/app", "../pkg/conf"}, "../configs/analysis-svc.yaml"},
+	{"case-svc", "CASE", []string{"../case-svc/internal/app", "../pkg/conf"}, "../configs/case-svc.yaml"},
 }
 
 // secretKeys are config keys whose values must come from a Secret, never from a ConfigMap or a literal.
