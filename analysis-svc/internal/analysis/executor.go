@@ -123,7 +123,7 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 		}
 		return
 	}
-	if err := s.store.Finish(withReadable(ctx, func() { s.notify(j.ID) }), final, report, owner); err != nil {
+	if err := s.store.Finish(OnFinishedReadable(ctx, func() { s.notify(j.ID) }), final, report, owner); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			s.cfg.Log.Info("job lease lost; result dropped", "job", j.ID)
 		} else {

@@ -151,8 +151,8 @@ type JobStore interface {
 // readableKey carries, in the context of JobStore.Finish, what to do once the finished job can be read.
 type readableKey struct{}
 
-// withReadable returns ctx carrying f for FinishedReadable.
-func withReadable(ctx context.Context, f func()) context.Context {
+// OnFinishedReadable returns ctx carrying f, which JobStore.Finish calls through FinishedReadable.
+func OnFinishedReadable(ctx context.Context, f func()) context.Context {
 	return context.WithValue(ctx, readableKey{}, f)
 }
 
