@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -85,7 +86,7 @@ func (h *handler) childCases(ctx context.Context, cl cases.Caller, ch any) (any,
 	if fields == nil {
 		return nil, bad
 	}
-	raw, err := rewriteFilter(m["_query"], 0) // _parent, _is, _ne inside
+	raw, err := query.RewriteFilter(m["_query"], 0) // _parent, _is, _ne inside
 	if err != nil {
 		return nil, err
 	}

@@ -23,10 +23,6 @@ func (h *handler) connectorSearchRoutes(a prefixed, n string) {
 	a.GET(p+"/action/:objectType/:objectId", h.objectActions)
 }
 
-// actionObjectTypes: the objectType of the actions of each kind of record (the query step "actions").
-var actionObjectTypes = map[kind]string{kindCase: "case", kindTask: "case_task", kindLog: "case_task_log", kindAlert: "alert",
-	kindObservable: "case_artifact"}
-
 // actionFields are the fields an object's responder history may be sorted on.
 var actionFields = search.Fields{"startDate": {Path: "startDate", Type: search.Number}, "endDate": {Path: "endDate", Type: search.Number},
 	"status": {Path: "status"}, "responderName": {Path: "responderName"}, "responderId": {Path: "responderId"}}

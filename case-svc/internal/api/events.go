@@ -11,6 +11,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
@@ -20,8 +21,6 @@ import (
 // The events of issue 13: the audit trail (GET /api/audit, POST /api/audit/_search, GET /api/flow, v1
 // GET /api/v1/audit, the query steps listAudit, audits and listAuditFromObject), the live stream
 // (/api/stream) and the webhooks of an organisation (/api/webhook).
-
-const kindAudit kind = "audit"
 
 // eventRoutes registers the event routes under one prefix.
 func (h *handler) eventRoutes(a prefixed) {
@@ -148,114 +147,115 @@ func (h *handler) flow(c echo.Context) error {
 func (h *handler) auditQuery(c echo.Context, steps []map[string]any, v1 bool) error {
 	ctx := c.Request().Context()
 	cl := caller(c)
-	p := &pipeline{kind: kindAudit, filter: search.Node{Op: search.OpAll}}
-	var out output
+	q := h.queries()
+	p := &query.Pipeline{Kind: query.KindAudit, Filter: search.Node{Op: search.OpAll}}
+	var out query.Output
 	rest := steps
 	switch name, _ := steps[0]["_name"].(string); name {
 	case "listAudit":
-		if err := params(name, steps[0]); err != nil {
+		if err := query.Params(name, steps[0]); err != nil {
 			return err
 		}
 		rest = steps[1:]
 	case "listAuditFromObject":
-		if err := params(name, steps[0], "objectId"); err != nil {
+		if err := query.Params(name, steps[0], "objectId"); err != nil {
 			return err
 		}
 		id, _ := steps[0]["objectId"].(string)
 		if id == "" {
-			return badStep(name, "objectId must be a non-empty string")
+			return query.BadStep(name, "objectId must be a non-empty string")
 		}
-		p.filter = search.Node{Op: search.OpEq, Path: "objectId", Value: id}
+		p.Filter = search.Node{Op: search.OpEq, Path: "objectId", Value: id}
 		rest = steps[1:]
 	default:
 		i := slices.IndexFunc(steps, func(s map[string]any) bool { return s["_name"] == "audits" })
 		if i <= 0 {
-			return badStep(name, "audits must follow a query of records")
+			return query.BadStep(name, "audits must follow a query of records")
 		}
-		if err := params("audits", steps[i]); err != nil {
+		if err := query.Params("audits", steps[i]); err != nil {
 			return err
 		}
-		src, err := h.startSteps(ctx, cl, steps[:i])
+		src, err := h.startSteps(ctx, cl, q, steps[:i])
 		if err != nil {
 			return err
 		}
-		items, err := h.collect(ctx, cl, src, "audits")
+		items, err := q.Collect(ctx, cl, src, "audits")
 		if err != nil {
 			return err
 		}
 		roots, objects := []any{}, []any{}
 		for _, it := range items {
-			switch src.kind {
-			case kindCase, kindAlert:
-				roots = append(roots, recordID(it))
+			switch src.Kind {
+			case query.KindCase, query.KindAlert:
+				roots = append(roots, query.RecordID(it))
 			default:
-				objects = append(objects, recordID(it))
+				objects = append(objects, query.RecordID(it))
 			}
 		}
-		p.filter = search.Node{Op: search.OpOr, Children: []search.Node{
+		p.Filter = search.Node{Op: search.OpOr, Children: []search.Node{
 			{Op: search.OpIn, Path: "rootId", Values: roots}, {Op: search.OpIn, Path: "objectId", Values: objects}}}
 		rest = steps[i+1:]
 	}
 	for _, step := range rest {
 		name, _ := step["_name"].(string)
-		if out.page || out.count {
-			return badStep(name, "nothing may follow page or count")
+		if out.Page || out.Count {
+			return query.BadStep(name, "nothing may follow page or count")
 		}
 		switch name {
 		case "filter", "sort", "page", "count":
 			if name == "page" {
 				delete(step, "extraData")
 			}
-			if err := h.next(ctx, cl, p, &out, name, step); err != nil {
+			if err := q.Next(ctx, cl, p, &out, name, step); err != nil {
 				return err
 			}
 		default:
-			return badStep(name, "does not apply to audits")
+			return query.BadStep(name, "does not apply to audits")
 		}
 	}
-	if len(p.sort) == 0 {
-		p.sort = []search.SortKey{{Path: "date", Desc: true}}
+	if len(p.Sort) == 0 {
+		p.Sort = []search.SortKey{{Path: "date", Desc: true}}
 	}
 	from, limit := 0, h.max
-	if out.page {
-		from, limit = out.from, out.to-out.from
+	if out.Page {
+		from, limit = out.From, out.To-out.From
 	}
-	if out.count {
+	if out.Count {
 		limit = 1
 	}
-	list, total, err := h.events.Events(ctx, cl.Org, p.filter, search.Page{Offset: from, Limit: max(limit, 1), Sort: p.sort})
+	list, total, err := h.events.Events(ctx, cl.Org, p.Filter, search.Page{Offset: from, Limit: max(limit, 1), Sort: p.Sort})
 	if err != nil {
 		return err
 	}
-	if out.count {
+	if out.Count {
 		return c.JSON(http.StatusOK, total)
 	}
 	if limit == 0 {
 		list = nil
 	}
-	if out.page && !v1 {
+	if out.Page && !v1 {
 		c.Response().Header().Set("X-Total", strconv.FormatInt(total, 10))
 	}
 	return c.JSON(http.StatusOK, mapSlice(list, events.MessageOf))
 }
 
 // startSteps runs the steps of a query of records (before audits).
-func (h *handler) startSteps(ctx context.Context, cl cases.Caller, steps []map[string]any) (*pipeline, error) {
-	var p *pipeline
-	var out output
+func (h *handler) startSteps(ctx context.Context, cl cases.Caller, q *query.Engine, steps []map[string]any) (*query.Pipeline, error) {
+	var p *query.Pipeline
+	var out query.Output
 	for _, step := range steps {
 		name, _ := step["_name"].(string)
 		if p == nil {
 			var err error
-			if p, err = h.start(ctx, cl, name, step); err != nil {
+			if p, err = q.Start(ctx, cl, name, step); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if name == "page" || name == "count" {
-			return nil, badStep(name, "cannot come before audits")
+			return nil, query.BadStep(name, "cannot come before audits")
 		}
-		if err := h.next(ctx, cl, p, &out, name, step); err != nil {
+		if err := q.Next(ctx, cl, p, &out, name, step); err != nil {
 			return nil, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -248,83 +249,10 @@ func rewriteSearchQuery(c echo.Context) error {
 		}
 		q = v
 	}
-	out, err := rewriteFilter(q, 0)
+	out, err := query.RewriteFilter(q, 0)
 	if err != nil {
 		return err
 	}
 	f["query"] = out
 	return nil
 }
-
-// rewriteFilter rewrites _parent, _is and _ne anywhere in a query (see rewriteSearchQuery).
-func rewriteFilter(q any, depth int) (any, error) {
-	if depth > 64 {
-		return nil, apperr.New(apperr.BadRequest, "query is nested too deeply")
-	}
-	switch v := q.(type) {
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			y, err := rewriteFilter(x, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = y
-		}
-		return out, nil
-	case map[string]any:
-		if len(v) == 1 {
-			if p, ok := v["_parent"]; ok {
-				return parentFilter(p)
-			}
-			if x, ok := v["_is"]; ok {
-				return rewriteFilter(x, depth+1)
-			}
-			if x, ok := v["_ne"]; ok {
-				y, err := rewriteFilter(x, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				return map[string]any{"_not": y}, nil
-			}
-		}
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			y, err := rewriteFilter(x, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = y
-		}
-		return out, nil
-	}
-	return q, nil
-}
-
-func parentFilter(p any) (any, error) {
-	bad := apperr.New(apperr.BadRequest, `_parent supports {"_type": "case", "alert" or "case_task", "_query": {"_id": id}}`)
-	m, ok := p.(map[string]any)
-	if !ok {
-		return nil, bad
-	}
-	typ, _ := m["_type"].(string)
-	field, known := parentFields[typ]
-	if !known {
-		return nil, bad
-	}
-	q, _ := m["_query"].(map[string]any)
-	var id any
-	switch {
-	case len(q) == 1 && q["_id"] != nil:
-		id = q["_id"]
-	case len(q) == 2 && q["_field"] == "_id":
-		id = q["_value"]
-	}
-	if _, isString := id.(string); !isString {
-		return nil, bad
-	}
-	return map[string]any{field: id}, nil
-}
-
-// parentFields are the _parent types and the search field naming the parent's id.
-var parentFields = map[string]string{"case": "case", "alert": "alert", "case_task": "task"}

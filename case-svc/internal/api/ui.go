@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -155,7 +156,7 @@ func (h *handler) describe(c echo.Context) error {
 	}
 	m, ok := d[c.Param("model")]
 	if !ok {
-		return apperr.Errorf(apperr.NotFound, "Model %s not found", strconv.Quote(shorten(c.Param("model"))))
+		return apperr.Errorf(apperr.NotFound, "Model %s not found", strconv.Quote(query.Shorten(c.Param("model"))))
 	}
 	return c.JSON(http.StatusOK, m)
 }
@@ -232,7 +233,7 @@ var uiFields = map[string]search.Fields{"user": cases.UserFields, "organisation"
 func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
 	ctx, cl := c.Request().Context(), caller(c)
 	var p *uiPipeline
-	var out output
+	var out query.Output
 	for i, r := range raw {
 		step, ok := r.(map[string]any)
 		if !ok {
@@ -242,8 +243,8 @@ func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
 		if name == "" {
 			return apperr.Errorf(apperr.BadRequest, "query step %d has no _name", i+1)
 		}
-		if out.page || out.count {
-			return badStep(name, "nothing may follow page or count")
+		if out.Page || out.Count {
+			return query.BadStep(name, "nothing may follow page or count")
 		}
 		var err error
 		if p == nil {
@@ -256,9 +257,9 @@ func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
 		}
 	}
 	if p.what == "record" {
-		return badStep("assignableUsers", "ends a query that starts with getCase, getTask or getAlert")
+		return query.BadStep("assignableUsers", "ends a query that starts with getCase, getTask or getAlert")
 	}
-	if out.count {
+	if out.Count {
 		_, total, err := h.uiRun(ctx, cl, p, search.Page{Limit: 1})
 		if err != nil {
 			return err
@@ -266,14 +267,14 @@ func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
 		return c.JSON(http.StatusOK, total)
 	}
 	pg := search.Page{Limit: h.max, Sort: p.sort}
-	if out.page {
-		pg.Offset, pg.Limit = out.from, out.to-out.from
+	if out.Page {
+		pg.Offset, pg.Limit = out.From, out.To-out.From
 	}
 	items, total, err := h.uiRun(ctx, cl, p, pg)
 	if err != nil {
 		return err
 	}
-	if out.page && (!v1 || slices.Contains(out.extraData, "total")) {
+	if out.Page && (!v1 || slices.Contains(out.ExtraData, "total")) {
 		c.Response().Header().Set("X-Total", strconv.FormatInt(total, 10))
 	}
 	if v1 {
@@ -298,18 +299,18 @@ func (h *handler) uiStart(ctx context.Context, cl cases.Caller, name string, ste
 	lists := map[string]string{"listUser": "user", "listOrganisation": "organisation", "listCustomField": "customField",
 		"listCaseTemplate": "caseTemplate", "listProfile": "profile", "listObservableType": "observableType"}
 	if what, ok := lists[name]; ok {
-		return &uiPipeline{what: what, filter: everything}, params(name, step)
+		return &uiPipeline{what: what, filter: everything}, query.Params(name, step)
 	}
 	switch name {
 	case "currentUser":
-		return &uiPipeline{what: "user", filter: search.Node{Op: search.OpEq, Path: "_id", Value: cl.Login}}, params(name, step)
+		return &uiPipeline{what: "user", filter: search.Node{Op: search.OpEq, Path: "_id", Value: cl.Login}}, query.Params(name, step)
 	case "getOrganisation", "getCase", "getTask", "getAlert":
-		if err := params(name, step, "idOrName"); err != nil {
+		if err := query.Params(name, step, "idOrName"); err != nil {
 			return nil, err
 		}
 		id, _ := step["idOrName"].(string)
 		if id == "" {
-			return nil, badStep(name, "idOrName must be a non-empty string")
+			return nil, query.BadStep(name, "idOrName must be a non-empty string")
 		}
 		var err error
 		switch name {
@@ -330,28 +331,28 @@ func (h *handler) uiStart(ctx context.Context, cl cases.Caller, name string, ste
 		}
 		return &uiPipeline{what: "record"}, nil
 	}
-	return nil, badStep(name, "does not start this query")
+	return nil, query.BadStep(name, "does not start this query")
 }
 
-func (h *handler) uiNext(ctx context.Context, cl cases.Caller, p *uiPipeline, out *output, name string, step map[string]any) error {
+func (h *handler) uiNext(ctx context.Context, cl cases.Caller, p *uiPipeline, out *query.Output, name string, step map[string]any) error {
 	switch name {
 	case "assignableUsers":
-		if err := params(name, step); err != nil {
+		if err := query.Params(name, step); err != nil {
 			return err
 		}
 		if p.what != "record" {
-			return badStep(name, "follows getCase, getTask or getAlert")
+			return query.BadStep(name, "follows getCase, getTask or getAlert")
 		}
 		// the users who may be given the record: the unlocked users of the caller's organisation
 		*p = uiPipeline{what: "user", filter: search.Node{Op: search.OpAnd, Children: []search.Node{
 			{Op: search.OpEq, Path: cases.PathUserOrgs, Value: cl.Org}, {Op: search.OpEq, Path: "locked", Value: false}}}}
 		return nil
 	case "users":
-		if err := params(name, step); err != nil {
+		if err := query.Params(name, step); err != nil {
 			return err
 		}
 		if p.what != "organisation" {
-			return badStep(name, "follows organisations, not %ss", p.what)
+			return query.BadStep(name, "follows organisations, not %ss", p.what)
 		}
 		orgs, _, err := h.ids.Orgs(ctx, cl, p.filter, search.Page{Limit: h.max})
 		if err != nil {
@@ -365,7 +366,7 @@ func (h *handler) uiNext(ctx context.Context, cl cases.Caller, p *uiPipeline, ou
 		return nil
 	}
 	if p.what == "record" {
-		return badStep(name, "only assignableUsers follows getCase, getTask or getAlert here")
+		return query.BadStep(name, "only assignableUsers follows getCase, getTask or getAlert here")
 	}
 	switch name {
 	case "filter":
@@ -375,34 +376,34 @@ func (h *handler) uiNext(ctx context.Context, cl cases.Caller, p *uiPipeline, ou
 				q[k] = v
 			}
 		}
-		n, err := parseFilter(name, q, uiFields[p.what])
+		n, err := query.ParseFilter(name, q, uiFields[p.what])
 		if err != nil {
 			return err
 		}
 		p.filter = search.Node{Op: search.OpAnd, Children: []search.Node{p.filter, n}}
 		return nil
 	case "sort":
-		if err := params(name, step, "_fields"); err != nil {
+		if err := query.Params(name, step, "_fields"); err != nil {
 			return err
 		}
-		specs, err := sortSpecs(name, step["_fields"])
+		specs, err := query.SortSpecs(name, step["_fields"])
 		if err != nil {
 			return err
 		}
 		if p.sort, err = search.ParseSort(specs, uiFields[p.what]); err != nil {
-			return badStep(name, "%s", messageOf(err))
+			return query.BadStep(name, "%s", query.MessageOf(err))
 		}
 		return nil
 	case "page":
-		if err := params(name, step, "from", "to", "extraData"); err != nil {
+		if err := query.Params(name, step, "from", "to", "extraData"); err != nil {
 			return err
 		}
-		return out.setPage(name, step, h.max)
+		return out.SetPage(name, step, h.max)
 	case "count":
-		out.count = true
-		return params(name, step)
+		out.Count = true
+		return query.Params(name, step)
 	}
-	return badStep(name, "does not apply to %ss", p.what)
+	return query.BadStep(name, "does not apply to %ss", p.what)
 }
 
 // uiRun reads a page of what the pipeline lists, rendered, and the total.
@@ -493,37 +494,4 @@ type observableTypeResponse struct {
 func observableTypeJSON(name string) observableTypeResponse {
 	return observableTypeResponse{meta: metaOf("~"+name, "observableType", cases.Meta{CreatedBy: "system"}),
 		Name: name, IsAttachment: name == cases.DataTypeFile}
-}
-
-// sortSpecs reads a sort step's _fields: [{"field": "asc"|"desc"}, "+field", "-field", "field", ...].
-func sortSpecs(name string, v any) ([]string, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, badStep(name, `_fields must be an array such as [{"name": "asc"}]`)
-	}
-	var specs []string
-	for _, x := range list {
-		switch f := x.(type) {
-		case string:
-			specs = append(specs, f)
-		case map[string]any:
-			if len(f) != 1 {
-				return nil, badStep(name, `each of _fields is one {"field": "asc" or "desc"}`)
-			}
-			for field, dir := range f {
-				d, _ := dir.(string)
-				switch strings.ToLower(d) {
-				case "asc":
-					specs = append(specs, "+"+field)
-				case "desc":
-					specs = append(specs, "-"+field)
-				default:
-					return nil, badStep(name, "the order of %s must be asc or desc", strconv.Quote(shorten(field)))
-				}
-			}
-		default:
-			return nil, badStep(name, `each of _fields is one {"field": "asc" or "desc"}`)
-		}
-	}
-	return specs, nil
 }

@@ -1,37 +1,35 @@
-package api
+package query
 
-// FuzzQueryParse sends request bodies through the query API's parsing without a database: the body decoding
-// of web.Fields, then each step as h.query runs it (h.start for list steps, h.next for filter, sort, page and
-// count; the checks of get…, similarCases and the traversals, whose database reads are left out), and the
-// extraData check of h.finish. It never panics, every error is a BadRequest (or AttributeCheckingError) with a
+// FuzzQueryParse sends request bodies through the query language's parsing without a database: the body
+// decoded as JSON (numbers kept as json.Number, as web.Fields does), then each step as Engine.Build runs it
+// (Start for list steps, Next for filter, sort, page and count; the checks of get…, similarCases and the
+// traversals, whose database reads are left out). It never panics, every error is a BadRequest (or AttributeCheckingError) with a
 // bounded message, and every filter it builds only names stored paths of the allow-lists.
 //
-//	go test ./internal/api -run '^$' -fuzz FuzzQueryParse -fuzztime 20s -fuzzminimizetime 200x
+//	go test ./internal/query -run '^$' -fuzz FuzzQueryParse -fuzztime 20s -fuzzminimizetime 200x
 
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
-	"github.com/openir/platform/pkg/web"
 )
 
-// parseQuery is h.query without the database.
-func parseQuery(h *handler, c echo.Context) (*pipeline, output, error) {
-	var out output
-	f, err := web.Fields(c)
-	if err != nil {
-		return nil, out, err
+// parseQuery is Engine.Build without the database.
+func parseQuery(e *Engine, body []byte) (*Pipeline, Output, error) {
+	var out Output
+	var f map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&f); err != nil {
+		return nil, out, apperr.New(apperr.BadRequest, "not a JSON object")
 	}
 	raw, ok := f["query"].([]any)
 	if !ok {
@@ -40,11 +38,11 @@ func parseQuery(h *handler, c echo.Context) (*pipeline, output, error) {
 	if len(raw) == 0 || len(raw) > 64 {
 		return nil, out, apperr.New(apperr.BadRequest, "bad number of steps")
 	}
-	gets := map[string]kind{"getCase": kindCase, "getAlert": kindAlert, "getObservable": kindObservable,
-		"getTask": kindTask, "getLog": kindLog, "getJob": kindJob}
+	gets := map[string]Kind{"getCase": KindCase, "getAlert": KindAlert, "getObservable": KindObservable,
+		"getTask": KindTask, "getLog": KindLog, "getJob": KindJob}
 	ctx := context.Background()
 	cl := cases.Caller{Login: "fuzz", Org: "soc", Orgs: []string{"soc"}}
-	var p *pipeline
+	var p *Pipeline
 	for i, r := range raw {
 		step, ok := r.(map[string]any)
 		if !ok {
@@ -54,70 +52,66 @@ func parseQuery(h *handler, c echo.Context) (*pipeline, output, error) {
 		if name == "" {
 			return nil, out, apperr.Errorf(apperr.BadRequest, "query step %d has no _name", i+1)
 		}
-		if out.page || out.count {
-			return nil, out, badStep(name, "nothing may follow page or count")
+		if out.Page || out.Count {
+			return nil, out, BadStep(name, "nothing may follow page or count")
 		}
 		if p == nil {
-			if k, ok := gets[name]; ok { // h.start reads the record: check what it checks before
-				if err := params(name, step, "idOrName"); err != nil {
+			if k, ok := gets[name]; ok { // Start reads the record: check what it checks before
+				if err := Params(name, step, "idOrName"); err != nil {
 					return nil, out, err
 				}
 				if id, ok := step["idOrName"].(string); !ok || id == "" {
-					return nil, out, badStep(name, "idOrName must be a non-empty string")
+					return nil, out, BadStep(name, "idOrName must be a non-empty string")
 				}
-				p = &pipeline{kind: k, filter: search.Node{Op: search.OpEq, Path: "_id", Value: "x"}}
+				p = &Pipeline{Kind: k, Filter: search.Node{Op: search.OpEq, Path: "_id", Value: "x"}}
 				continue
 			}
-			if p, err = h.start(ctx, cl, name, step); err != nil {
+			var err error
+			if p, err = e.Start(ctx, cl, name, step); err != nil {
 				return nil, out, err
 			}
 			continue
 		}
 		switch name {
 		case "filter", "sort", "page", "count":
-			if err := h.next(ctx, cl, p, &out, name, step); err != nil {
+			if err := e.Next(ctx, cl, p, &out, name, step); err != nil {
 				return nil, out, err
 			}
 			continue
-		case "similarCases": // h.next reads the alert: check what it checks before and after
-			if err := params(name, step, "caseFilter"); err != nil {
+		case "similarCases": // Next reads the alert: check what it checks before and after
+			if err := Params(name, step, "caseFilter"); err != nil {
 				return nil, out, err
 			}
-			if p.kind != kindAlert {
-				return nil, out, badStep(name, "applies to alerts, not to %ss", p.kind)
+			if p.Kind != KindAlert {
+				return nil, out, BadStep(name, "applies to alerts, not to %ss", p.Kind)
 			}
-			*p = pipeline{kind: kindSimilar, filter: search.Node{Op: search.OpAll}}
+			*p = Pipeline{Kind: KindSimilar, Filter: search.Node{Op: search.OpAll}}
 			if cf, ok := step["caseFilter"]; ok && cf != nil {
-				n, err := parseFilter(name, cf, cases.CaseFields)
+				n, err := ParseFilter(name, cf, cases.CaseFields)
 				if err != nil {
 					return nil, out, err
 				}
-				p.and(n)
+				p.And(n)
 			}
 			continue
 		}
 		t, ok := traversals[name]
 		if !ok {
-			return nil, out, badStep(name, "unknown or misplaced step")
+			return nil, out, BadStep(name, "unknown or misplaced step")
 		}
-		if err := params(name, step); err != nil {
+		if err := Params(name, step); err != nil {
 			return nil, out, err
 		}
-		if !slices.Contains(t.from, p.kind) {
-			return nil, out, badStep(name, "does not apply to %ss", p.kind)
+		if !slices.Contains(t.from, p.Kind) {
+			return nil, out, BadStep(name, "does not apply to %ss", p.Kind)
 		}
-		*p = pipeline{kind: t.to, filter: search.Node{Op: search.OpIn, Path: "_id", Values: []any{}}}
-	}
-	for _, e := range out.extraData {
-		if e != "total" && !slices.Contains(extraNames[p.kind], e) {
-			return nil, out, badStep("page", "unknown extraData")
-		}
+		*p = Pipeline{Kind: t.to, Filter: search.Node{Op: search.OpIn, Path: "_id", Values: []any{}}}
 	}
 	return p, out, nil
 }
 
 // storedPaths are the storage paths a filter of a kind may name, besides the pipeline's own.
-func storedPaths(k kind) map[string]bool {
+func storedPaths(k Kind) map[string]bool {
 	m := map[string]bool{"_id": true, "status": true}
 	for _, f := range kindFields[k] {
 		m[f.Path] = true
@@ -146,8 +140,6 @@ func checkFilter(t *testing.T, n search.Node, paths map[string]bool, depth int) 
 	}
 }
 
-var fuzzEcho = echo.New()
-
 func FuzzQueryParse(f *testing.F) {
 	for _, s := range []string{
 		`{"query":[{"_name":"getObservable","idOrName":"~1"},{"_name":"jobs"},{"_name":"sort","_fields":[{"startDate":"desc"}]},{"_name":"page","from":0,"to":10}]}`,
@@ -167,12 +159,9 @@ func FuzzQueryParse(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	h := &handler{max: 1000}
+	e := New(nil, nil, 1000)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req := httptest.NewRequest(http.MethodPost, "/api/v1/query", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		c := fuzzEcho.NewContext(req, httptest.NewRecorder())
-		p, out, err := parseQuery(h, c)
+		p, out, err := parseQuery(e, body)
 		if err != nil {
 			e := apperr.As(err)
 			if e == nil || (e.Kind != apperr.BadRequest && e.Kind != apperr.Invalid) || e.Message == "" {
@@ -183,14 +172,14 @@ func FuzzQueryParse(f *testing.F) {
 			}
 			return
 		}
-		checkFilter(t, p.filter, storedPaths(p.kind), 0)
-		for _, k := range p.sort {
-			if !storedPaths(p.kind)[k.Path] {
+		checkFilter(t, p.Filter, storedPaths(p.Kind), 0)
+		for _, k := range p.Sort {
+			if !storedPaths(p.Kind)[k.Path] {
 				t.Fatalf("sort on the path %q, not of the allow-list", k.Path)
 			}
 		}
-		if out.page && (out.from < 0 || out.to < out.from || out.to-out.from > h.max) {
-			t.Fatalf("page %d-%d", out.from, out.to)
+		if out.Page && (out.From < 0 || out.To < out.From || out.To-out.From > e.max) {
+			t.Fatalf("page %d-%d", out.From, out.To)
 		}
 	})
 }
