@@ -40,7 +40,7 @@ type Log interface {
 	// InsertEvents stores events; an event already stored (same id) is left as it is. held marks them as not
 	// yet queued for their webhooks, until Release.
 	InsertEvents(ctx context.Context, es []Event, held bool) error
-	// EventsSince returns the events dated at or after since, oldest first, at most limit.
+	// EventsSince returns the released events (not held) dated at or after since, oldest first, at most limit.
 	EventsSince(ctx context.Context, since time.Time, limit int) ([]Event, error)
 	// Release marks held events as queued.
 	Release(ctx context.Context, ids []string) error
