@@ -118,11 +118,13 @@ func (b *Bus) Record(ctx context.Context, evs []Event) error {
 		b.Metrics.recordFailures.Add(float64(len(evs)))
 		return fmt.Errorf("record events: %w", err)
 	}
-	b.recorded(evs)
 	if len(ds) == 0 {
+		b.recorded(evs)
 		return nil
 	}
-	return b.queue(ctx, evs, ds)
+	err := b.queue(ctx, evs, ds)
+	b.recorded(evs) // after the release: the streams' tail skips held events
+	return err
 }
 
 // RecordOnly writes events that no webhook receives (the trail and the streams only), released.
@@ -154,8 +156,9 @@ func (b *Bus) Release(ctx context.Context, evs []Event) error {
 			return fmt.Errorf("plan webhook deliveries: %w", err)
 		}
 	}
-	b.recorded(evs)
-	return b.queue(ctx, evs, ds)
+	err := b.queue(ctx, evs, ds)
+	b.recorded(evs) // after the release: the streams' tail skips held events
+	return err
 }
 
 // Drop deletes held events whose change was not made.
