@@ -1,6 +1,10 @@
 // Package auth owns the credentials of both services: argon2id password hashes, API key generation, the
 // Keyring derived from the operator's auth.secret (sealing revealable API keys, keyed lookup hashes) and the
-// signed session tokens (JWT) with their CSRF token and cookie/header names.
+// signed session tokens (JWT) with their CSRF token and cookie/header names. It also holds the credential
+// rules both services' identity services apply (Credentials: the login check that costs the same for an
+// unknown login, the new-password rule, a user's change of its own password, an API key's forms and its
+// reveal, the first user's credentials) and the API-key lookup collection with its crash-safe rotation
+// (KeyIndex), and the login throttle (Throttle). Each service keeps its own users, roles and permissions.
 package auth
 
 import (

@@ -53,8 +53,9 @@ func (a AuthConfig) ttl() time.Duration {
 
 const callerKey = "web.caller"
 
-// ErrAuthentication is the one answer to a bad credential: it never says which part was wrong.
-var ErrAuthentication = apperr.New(apperr.Unauthenticated, "Authentication failure")
+// ErrAuthentication is the one answer to a bad credential: it never says which part was wrong (the services'
+// identity rules answer the same auth.ErrAuthentication).
+var ErrAuthentication = auth.ErrAuthentication
 
 // Authenticate returns a middleware that accepts, in order, a Bearer API key, the session cookie (with the
 // CSRF header on state-changing requests) and, when enabled, HTTP basic credentials. The principal is then

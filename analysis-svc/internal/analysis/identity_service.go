@@ -18,22 +18,17 @@ import (
 // Identity holds the rules of organizations, users, credentials and roles.
 type Identity struct {
 	store IdentityStore
-	keys  *auth.Keyring
+	cred  *auth.Credentials
 	now   func() time.Time
-	// dummyHash is checked when a login is unknown, so that a failed login takes as long either way.
-	dummyHash string
 }
 
-// NewIdentity returns the identity service.
+// NewIdentity returns the identity service; now is its clock (time.Now but in tests).
 func NewIdentity(store IdentityStore, keys *auth.Keyring, now func() time.Time) (*Identity, error) {
-	h, err := auth.HashPassword("dummy password for timing")
+	cred, err := auth.NewCredentials(keys)
 	if err != nil {
 		return nil, err
 	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Identity{store: store, keys: keys, now: now, dummyHash: h}, nil
+	return &Identity{store: store, cred: cred, now: now}, nil
 }
 
 func (s *Identity) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
@@ -53,33 +48,20 @@ func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (
 	if err != nil || exists || login == "" {
 		return false, err
 	}
-	if password == "" && key == "" {
-		return false, errors.New("bootstrap.login is set but neither bootstrap.password nor bootstrap.key")
-	}
 	if err := validLogin(login); err != nil {
 		return false, fmt.Errorf("bootstrap.login: %w", err)
 	}
-	u := User{Login: login, Name: login, Roles: []Role{RoleSuperAdmin}, Status: StatusActive,
+	hash, k, err := s.cred.FirstUser(password, key)
+	if err != nil {
+		return false, err
+	}
+	u := User{Login: login, Name: login, Roles: []Role{RoleSuperAdmin}, Status: StatusActive, PasswordHash: hash,
 		Organization: AdminOrg, CreatedAt: now, CreatedBy: systemUser, UpdatedAt: now, UpdatedBy: systemUser}
-	if password != "" {
-		if u.PasswordHash, err = auth.HashPassword(password); err != nil {
-			return false, err
-		}
-	}
-	if key != "" {
-		if len(key) < 32 {
-			return false, errors.New("bootstrap.key must be at least 32 characters")
-		}
-		if u.KeySealed, err = s.keys.Seal(key); err != nil {
-			return false, err
-		}
-		u.KeyHash = s.keys.LookupHash(key)
-	}
 	if err := s.store.CreateUser(ctx, u); err != nil {
 		return false, err
 	}
-	if u.KeyHash != "" {
-		if err := s.store.SetKey(ctx, login, u.KeySealed, u.KeyHash, systemUser, now); err != nil {
+	if k.Hash != "" {
+		if err := s.store.SetKey(ctx, login, k.Sealed, k.Hash, systemUser, now); err != nil {
 			return false, err
 		}
 	}
@@ -88,11 +70,11 @@ func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (
 
 // --- authentication ---
 
-var errAuth = apperr.New(apperr.Unauthenticated, "Authentication failure")
+var errAuth = auth.ErrAuthentication
 
 // ByKey authenticates an API key.
 func (s *Identity) ByKey(ctx context.Context, key string) (Caller, error) {
-	u, err := s.store.UserByKeyHash(ctx, s.keys.LookupHash(key))
+	u, err := s.store.UserByKeyHash(ctx, s.cred.LookupHash(key))
 	if err != nil {
 		return Caller{}, authErr(err)
 	}
@@ -128,14 +110,10 @@ func (s *Identity) Logout(ctx context.Context, login string) error {
 func (s *Identity) Login(ctx context.Context, login, password string) (User, error) {
 	u, err := s.store.User(ctx, login)
 	if err != nil {
-		auth.CheckPassword(s.dummyHash, password)
+		s.cred.CheckLogin("", password)
 		return User{}, authErr(err)
 	}
-	if u.PasswordHash == "" {
-		auth.CheckPassword(s.dummyHash, password)
-		return User{}, errAuth
-	}
-	if !auth.CheckPassword(u.PasswordHash, password) {
+	if !s.cred.CheckLogin(u.PasswordHash, password) {
 		return User{}, errAuth
 	}
 	if _, err := s.active(ctx, u); err != nil {
@@ -352,13 +330,6 @@ func ParseRoles(in []string) ([]Role, error) {
 	return nil, bad
 }
 
-func validPassword(field, pw string) error {
-	if n := utf8.RuneCountInString(pw); n < 8 || n > 1024 {
-		return apperr.Fields(apperr.FieldError{Name: field, Message: "8 to 1024 characters"})
-	}
-	return nil
-}
-
 // checkAdminOrg enforces that the admin organization holds superadmins and only it does.
 func checkAdminOrg(org string, roles []Role) error {
 	super := slices.Contains(roles, RoleSuperAdmin)
@@ -398,7 +369,7 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 		probs = append(probs, apperr.As(err).Fields...)
 	}
 	if n.Password != "" {
-		if err := validPassword("password", n.Password); err != nil {
+		if err := auth.CheckNewPassword("password", n.Password); err != nil {
 			probs = append(probs, apperr.As(err).Fields...)
 		}
 	}
@@ -540,10 +511,7 @@ func (s *Identity) SetPassword(ctx context.Context, c Caller, login, password st
 	if _, err := s.manageable(ctx, c, login); err != nil {
 		return err
 	}
-	if err := validPassword("password", password); err != nil {
-		return err
-	}
-	h, err := auth.HashPassword(password)
+	h, err := auth.NewPassword("password", password)
 	if err != nil {
 		return err
 	}
@@ -567,13 +535,7 @@ func (s *Identity) ChangePassword(ctx context.Context, c Caller, login, current,
 	if u.Login != c.Login {
 		return apperr.New(apperr.Forbidden, "only the user itself may change its password")
 	}
-	if err := validPassword("password", password); err != nil {
-		return err
-	}
-	if u.PasswordHash == "" || !auth.CheckPassword(u.PasswordHash, current) {
-		return apperr.New(apperr.Forbidden, "the current password is wrong")
-	}
-	h, err := auth.HashPassword(password)
+	h, err := auth.ChangePassword("password", u.PasswordHash, current, password)
 	if err != nil {
 		return err
 	}
@@ -600,18 +562,14 @@ func (s *Identity) RenewKey(ctx context.Context, c Caller, login string) (string
 	if _, err := s.keyHolder(ctx, c, login); err != nil {
 		return "", err
 	}
-	key, err := auth.NewKey()
+	k, err := s.cred.NewAPIKey()
 	if err != nil {
 		return "", err
 	}
-	sealed, err := s.keys.Seal(key)
-	if err != nil {
+	if err := s.store.SetKey(ctx, login, k.Sealed, k.Hash, c.Login, s.clock()); err != nil {
 		return "", err
 	}
-	if err := s.store.SetKey(ctx, login, sealed, s.keys.LookupHash(key), c.Login, s.clock()); err != nil {
-		return "", err
-	}
-	return key, nil
+	return k.Plain, nil
 }
 
 // Key reveals the user's API key.
@@ -620,14 +578,7 @@ func (s *Identity) Key(ctx context.Context, c Caller, login string) (string, err
 	if err != nil {
 		return "", err
 	}
-	if !u.HasKey() {
-		return "", apperr.Errorf(apperr.NotFound, "user %s has no API key", login)
-	}
-	key, err := s.keys.Open(u.KeySealed)
-	if err != nil {
-		return "", fmt.Errorf("open key of %s (was auth.secret changed?): %w", login, err)
-	}
-	return key, nil
+	return s.cred.RevealKey(login, u.KeySealed)
 }
 
 // RevokeKey removes the user's API key and ends the user's sessions (superadmin, or orgadmin of its

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -16,7 +17,7 @@ import (
 type IdentityStore struct {
 	orgs  *docstore.Collection
 	users *docstore.Collection
-	keys  *docstore.Collection
+	keys  *auth.KeyIndex
 }
 
 var _ analysis.IdentityStore = (*IdentityStore)(nil)
@@ -27,7 +28,7 @@ func NewIdentityStore(ctx context.Context, db *docstore.DB) (*IdentityStore, err
 	if err != nil {
 		return nil, err
 	}
-	return &IdentityStore{orgs: c[0], users: c[1], keys: c[2]}, nil
+	return &IdentityStore{orgs: c[0], users: c[1], keys: auth.NewKeyIndex(c[2])}, nil
 }
 
 type orgDoc struct {
@@ -238,50 +239,33 @@ func (s *IdentityStore) EndSessions(ctx context.Context, org, login string) erro
 	return nil
 }
 
-type keyDoc struct {
-	ID   string `json:"_id"` // keyed hash of the key
-	User string `json:"user"`
-}
-
-// SetKey replaces the user's key. Without transactions the order keeps every crash point safe: the new lookup
-// entry first, then the user (which makes it valid and the old one stale), then the old entry is removed.
-// UserByKeyHash also checks the user's current hash, so a stale entry never authenticates.
+// SetKey replaces the user's key ("" hash: removes it) in the order of auth.KeyIndex.Rotate, safe at every
+// crash point; UserByKeyHash checks the user's current hash, so a stale entry never authenticates.
 func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by string, at time.Time) error {
 	old, err := s.User(ctx, login)
 	if err != nil {
 		return err
 	}
-	if hash != "" {
-		if err := s.keys.Insert(ctx, keyDoc{ID: hash, User: login}); err != nil && !docstore.IsDuplicate(err) {
-			return fmt.Errorf("store key of %s: %w", login, err)
-		}
-	}
 	update := stamp(by, at).Set("key", sealed).Set("keyHash", hash)
 	if hash == "" {
 		update = stamp(by, at).Unset("key").Unset("keyHash")
 	}
-	if _, err := s.update(ctx, login, update); err != nil {
+	return s.keys.Rotate(ctx, login, old.KeyHash, hash, func(ctx context.Context) error {
+		_, err := s.update(ctx, login, update)
 		return err
-	}
-	if old.KeyHash != "" && old.KeyHash != hash {
-		if _, err := s.keys.DeleteOne(ctx, docstore.ID(old.KeyHash)); err != nil {
-			return fmt.Errorf("remove old key of %s: %w", login, err)
-		}
-	}
-	return nil
+	})
 }
 
 // UserByKeyHash finds the user holding the key with this hash.
 func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (analysis.User, error) {
-	var k keyDoc
-	err := s.keys.Get(ctx, hash, &k)
-	if errors.Is(err, docstore.ErrNotFound) {
+	login, found, err := s.keys.Login(ctx, hash)
+	if err != nil {
+		return analysis.User{}, err
+	}
+	if !found {
 		return analysis.User{}, analysis.ErrUserNotFound
 	}
-	if err != nil {
-		return analysis.User{}, fmt.Errorf("find key: %w", err)
-	}
-	u, err := s.User(ctx, k.User)
+	u, err := s.User(ctx, login)
 	if err != nil {
 		return analysis.User{}, err
 	}

@@ -15,22 +15,17 @@ import (
 // Identity holds the rules of organisations, users, profiles and credentials.
 type Identity struct {
 	store IdentityStore
-	keys  *auth.Keyring
+	cred  *auth.Credentials
 	now   func() time.Time
-	// dummyHash is checked when a login is unknown, so that a failed login takes as long either way.
-	dummyHash string
 }
 
-// NewIdentity returns the identity service.
+// NewIdentity returns the identity service; now is its clock (time.Now but in tests).
 func NewIdentity(store IdentityStore, keys *auth.Keyring, now func() time.Time) (*Identity, error) {
-	h, err := auth.HashPassword("dummy password for timing")
+	cred, err := auth.NewCredentials(keys)
 	if err != nil {
 		return nil, err
 	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Identity{store: store, keys: keys, now: now, dummyHash: h}, nil
+	return &Identity{store: store, cred: cred, now: now}, nil
 }
 
 func (s *Identity) clock() time.Time { return ms(s.now()) }
@@ -52,31 +47,20 @@ func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (
 	if err != nil || exists || login == "" {
 		return false, err
 	}
-	if password == "" && key == "" {
-		return false, errors.New("bootstrap.login is set but neither bootstrap.password nor bootstrap.key")
-	}
 	if err := validLogin(login); err != nil {
 		return false, fmt.Errorf("bootstrap.login: %w", err)
 	}
+	hash, k, err := s.cred.FirstUser(password, key)
+	if err != nil {
+		return false, err
+	}
 	u := User{Login: login, Name: login, Memberships: []Membership{{Org: AdminOrg, Profile: ProfileAdmin}},
-		Meta: Meta{CreatedAt: now, CreatedBy: systemUser}}
-	if password != "" {
-		if u.PasswordHash, err = auth.HashPassword(password); err != nil {
-			return false, err
-		}
-	}
-	if key != "" && len(key) < 32 {
-		return false, errors.New("bootstrap.key must be at least 32 characters")
-	}
+		PasswordHash: hash, Meta: Meta{CreatedAt: now, CreatedBy: systemUser}}
 	if err := s.store.CreateUser(ctx, u); err != nil {
 		return false, err
 	}
-	if key != "" {
-		sealed, err := s.keys.Seal(key)
-		if err != nil {
-			return false, err
-		}
-		if err := s.store.SetKey(ctx, login, sealed, s.keys.LookupHash(key), systemUser, now); err != nil {
+	if k.Hash != "" {
+		if err := s.store.SetKey(ctx, login, k.Sealed, k.Hash, systemUser, now); err != nil {
 			return false, err
 		}
 	}
@@ -85,11 +69,11 @@ func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (
 
 // --- authentication ---
 
-var errAuth = apperr.New(apperr.Unauthenticated, "Authentication failure")
+var errAuth = auth.ErrAuthentication
 
 // ByKey authenticates an API key.
 func (s *Identity) ByKey(ctx context.Context, key string) (User, error) {
-	u, err := s.store.UserByKeyHash(ctx, s.keys.LookupHash(key))
+	u, err := s.store.UserByKeyHash(ctx, s.cred.LookupHash(key))
 	if err != nil {
 		return User{}, authErr(err)
 	}
@@ -121,14 +105,10 @@ func (s *Identity) Logout(ctx context.Context, login string) error {
 func (s *Identity) Login(ctx context.Context, login, password string) (User, error) {
 	u, err := s.store.User(ctx, login)
 	if err != nil {
-		auth.CheckPassword(s.dummyHash, password)
+		s.cred.CheckLogin("", password)
 		return User{}, authErr(err)
 	}
-	if u.PasswordHash == "" {
-		auth.CheckPassword(s.dummyHash, password)
-		return User{}, errAuth
-	}
-	if !auth.CheckPassword(u.PasswordHash, password) {
+	if !s.cred.CheckLogin(u.PasswordHash, password) {
 		return User{}, errAuth
 	}
 	return active(u)
@@ -258,13 +238,6 @@ func validLogin(l string) error {
 	return nil
 }
 
-func validPassword(field, pw string) error {
-	if len(pw) < 8 || len(pw) > 1024 {
-		return apperr.Fields(apperr.FieldError{Name: field, Message: "8 to 1024 characters"})
-	}
-	return nil
-}
-
 // NewUser is a request to create a user.
 type NewUser struct {
 	Login    string
@@ -299,7 +272,7 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 		p = append(p, apperr.As(err).Fields...)
 	}
 	if n.Password != "" {
-		if err := validPassword("password", n.Password); err != nil {
+		if err := auth.CheckNewPassword("password", n.Password); err != nil {
 			p = append(p, apperr.As(err).Fields...)
 		}
 	}
@@ -600,10 +573,7 @@ func (s *Identity) SetPassword(ctx context.Context, c Caller, id, password strin
 	if err != nil {
 		return err
 	}
-	if err := validPassword("password", password); err != nil {
-		return err
-	}
-	h, err := auth.HashPassword(password)
+	h, err := auth.NewPassword("password", password)
 	if err != nil {
 		return err
 	}
@@ -627,13 +597,7 @@ func (s *Identity) ChangePassword(ctx context.Context, c Caller, id, current, pa
 	if u.Login != c.Login {
 		return apperr.New(apperr.Forbidden, "only the user itself may change its password")
 	}
-	if err := validPassword("password", password); err != nil {
-		return err
-	}
-	if u.PasswordHash == "" || !auth.CheckPassword(u.PasswordHash, current) {
-		return apperr.New(apperr.Forbidden, "the current password is wrong")
-	}
-	h, err := auth.HashPassword(password)
+	h, err := auth.ChangePassword("password", u.PasswordHash, current, password)
 	if err != nil {
 		return err
 	}
@@ -654,18 +618,14 @@ func (s *Identity) RenewKey(ctx context.Context, c Caller, id string) (string, e
 	if err != nil {
 		return "", err
 	}
-	key, err := auth.NewKey()
+	k, err := s.cred.NewAPIKey()
 	if err != nil {
 		return "", err
 	}
-	sealed, err := s.keys.Seal(key)
-	if err != nil {
+	if err := s.store.SetKey(ctx, u.Login, k.Sealed, k.Hash, c.Login, s.clock()); err != nil {
 		return "", err
 	}
-	if err := s.store.SetKey(ctx, u.Login, sealed, s.keys.LookupHash(key), c.Login, s.clock()); err != nil {
-		return "", err
-	}
-	return key, nil
+	return k.Plain, nil
 }
 
 // Key reveals the user's API key.
@@ -674,14 +634,7 @@ func (s *Identity) Key(ctx context.Context, c Caller, id string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	if !u.HasKey() {
-		return "", apperr.Errorf(apperr.NotFound, "user %s has no API key", u.Login)
-	}
-	key, err := s.keys.Open(u.KeySealed)
-	if err != nil {
-		return "", fmt.Errorf("open key of %s (was auth.secret changed?): %w", u.Login, err)
-	}
-	return key, nil
+	return s.cred.RevealKey(u.Login, u.KeySealed)
 }
 
 // RevokeKey removes the user's API key and ends the user's sessions.

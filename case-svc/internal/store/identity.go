@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -16,7 +17,7 @@ import (
 type IdentityStore struct {
 	orgs  *docstore.Collection
 	users *docstore.Collection
-	keys  *docstore.Collection
+	keys  *auth.KeyIndex
 }
 
 var _ cases.IdentityStore = (*IdentityStore)(nil)
@@ -34,16 +35,18 @@ var (
 // NewIdentityStore returns the store and creates the indexes its lists use.
 func NewIdentityStore(ctx context.Context, db *docstore.DB) (*IdentityStore, error) {
 	s := &IdentityStore{}
+	var keys *docstore.Collection
 	for _, c := range []struct {
 		dst  **docstore.Collection
 		spec docstore.Spec
-	}{{&s.orgs, orgSpec}, {&s.users, userSpec}, {&s.keys, apiKeySpec}} {
+	}{{&s.orgs, orgSpec}, {&s.users, userSpec}, {&keys, apiKeySpec}} {
 		coll, err := db.Collection(ctx, c.spec)
 		if err != nil {
 			return nil, err
 		}
 		*c.dst = coll
 	}
+	s.keys = auth.NewKeyIndex(keys)
 	return s, nil
 }
 
@@ -201,41 +204,27 @@ func (s *IdentityStore) EndSessions(ctx context.Context, login string) error {
 	return nil
 }
 
-type keyDoc struct {
-	ID   string `json:"_id"` // keyed hash of the key
-	User string `json:"user"`
-}
-
-// SetKey replaces the user's key. Without transactions the order keeps every crash point safe: the new lookup
-// entry first, then the user (which makes it valid and the old one stale), then the old entry is removed.
-// UserByKeyHash also checks the user's current hash, so a stale entry never authenticates.
+// SetKey replaces the user's key ("" hash: removes it) in the order of auth.KeyIndex.Rotate, safe at every
+// crash point; UserByKeyHash checks the user's current hash, so a stale entry never authenticates.
 func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by string, at time.Time) error {
 	old, err := s.User(ctx, login)
 	if err != nil {
 		return err
 	}
-	if hash != "" {
-		if err := s.keys.Insert(ctx, keyDoc{ID: hash, User: login}); err != nil && !docstore.IsDuplicate(err) {
-			return fmt.Errorf("store key of %s: %w", login, err)
-		}
-	}
 	u := stamp(by, at).Set("key", sealed).Set("keyHash", hash)
 	if hash == "" {
 		u = stamp(by, at).Unset("key").Unset("keyHash")
 	}
-	found, err := s.users.UpdateOne(ctx, docstore.ID(login), u, false)
-	if err != nil {
-		return fmt.Errorf("set key of %s: %w", login, err)
-	}
-	if !found {
-		return cases.ErrUserNotFound
-	}
-	if old.KeyHash != "" && old.KeyHash != hash {
-		if _, err := s.keys.DeleteOne(ctx, docstore.ID(old.KeyHash)); err != nil {
-			return fmt.Errorf("remove old key of %s: %w", login, err)
+	return s.keys.Rotate(ctx, login, old.KeyHash, hash, func(ctx context.Context) error {
+		found, err := s.users.UpdateOne(ctx, docstore.ID(login), u, false)
+		if err != nil {
+			return fmt.Errorf("set key of %s: %w", login, err)
 		}
-	}
-	return nil
+		if !found {
+			return cases.ErrUserNotFound
+		}
+		return nil
+	})
 }
 
 // DeleteUser removes the user's key lookup entry, then the user: a crash between the two leaves a user
@@ -245,10 +234,8 @@ func (s *IdentityStore) DeleteUser(ctx context.Context, login string) error {
 	if err != nil {
 		return err
 	}
-	if u.KeyHash != "" {
-		if _, err := s.keys.DeleteOne(ctx, docstore.ID(u.KeyHash)); err != nil {
-			return fmt.Errorf("remove key of %s: %w", login, err)
-		}
+	if err := s.keys.Remove(ctx, login, u.KeyHash); err != nil {
+		return err
 	}
 	ok, err := s.users.DeleteOne(ctx, docstore.ID(login))
 	if err != nil {
@@ -262,11 +249,14 @@ func (s *IdentityStore) DeleteUser(ctx context.Context, login string) error {
 
 // UserByKeyHash finds the user holding the key with this hash.
 func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (cases.User, error) {
-	var k keyDoc
-	if err := get(ctx, s.keys, hash, &k, cases.ErrUserNotFound); err != nil {
+	login, found, err := s.keys.Login(ctx, hash)
+	if err != nil {
 		return cases.User{}, err
 	}
-	u, err := s.User(ctx, k.User)
+	if !found {
+		return cases.User{}, cases.ErrUserNotFound
+	}
+	u, err := s.User(ctx, login)
 	if err != nil {
 		return cases.User{}, err
 	}

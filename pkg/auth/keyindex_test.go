@@ -1,0 +1,157 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/docstore/docstoretest"
+)
+
+func newKeyIndex(t *testing.T) *KeyIndex {
+	t.Helper()
+	c, err := docstoretest.New(t).Collection(context.Background(), docstore.Spec{Name: "apikeys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewKeyIndex(c)
+}
+
+// holder is the user document's side of the key: its current hash, as SetKey writes it.
+type holder struct{ hash string }
+
+// authenticates is what a store's UserByKeyHash does: the entry's login, then the user's current hash.
+func authenticates(t *testing.T, k *KeyIndex, users map[string]*holder, hash string) string {
+	t.Helper()
+	login, found, err := k.Login(context.Background(), hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !found || users[login] == nil || users[login].hash != hash {
+		return ""
+	}
+	return login
+}
+
+func entryOf(t *testing.T, k *KeyIndex, hash string) (string, bool) {
+	t.Helper()
+	login, found, err := k.Login(context.Background(), hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return login, found
+}
+
+func TestKeyIndex_Rotate(t *testing.T) {
+	ctx := context.Background()
+	k := newKeyIndex(t)
+	dan := &holder{}
+	users := map[string]*holder{"dan": dan}
+	set := func(h string) func(context.Context) error {
+		return func(context.Context) error { dan.hash = h; return nil }
+	}
+
+	if err := k.Rotate(ctx, "dan", "", "h1", set("h1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := authenticates(t, k, users, "h1"); got != "dan" {
+		t.Fatalf("h1 authenticates %q, want dan", got)
+	}
+	// Renewal: the old entry goes.
+	if err := k.Rotate(ctx, "dan", "h1", "h2", set("h2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := entryOf(t, k, "h1"); found {
+		t.Fatal("the old entry h1 is still there")
+	}
+	if got := authenticates(t, k, users, "h2"); got != "dan" {
+		t.Fatalf("h2 authenticates %q, want dan", got)
+	}
+	// The same key again (a retried request): its entry exists already, which is no error.
+	if err := k.Rotate(ctx, "dan", "h2", "h2", set("h2")); err != nil {
+		t.Fatal(err)
+	}
+	if got := authenticates(t, k, users, "h2"); got != "dan" {
+		t.Fatalf("h2 after a retry authenticates %q, want dan", got)
+	}
+	// Revocation: no new entry, the old one goes.
+	if err := k.Rotate(ctx, "dan", "h2", "", set("")); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := entryOf(t, k, "h2"); found {
+		t.Fatal("the revoked entry h2 is still there")
+	}
+	if _, found := entryOf(t, k, ""); found {
+		t.Fatal("an entry for the empty hash")
+	}
+}
+
+// TestKeyIndex_RotateCrash stops a rotation at each of its steps, as a crash would, and checks that exactly
+// one of the two keys authenticates at every point: the old one until the user is written, the new one after.
+func TestKeyIndex_RotateCrash(t *testing.T) {
+	ctx := context.Background()
+	k := newKeyIndex(t)
+	dan := &holder{}
+	users := map[string]*holder{"dan": dan}
+	if err := k.Rotate(ctx, "dan", "", "old", func(context.Context) error { dan.hash = "old"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+
+	// Crash after the new entry, before the user is written: the new entry is stale, the old key still works.
+	crash := errors.New("crash before the user is written")
+	if err := k.Rotate(ctx, "dan", "old", "new", func(context.Context) error { return crash }); !errors.Is(err, crash) {
+		t.Fatalf("err = %v, want setUser's error as it is", err)
+	}
+	if login, found := entryOf(t, k, "new"); !found || login != "dan" {
+		t.Fatalf("the new entry: %q %v, want dan's", login, found)
+	}
+	if got := authenticates(t, k, users, "new"); got != "" {
+		t.Fatalf("the stale new entry authenticates %q", got)
+	}
+	if got := authenticates(t, k, users, "old"); got != "dan" {
+		t.Fatalf("the old key authenticates %q, want dan", got)
+	}
+
+	// Crash after the user is written, before the old entry is removed: simulated by writing the user and
+	// leaving the old entry; the old entry is stale, the new key works.
+	dan.hash = "new"
+	if got := authenticates(t, k, users, "old"); got != "" {
+		t.Fatalf("the stale old entry authenticates %q", got)
+	}
+	if got := authenticates(t, k, users, "new"); got != "dan" {
+		t.Fatalf("the new key authenticates %q, want dan", got)
+	}
+
+	// The retried rotation completes: the new entry exists already, the old one goes.
+	if err := k.Rotate(ctx, "dan", "old", "new", func(context.Context) error { dan.hash = "new"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := entryOf(t, k, "old"); found {
+		t.Fatal("the old entry is still there after the retry")
+	}
+}
+
+func TestKeyIndex_Remove(t *testing.T) {
+	ctx := context.Background()
+	k := newKeyIndex(t)
+	if err := k.Rotate(ctx, "dan", "", "h", func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Remove(ctx, "dan", "h"); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := entryOf(t, k, "h"); found {
+		t.Fatal("the removed entry is still there")
+	}
+	// No key, or an entry already gone: nothing to do.
+	if err := k.Remove(ctx, "dan", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Remove(ctx, "dan", "h"); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := entryOf(t, k, "unknown"); found {
+		t.Fatal("an unknown hash is found")
+	}
+}
