@@ -11,8 +11,8 @@ import (
 // KeyIndex looks an API key's user up by the key's keyed hash: a collection of its own, one document per key
 // ({_id: keyed hash, user: login}), read by _id only. The user document holds the
 // key's current hash too: an entry whose user no longer holds that hash is stale and never authenticates
-// (the caller of Login compares them). That is what makes Rotate safe at every crash point without
-// transactions.
+// (KeyHolder compares them). That is what makes Rotate safe at every crash point without
+// transactions. KeyHolder is that lookup.
 type KeyIndex struct {
 	c *docstore.Collection
 }
@@ -59,9 +59,31 @@ func (k *KeyIndex) Remove(ctx context.Context, login, hash string) error {
 	return nil
 }
 
-// Login returns the login of the entry of this hash, found false when there is none. The entry may be stale:
-// the caller authenticates the user only if its current key hash is this one.
-func (k *KeyIndex) Login(ctx context.Context, hash string) (string, bool, error) {
+// KeyHolder returns the user holding the key of this hash: the entry's login, read with user, if that user's
+// current key hash (hashOf) is still this one. No entry, or a stale one (left by a crash within Rotate, or the
+// user's since-renewed key), is notFound; the errors of user are returned as they are.
+func KeyHolder[U any](ctx context.Context, k *KeyIndex, hash string, user func(context.Context, string) (U, error),
+	hashOf func(U) string, notFound error) (U, error) {
+	var none U
+	login, found, err := k.login(ctx, hash)
+	if err != nil {
+		return none, err
+	}
+	if !found {
+		return none, notFound
+	}
+	u, err := user(ctx, login)
+	if err != nil {
+		return none, err
+	}
+	if hashOf(u) != hash {
+		return none, notFound
+	}
+	return u, nil
+}
+
+// login returns the login of the entry of this hash, found false when there is none. The entry may be stale.
+func (k *KeyIndex) login(ctx context.Context, hash string) (string, bool, error) {
 	var e keyEntry
 	err := k.c.Get(ctx, hash, &e)
 	if errors.Is(err, docstore.ErrNotFound) {

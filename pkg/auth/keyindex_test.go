@@ -18,25 +18,32 @@ func newKeyIndex(t *testing.T) *KeyIndex {
 	return NewKeyIndex(c)
 }
 
-// holder is the user document's side of the key: its current hash, as SetKey writes it.
-type holder struct{ hash string }
+// holder is the user document's side of the key: its login and current hash, as SetKey writes them.
+type holder struct{ login, hash string }
 
-// authenticates is what a store's UserByKeyHash does: the entry's login, then the user's current hash.
+var errNoUser = errors.New("no such user")
+
+// authenticates is a store's UserByKeyHash over users: the login of the user KeyHolder finds, "" for none.
 func authenticates(t *testing.T, k *KeyIndex, users map[string]*holder, hash string) string {
 	t.Helper()
-	login, found, err := k.Login(context.Background(), hash)
+	u, err := KeyHolder(context.Background(), k, hash, func(_ context.Context, login string) (holder, error) {
+		if users[login] == nil {
+			return holder{}, errNoUser
+		}
+		return *users[login], nil
+	}, func(h holder) string { return h.hash }, errNoUser)
+	if errors.Is(err, errNoUser) {
+		return ""
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !found || users[login] == nil || users[login].hash != hash {
-		return ""
-	}
-	return login
+	return u.login
 }
 
 func entryOf(t *testing.T, k *KeyIndex, hash string) (string, bool) {
 	t.Helper()
-	login, found, err := k.Login(context.Background(), hash)
+	login, found, err := k.login(context.Background(), hash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +53,7 @@ func entryOf(t *testing.T, k *KeyIndex, hash string) (string, bool) {
 func TestKeyIndex_Rotate(t *testing.T) {
 	ctx := context.Background()
 	k := newKeyIndex(t)
-	dan := &holder{}
+	dan := &holder{login: "dan"}
 	users := map[string]*holder{"dan": dan}
 	set := func(h string) func(context.Context) error {
 		return func(context.Context) error { dan.hash = h; return nil }
@@ -92,7 +99,7 @@ func TestKeyIndex_Rotate(t *testing.T) {
 func TestKeyIndex_RotateCrash(t *testing.T) {
 	ctx := context.Background()
 	k := newKeyIndex(t)
-	dan := &holder{}
+	dan := &holder{login: "dan"}
 	users := map[string]*holder{"dan": dan}
 	if err := k.Rotate(ctx, "dan", "", "old", func(context.Context) error { dan.hash = "old"; return nil }); err != nil {
 		t.Fatal(err)
@@ -129,6 +136,21 @@ func TestKeyIndex_RotateCrash(t *testing.T) {
 	}
 	if _, found := entryOf(t, k, "old"); found {
 		t.Fatal("the old entry is still there after the retry")
+	}
+}
+
+// TestKeyHolder_UserGone: an entry whose user is gone does not authenticate.
+func TestKeyHolder_UserGone(t *testing.T) {
+	ctx := context.Background()
+	k := newKeyIndex(t)
+	if err := k.Rotate(ctx, "gone", "", "h", func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := authenticates(t, k, map[string]*holder{}, "h"); got != "" {
+		t.Fatalf("the entry of a deleted user authenticates %q", got)
+	}
+	if got := authenticates(t, k, map[string]*holder{}, "unknown"); got != "" {
+		t.Fatalf("an unknown hash authenticates %q", got)
 	}
 }
 

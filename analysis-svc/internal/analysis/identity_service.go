@@ -22,13 +22,10 @@ type Identity struct {
 	now   func() time.Time
 }
 
-// NewIdentity returns the identity service; now is its clock (time.Now but in tests).
-func NewIdentity(store IdentityStore, keys *auth.Keyring, now func() time.Time) (*Identity, error) {
-	cred, err := auth.NewCredentials(keys)
-	if err != nil {
-		return nil, err
-	}
-	return &Identity{store: store, cred: cred, now: now}, nil
+// NewIdentity returns the identity service over the credential rules of the operator's secret; now is its
+// clock (time.Now but in tests).
+func NewIdentity(store IdentityStore, cred *auth.Credentials, now func() time.Time) *Identity {
+	return &Identity{store: store, cred: cred, now: now}
 }
 
 func (s *Identity) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }

@@ -17,6 +17,7 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/api"
 	"github.com/openir/platform/analysis-svc/internal/jobevent"
 	"github.com/openir/platform/analysis-svc/internal/store"
+	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/events"
@@ -85,9 +86,11 @@ func (a *App) build(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
-	if a.Identity, err = analysis.NewIdentity(istore, a.Keys, time.Now); err != nil {
+	cred, err := auth.NewCredentials(a.Keys)
+	if err != nil {
 		return err
 	}
+	a.Identity = analysis.NewIdentity(istore, cred, time.Now)
 	if a.Bootstrapped, err = a.Identity.Bootstrap(ctx, cfg.Bootstrap.Login, cfg.Bootstrap.Password, cfg.Bootstrap.Key); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

@@ -258,21 +258,8 @@ func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by stri
 
 // UserByKeyHash finds the user holding the key with this hash.
 func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (analysis.User, error) {
-	login, found, err := s.keys.Login(ctx, hash)
-	if err != nil {
-		return analysis.User{}, err
-	}
-	if !found {
-		return analysis.User{}, analysis.ErrUserNotFound
-	}
-	u, err := s.User(ctx, login)
-	if err != nil {
-		return analysis.User{}, err
-	}
-	if u.KeyHash != hash {
-		return analysis.User{}, analysis.ErrUserNotFound
-	}
-	return u, nil
+	return auth.KeyHolder(ctx, s.keys, hash, s.User, func(u analysis.User) string { return u.KeyHash },
+		analysis.ErrUserNotFound)
 }
 
 // AnyUser reports whether at least one user exists.

@@ -19,6 +19,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/store"
+	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/web"
@@ -165,9 +166,11 @@ func (a *App) wire(ctx context.Context, opts Options) error {
 	if !opts.NoAudit {
 		ids = a.Events.WrapIdentity(ids)
 	}
-	if a.Identity, err = cases.NewIdentity(ids, a.Keys, time.Now); err != nil {
+	cred, err := auth.NewCredentials(a.Keys)
+	if err != nil {
 		return err
 	}
+	a.Identity = cases.NewIdentity(ids, cred, time.Now)
 	st := cases.Stores{Members: a.Identity, Zip: zips}
 	for _, open := range []func() error{
 		func() (err error) { st.Cases, err = store.NewCaseStore(ctx, db); return err },

@@ -49,8 +49,9 @@ func newDomain(t *testing.T, wrap ...func(cases.Stores) cases.Stores) *domain {
 	must(err)
 	keys, err := auth.NewKeyring("test-secret-0123456789")
 	must(err)
-	d.ids, err = cases.NewIdentity(idStore, keys, time.Now)
+	cred, err := auth.NewCredentials(keys)
 	must(err)
+	d.ids = cases.NewIdentity(idStore, cred, time.Now)
 	const rootKey = "root-key-0123456789-abcdefghijklmnop"
 	_, err = d.ids.Bootstrap(ctx, "root", "", rootKey)
 	must(err)

@@ -49,8 +49,9 @@ func newFixture(t *testing.T) *fixture {
 	must(err)
 	keys, err := auth.NewKeyring("test-secret-0123456789")
 	must(err)
-	ids, err := cases.NewIdentity(idStore, keys, time.Now)
+	cred, err := auth.NewCredentials(keys)
 	must(err)
+	ids := cases.NewIdentity(idStore, cred, time.Now)
 	const rootKey = "root-key-0123456789-abcdefghijklmnop"
 	_, err = ids.Bootstrap(ctx, "root", "", rootKey)
 	must(err)

@@ -249,21 +249,8 @@ func (s *IdentityStore) DeleteUser(ctx context.Context, login string) error {
 
 // UserByKeyHash finds the user holding the key with this hash.
 func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (cases.User, error) {
-	login, found, err := s.keys.Login(ctx, hash)
-	if err != nil {
-		return cases.User{}, err
-	}
-	if !found {
-		return cases.User{}, cases.ErrUserNotFound
-	}
-	u, err := s.User(ctx, login)
-	if err != nil {
-		return cases.User{}, err
-	}
-	if u.KeyHash != hash {
-		return cases.User{}, cases.ErrUserNotFound
-	}
-	return u, nil
+	return auth.KeyHolder(ctx, s.keys, hash, s.User, func(u cases.User) string { return u.KeyHash },
+		cases.ErrUserNotFound)
 }
 
 // AnyUser reports whether at least one user exists.
