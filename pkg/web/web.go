@@ -23,6 +23,22 @@ import (
 	"github.com/openir/platform/pkg/apperr"
 )
 
+// APIConfig is what the HTTP layer of either service takes from its wiring besides its domain services and
+// its own settings (each service's api.Config embeds it).
+type APIConfig struct {
+	Log       *slog.Logger
+	Auth      AuthConfig
+	Secure    SecureConfig
+	SearchMax int // the largest page of a search (search.max)
+	// Limits bound request bodies and JSON documents (http.body_limit…); MaxFile is the largest uploaded file
+	// (analysis-svc: job.max_file; case-svc: observable.max_file), streamed to disk.
+	Limits  Limits
+	MaxFile int64
+	// DownloadPassword protects the zips of /api/datastorezip (datastore.password; empty = "malware"),
+	// reported in /api/status as protectDownloadsWith.
+	DownloadPassword string
+}
+
 // Options configure the shared Echo defaults.
 type Options struct {
 	Log    *slog.Logger

@@ -4,7 +4,6 @@ package api
 
 import (
 	_ "embed"
-	"log/slog"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,18 +26,8 @@ const Version = "0.1.0"
 
 // Config is what the handlers need besides the domain services.
 type Config struct {
-	Log       *slog.Logger
-	Auth      web.AuthConfig
-	Secure    web.SecureConfig
-	SearchMax int
-	// Limits bound request bodies and JSON documents (http.body_limit…); MaxFile is the largest file of an
-	// analyzer run (job.max_file), streamed to disk.
-	Limits  web.Limits
-	MaxFile int64
-	Ready   web.Options
-	// DownloadPassword protects the zips of /api/datastorezip (datastore.password; empty = "malware"),
-	// reported in /api/status as protectDownloadsWith.
-	DownloadPassword string
+	web.APIConfig // MaxFile: the largest file of an analyzer run (job.max_file)
+	Ready         web.Options
 	// Events are the job events' stream and webhooks (nil: no /api/stream, no /api/webhook).
 	Events *events.Bus
 }

@@ -116,15 +116,10 @@ func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
 		return nil, fmt.Errorf("job.max_file: %w", err)
 	}
 	return api.New(api.Config{
-		Log:              a.Log,
-		Auth:             r.Auth,
-		Secure:           r.Secure,
-		SearchMax:        cfg.Search.Max,
-		Limits:           r.Limits,
-		MaxFile:          maxFile,
-		Ready:            web.Options{Ready: a.DB.Ping},
-		DownloadPassword: cfg.Datastore.Password,
-		Events:           a.Events,
+		APIConfig: web.APIConfig{Log: a.Log, Auth: r.Auth, Secure: r.Secure, SearchMax: cfg.Search.Max, Limits: r.Limits,
+			MaxFile: maxFile, DownloadPassword: cfg.Datastore.Password},
+		Ready:  web.Options{Ready: a.DB.Ping},
+		Events: a.Events,
 	}, a.Identity, a.Workers, a.Jobs), nil
 }
 

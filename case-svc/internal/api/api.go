@@ -6,7 +6,6 @@ package api
 import (
 	"context"
 	_ "embed"
-	"log/slog"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,21 +28,11 @@ const Version = "0.1.0"
 
 // Config is what the handlers need besides the domain services.
 type Config struct {
-	Log       *slog.Logger
-	Auth      web.AuthConfig
-	Secure    web.SecureConfig
-	SearchMax int
-	// Limits bound request bodies and JSON documents (http.body_limit…); MaxFile is the largest uploaded file
-	// (observable file, archive, task log attachment: observable.max_file), streamed to disk.
-	Limits  web.Limits
-	MaxFile int64
+	web.APIConfig // MaxFile: the largest uploaded file (observable file, archive, task log attachment)
 	// Ready reports whether the database answers (/readyz).
 	Ready func(ctx context.Context) error
 	// Events is the audit trail, streams and webhooks (nil: none of their routes).
 	Events *audit.Service
-	// DownloadPassword protects the zips of /api/datastorezip (datastore.password; empty = "malware"),
-	// reported in /api/status as protectDownloadsWith.
-	DownloadPassword string
 }
 
 type handler struct {

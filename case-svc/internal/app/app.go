@@ -115,15 +115,10 @@ func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
 		return nil, fmt.Errorf("observable.max_file: %w", err)
 	}
 	return api.New(api.Config{
-		Log:              a.Log,
-		Auth:             r.Auth,
-		Secure:           r.Secure,
-		SearchMax:        cfg.Search.Max,
-		Limits:           r.Limits,
-		MaxFile:          maxFile,
-		Ready:            a.DB.Ping,
-		Events:           a.Events,
-		DownloadPassword: cfg.Datastore.Password,
+		APIConfig: web.APIConfig{Log: a.Log, Auth: r.Auth, Secure: r.Secure, SearchMax: cfg.Search.Max, Limits: r.Limits,
+			MaxFile: maxFile, DownloadPassword: cfg.Datastore.Password},
+		Ready:  a.DB.Ping,
+		Events: a.Events,
 	}, a.Identity, a.Cases, a.Analyses), nil
 }
 
