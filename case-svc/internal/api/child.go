@@ -86,7 +86,7 @@ func (h *handler) childCases(ctx context.Context, cl cases.Caller, ch any) (any,
 	if fields == nil {
 		return nil, bad
 	}
-	raw, err := query.RewriteFilter(m["_query"], 0) // _parent, _is, _ne inside
+	raw, err := query.RewriteFilter(m["_query"]) // _parent, _is, _ne inside
 	if err != nil {
 		return nil, err
 	}

@@ -249,7 +249,7 @@ func rewriteSearchQuery(c echo.Context) error {
 		}
 		q = v
 	}
-	out, err := query.RewriteFilter(q, 0)
+	out, err := query.RewriteFilter(q)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -32,7 +32,7 @@ func rewriteTemplateStatus(c echo.Context) error {
 		}
 		q = v
 	}
-	out, err := templateStatusFilter(q, 0)
+	out, err := query.WalkFilter(q, templateStatusTerm)
 	if err != nil {
 		return err
 	}
@@ -40,44 +40,21 @@ func rewriteTemplateStatus(c echo.Context) error {
 	return nil
 }
 
-func templateStatusFilter(q any, depth int) (any, error) {
-	if depth > 64 {
-		return nil, apperr.New(apperr.BadRequest, "query is nested too deeply")
+// templateStatusTerm is WalkFilter's rewrite of a status term (rewriteTemplateStatus).
+func templateStatusTerm(v map[string]any, _ func(any) (any, error)) (any, bool, error) {
+	var status any
+	switch {
+	case len(v) == 2 && v["_field"] == "status":
+		status = v["_value"]
+	case len(v) == 1 && v["status"] != nil:
+		status = v["status"]
 	}
-	switch v := q.(type) {
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			y, err := templateStatusFilter(x, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = y
-		}
-		return out, nil
-	case map[string]any:
-		var status any
-		switch {
-		case len(v) == 2 && v["_field"] == "status":
-			status = v["_value"]
-		case len(v) == 1 && v["status"] != nil:
-			status = v["status"]
-		}
-		if status != nil {
-			if status == templateStatus {
-				return map[string]any{}, nil
-			}
-			return map[string]any{"_not": map[string]any{}}, nil
-		}
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			y, err := templateStatusFilter(x, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = y
-		}
-		return out, nil
+	switch {
+	case status == nil:
+		return nil, false, nil
+	case status == templateStatus:
+		return map[string]any{}, true, nil
+	default:
+		return map[string]any{"_not": map[string]any{}}, true, nil
 	}
-	return q, nil
 }

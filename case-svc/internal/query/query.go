@@ -345,7 +345,7 @@ func caseOf(it any) string {
 
 // ParseFilter parses a filter in the search DSL, plus the reference system's _is, _ne and _parent.
 func ParseFilter(name string, q any, fields search.Fields) (search.Node, error) {
-	q, err := RewriteFilter(q, 0)
+	q, err := RewriteFilter(q)
 	if err != nil {
 		return search.Node{}, err
 	}

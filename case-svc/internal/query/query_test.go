@@ -449,7 +449,7 @@ func TestRewriteFilter(t *testing.T) {
 		{"_parent without an id", map[string]any{"_parent": map[string]any{"_type": "case", "_query": map[string]any{}}}, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := query.RewriteFilter(tc.in, 0)
+			got, err := query.RewriteFilter(tc.in)
 			if tc.err {
 				if !apperr.Is(err, apperr.BadRequest) {
 					t.Fatalf("err %v, want a BadRequest", err)
@@ -468,7 +468,7 @@ func TestRewriteFilter(t *testing.T) {
 	for range 70 {
 		deep = []any{deep}
 	}
-	if _, err := query.RewriteFilter(deep, 0); !apperr.Is(err, apperr.BadRequest) {
+	if _, err := query.RewriteFilter(deep); !apperr.Is(err, apperr.BadRequest) {
 		t.Fatalf("70 levels deep: %v, want a BadRequest", err)
 	}
 }
