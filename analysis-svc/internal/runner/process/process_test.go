@@ -568,7 +568,8 @@ func TestRunner_Run_kill(t *testing.T) {
 		go func() {
 			deadline := time.Now().Add(20 * time.Second)
 			for time.Now().Before(deadline) {
-				if _, err := os.Stat(filepath.Join(dir, "child.pid")); err == nil {
+				// The shell creates the file before echo writes the pid into it (one write): wait for the pid.
+				if b, err := os.ReadFile(filepath.Join(dir, "child.pid")); err == nil && strings.HasSuffix(string(b), "\n") {
 					break
 				}
 				time.Sleep(10 * time.Millisecond)
