@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/fname"
 	"github.com/openir/platform/pkg/search"
@@ -143,8 +144,8 @@ func level(p *int) int {
 // Submit creates a job for an enabled worker of the caller's organization: from the cache when an equal job
 // is recent enough, refused with 429 over the rate limit, failed at once when the TLP/PAP is above the
 // worker's maximum, and queued otherwise.
-func (s *Jobs) Submit(ctx context.Context, c Caller, kind Kind, workerID string, sub Submission) (Job, error) {
-	if err := require(c, RoleAnalyze, RoleOrgAdmin); err != nil {
+func (s *Jobs) Submit(ctx context.Context, c identity.Caller, kind Kind, workerID string, sub Submission) (Job, error) {
+	if err := c.Require(identity.RoleAnalyze, identity.RoleOrgAdmin); err != nil {
 		return Job{}, err
 	}
 	w, err := s.workers.Worker(ctx, workerID)
@@ -260,7 +261,7 @@ func fingerprint(j Job, force bool) string {
 
 // idempotent returns the job a previous request with the same idempotency key created. That request may
 // still be storing it: wait for it a little.
-func (s *Jobs) idempotent(ctx context.Context, c Caller, id string) (Job, error) {
+func (s *Jobs) idempotent(ctx context.Context, c identity.Caller, id string) (Job, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		j, err := s.store.Job(ctx, id)
@@ -435,8 +436,8 @@ func number(v any, def float64) float64 {
 }
 
 // visible returns a job of the caller's organization.
-func (s *Jobs) visible(ctx context.Context, c Caller, id string) (Job, error) {
-	if err := require(c, RoleRead, RoleAnalyze, RoleOrgAdmin); err != nil {
+func (s *Jobs) visible(ctx context.Context, c identity.Caller, id string) (Job, error) {
+	if err := c.Require(identity.RoleRead, identity.RoleAnalyze, identity.RoleOrgAdmin); err != nil {
 		return Job{}, err
 	}
 	j, err := s.store.Job(ctx, id)
@@ -450,12 +451,12 @@ func (s *Jobs) visible(ctx context.Context, c Caller, id string) (Job, error) {
 }
 
 // Job returns a job of the caller's organization.
-func (s *Jobs) Job(ctx context.Context, c Caller, id string) (Job, error) {
+func (s *Jobs) Job(ctx context.Context, c identity.Caller, id string) (Job, error) {
 	return s.visible(ctx, c, id)
 }
 
 // Report returns a job and, when it finished, its report (nil otherwise).
-func (s *Jobs) Report(ctx context.Context, c Caller, id string) (Job, *Report, error) {
+func (s *Jobs) Report(ctx context.Context, c identity.Caller, id string) (Job, *Report, error) {
 	j, err := s.visible(ctx, c, id)
 	if err != nil {
 		return Job{}, nil, err
@@ -480,7 +481,7 @@ func (s *Jobs) withReport(ctx context.Context, j Job) (Job, *Report, error) {
 // WaitReport waits until the job finishes or atMost passes (capped by job.waitreport.max), then returns it
 // with its report. A job finished in this process wakes the waiter at once; one finished by another replica
 // is seen at the next poll.
-func (s *Jobs) WaitReport(ctx context.Context, c Caller, id string, atMost time.Duration) (Job, *Report, error) {
+func (s *Jobs) WaitReport(ctx context.Context, c identity.Caller, id string, atMost time.Duration) (Job, *Report, error) {
 	// Subscribe before reading the job: a job that ends between the read and the subscription would
 	// otherwise be noticed only at the next poll.
 	wake, stop := s.subscribe(id)
@@ -550,7 +551,7 @@ func (s *Jobs) notify(id string) {
 }
 
 // Artifacts returns the artifacts of a job's report (none for an unfinished or failed job).
-func (s *Jobs) Artifacts(ctx context.Context, c Caller, id string) ([]Artifact, error) {
+func (s *Jobs) Artifacts(ctx context.Context, c identity.Caller, id string) ([]Artifact, error) {
 	j, r, err := s.Report(ctx, c, id)
 	if err != nil || r == nil || j.Status != JobSuccess {
 		return nil, err
@@ -559,8 +560,8 @@ func (s *Jobs) Artifacts(ctx context.Context, c Caller, id string) ([]Artifact, 
 }
 
 // Search lists the jobs of the caller's organization. Deleted jobs are hidden unless the query names status.
-func (s *Jobs) Search(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Job, int64, error) {
-	if err := require(c, RoleRead, RoleAnalyze, RoleOrgAdmin); err != nil {
+func (s *Jobs) Search(ctx context.Context, c identity.Caller, f search.Node, p search.Page) ([]Job, int64, error) {
+	if err := c.Require(identity.RoleRead, identity.RoleAnalyze, identity.RoleOrgAdmin); err != nil {
 		return nil, 0, err
 	}
 	parts := []search.Node{f, {Op: search.OpEq, Path: "organization", Value: c.Org}}
@@ -587,8 +588,8 @@ func namesPath(n search.Node, path string) bool {
 
 // Delete marks a job Deleted and stops it if it runs here (analyze or orgadmin). Another replica running it
 // loses its lease at the next renewal and stops too.
-func (s *Jobs) Delete(ctx context.Context, c Caller, id string) error {
-	if err := require(c, RoleAnalyze, RoleOrgAdmin); err != nil {
+func (s *Jobs) Delete(ctx context.Context, c identity.Caller, id string) error {
+	if err := c.Require(identity.RoleAnalyze, identity.RoleOrgAdmin); err != nil {
 		return err
 	}
 	if _, err := s.visible(ctx, c, id); err != nil {
@@ -608,8 +609,8 @@ func (s *Jobs) Delete(ctx context.Context, c Caller, id string) error {
 }
 
 // OpenFile returns a stored file the caller's organization may read (observable files and file artifacts).
-func (s *Jobs) OpenFile(ctx context.Context, c Caller, id string) (io.ReadCloser, FileInfo, error) {
-	if err := require(c, RoleRead, RoleAnalyze, RoleOrgAdmin); err != nil {
+func (s *Jobs) OpenFile(ctx context.Context, c identity.Caller, id string) (io.ReadCloser, FileInfo, error) {
+	if err := c.Require(identity.RoleRead, identity.RoleAnalyze, identity.RoleOrgAdmin); err != nil {
 		return nil, FileInfo{}, err
 	}
 	ok, err := s.files.Granted(ctx, c.Org, id)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
@@ -18,7 +19,7 @@ type submitFixture struct {
 	jobs   *analysis.Jobs
 	store  *store.JobStore
 	now    time.Time
-	caller analysis.Caller
+	caller identity.Caller
 }
 
 func newSubmitFixture(t *testing.T, w analysis.Worker) *submitFixture {
@@ -38,7 +39,7 @@ func newSubmitFixture(t *testing.T, w analysis.Worker) *submitFixture {
 		t.Fatal(err)
 	}
 	f := &submitFixture{store: jstore, now: time.Date(2026, 1, 5, 10, 30, 0, 0, time.UTC),
-		caller: analysis.Caller{Login: "ann", Org: "soc", Roles: []analysis.Role{analysis.RoleAnalyze}}}
+		caller: identity.Caller{Login: "ann", Org: "soc", Roles: []identity.Role{identity.RoleAnalyze}}}
 	w.ID, w.Kind, w.Organization, w.Name, w.DataTypeList = "soc-echo", analysis.KindAnalyzer, "soc", "Echo", []string{"ip"}
 	if err := wstore.CreateWorker(ctx, w); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -71,8 +72,8 @@ func (s *Workers) clock() time.Time { return s.now().UTC().Truncate(time.Millise
 func (s *Workers) Catalog() *Catalog { return s.catalog }
 
 // Definitions lists the definitions of a kind (orgadmin, superadmin).
-func (s *Workers) Definitions(c Caller, kind Kind) ([]Definition, error) {
-	if err := require(c, RoleOrgAdmin, RoleSuperAdmin); err != nil {
+func (s *Workers) Definitions(c identity.Caller, kind Kind) ([]Definition, error) {
+	if err := c.Require(identity.RoleOrgAdmin, identity.RoleSuperAdmin); err != nil {
 		return nil, err
 	}
 	return s.catalog.Definitions(kind), nil
@@ -97,8 +98,8 @@ func WorkerID(org, name string, kind Kind) string {
 }
 
 // Enable enables a definition in the caller's organization (orgadmin).
-func (s *Workers) Enable(ctx context.Context, c Caller, kind Kind, definitionID string, set WorkerSettings) (Worker, error) {
-	if err := require(c, RoleOrgAdmin); err != nil {
+func (s *Workers) Enable(ctx context.Context, c identity.Caller, kind Kind, definitionID string, set WorkerSettings) (Worker, error) {
+	if err := c.Require(identity.RoleOrgAdmin); err != nil {
 		return Worker{}, err
 	}
 	def, ok := s.catalog.Definition(kind, definitionID)
@@ -286,7 +287,7 @@ func checkScalar(typ string, v any) (any, bool) {
 }
 
 // visibleWorker returns a worker of the caller's organization (404 otherwise).
-func (s *Workers) visibleWorker(ctx context.Context, c Caller, kind Kind, id string) (Worker, error) {
+func (s *Workers) visibleWorker(ctx context.Context, c identity.Caller, kind Kind, id string) (Worker, error) {
 	w, err := s.store.Worker(ctx, id)
 	if err != nil {
 		return Worker{}, notFoundFor(kind, err)
@@ -305,16 +306,16 @@ func notFoundFor(kind Kind, err error) error {
 }
 
 // Worker returns an enabled worker (analyze or orgadmin of its organization).
-func (s *Workers) Worker(ctx context.Context, c Caller, kind Kind, id string) (Worker, error) {
-	if err := require(c, RoleAnalyze, RoleOrgAdmin); err != nil {
+func (s *Workers) Worker(ctx context.Context, c identity.Caller, kind Kind, id string) (Worker, error) {
+	if err := c.Require(identity.RoleAnalyze, identity.RoleOrgAdmin); err != nil {
 		return Worker{}, err
 	}
 	return s.visibleWorker(ctx, c, kind, id)
 }
 
 // List searches the enabled workers of the caller's organization.
-func (s *Workers) List(ctx context.Context, c Caller, kind Kind, f search.Node, p search.Page) ([]Worker, int64, error) {
-	if err := require(c, RoleAnalyze, RoleOrgAdmin); err != nil {
+func (s *Workers) List(ctx context.Context, c identity.Caller, kind Kind, f search.Node, p search.Page) ([]Worker, int64, error) {
+	if err := c.Require(identity.RoleAnalyze, identity.RoleOrgAdmin); err != nil {
 		return nil, 0, err
 	}
 	scoped := search.Node{Op: search.OpAnd, Children: []search.Node{f,
@@ -323,14 +324,14 @@ func (s *Workers) List(ctx context.Context, c Caller, kind Kind, f search.Node, 
 }
 
 // ForDataType lists the caller's enabled workers that accept a data type.
-func (s *Workers) ForDataType(ctx context.Context, c Caller, kind Kind, dataType string) ([]Worker, int64, error) {
+func (s *Workers) ForDataType(ctx context.Context, c identity.Caller, kind Kind, dataType string) ([]Worker, int64, error) {
 	f := search.Node{Op: search.OpEq, Path: "dataTypeList", Value: dataType}
 	return s.List(ctx, c, kind, f, search.Page{Limit: 0})
 }
 
 // Update changes name, configuration, rate, rateUnit, jobCache and jobTimeout (orgadmin).
-func (s *Workers) Update(ctx context.Context, c Caller, kind Kind, id string, set WorkerSettings) (Worker, error) {
-	if err := require(c, RoleOrgAdmin); err != nil {
+func (s *Workers) Update(ctx context.Context, c identity.Caller, kind Kind, id string, set WorkerSettings) (Worker, error) {
+	if err := c.Require(identity.RoleOrgAdmin); err != nil {
 		return Worker{}, err
 	}
 	w, err := s.visibleWorker(ctx, c, kind, id)
@@ -364,8 +365,8 @@ func (s *Workers) Update(ctx context.Context, c Caller, kind Kind, id string, se
 }
 
 // Disable removes an enabled worker (orgadmin). Its jobs are kept.
-func (s *Workers) Disable(ctx context.Context, c Caller, kind Kind, id string) error {
-	if err := require(c, RoleOrgAdmin); err != nil {
+func (s *Workers) Disable(ctx context.Context, c identity.Caller, kind Kind, id string) error {
+	if err := c.Require(identity.RoleOrgAdmin); err != nil {
 		return err
 	}
 	if _, err := s.visibleWorker(ctx, c, kind, id); err != nil {
@@ -375,6 +376,6 @@ func (s *Workers) Disable(ctx context.Context, c Caller, kind Kind, id string) e
 }
 
 // ShowsConfiguration reports whether the caller may see workers' configuration (analyze-only users may not).
-func ShowsConfiguration(c Caller) bool { return c.Has(RoleOrgAdmin) }
+func ShowsConfiguration(c identity.Caller) bool { return c.Has(identity.RoleOrgAdmin) }
 
 var _ = fmt.Sprintf

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/openapi"
 	"github.com/openir/platform/pkg/web"
@@ -33,7 +34,7 @@ type Config struct {
 }
 
 type handler struct {
-	ids     *analysis.Identity
+	ids     *identity.Service
 	workers *analysis.Workers
 	jobs    *analysis.Jobs
 	cfg     Config
@@ -42,7 +43,7 @@ type handler struct {
 }
 
 // New returns the service's HTTP handler with every route registered.
-func New(cfg Config, ids *analysis.Identity, workers *analysis.Workers, jobs *analysis.Jobs) *echo.Echo {
+func New(cfg Config, ids *identity.Service, workers *analysis.Workers, jobs *analysis.Jobs) *echo.Echo {
 	opts := cfg.Ready
 	opts.Log, opts.Limits = cfg.Log, cfg.Limits
 	if cfg.Events != nil {
@@ -57,7 +58,7 @@ func New(cfg Config, ids *analysis.Identity, workers *analysis.Workers, jobs *an
 
 // routes registers the whole API surface, top to bottom.
 func (h *handler) routes(e *echo.Echo) {
-	authn := web.Authenticate[analysis.Caller](h.ids, h.auth)
+	authn := web.Authenticate[identity.Caller](h.ids, h.auth)
 	secure := web.RequireSecure(h.cfg.Secure)
 
 	e.GET("/api/status", h.status)
@@ -125,4 +126,4 @@ func (h *handler) routes(e *echo.Echo) {
 	h.eventRoutes(a)
 }
 
-func caller(c echo.Context) analysis.Caller { return web.Caller[analysis.Caller](c) }
+func caller(c echo.Context) identity.Caller { return web.Caller[identity.Caller](c) }

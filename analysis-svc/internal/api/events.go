@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
@@ -74,13 +75,13 @@ func (h *handler) streamStatus(c echo.Context) error {
 var errNoWebhooks = apperr.New(apperr.NotFound, "webhooks are not configured")
 
 // webhooks returns the endpoint manager for an org-admin of an organization.
-func (h *handler) webhooks(c echo.Context) (*events.Webhooks, analysis.Caller, error) {
+func (h *handler) webhooks(c echo.Context) (*events.Webhooks, identity.Caller, error) {
 	cl := caller(c)
 	w := h.cfg.Events.Webhooks()
 	if w == nil {
 		return nil, cl, errNoWebhooks
 	}
-	if !cl.Has(analysis.RoleOrgAdmin) {
+	if !cl.Has(identity.RoleOrgAdmin) {
 		return nil, cl, apperr.New(apperr.Forbidden, "this action needs the role orgadmin")
 	}
 	return w, cl, nil

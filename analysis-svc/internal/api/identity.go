@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -23,7 +23,7 @@ type orgResponse struct {
 	UpdatedBy   string `json:"updatedBy,omitempty"`
 }
 
-func orgJSON(o analysis.Organization) orgResponse {
+func orgJSON(o identity.Organization) orgResponse {
 	return orgResponse{ID: o.ID, Name: o.ID, Description: o.Description, Status: o.Status,
 		CreatedAt: ms(o.CreatedAt), CreatedBy: o.CreatedBy, UpdatedAt: ms(o.UpdatedAt), UpdatedBy: o.UpdatedBy}
 }
@@ -42,7 +42,7 @@ type userResponse struct {
 	HasPassword  bool     `json:"hasPassword"`
 }
 
-func userJSON(u analysis.User) userResponse {
+func userJSON(u identity.User) userResponse {
 	roles := make([]string, len(u.Roles))
 	for i, r := range u.Roles {
 		roles[i] = string(r)
@@ -83,7 +83,7 @@ func (h *handler) login(c echo.Context) error {
 	if req.User == "" || req.Password == "" {
 		return web.ErrAuthentication
 	}
-	u, err := web.CheckLogin(c, h.auth, req.User, func() (analysis.User, error) {
+	u, err := web.CheckLogin(c, h.auth, req.User, func() (identity.User, error) {
 		return h.ids.Login(c.Request().Context(), req.User, req.Password)
 	})
 	if err != nil {
@@ -98,7 +98,7 @@ func (h *handler) login(c echo.Context) error {
 // logout ends the user's sessions server-side (a copy of the cookie no longer works either) and clears the
 // cookies.
 func (h *handler) logout(c echo.Context) error {
-	if err := web.Logout[analysis.Caller](c, h.ids, h.auth, h.ids.Logout); err != nil {
+	if err := web.Logout[identity.Caller](c, h.ids, h.auth, h.ids.Logout); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -126,7 +126,7 @@ func (h *handler) createOrg(c echo.Context) error {
 		return err
 	}
 	o, err := h.ids.CreateOrg(c.Request().Context(), caller(c),
-		analysis.NewOrg{Name: req.Name, Description: req.Description, Status: req.Status})
+		identity.NewOrg{Name: req.Name, Description: req.Description, Status: req.Status})
 	if err != nil {
 		return err
 	}
@@ -142,11 +142,11 @@ func (h *handler) getOrg(c echo.Context) error {
 }
 
 func (h *handler) listOrgs(c echo.Context) error {
-	f, p, err := web.Search(c, analysis.OrgFields, h.max)
+	f, p, err := web.Search(c, identity.OrgFields, h.max)
 	if err != nil {
 		return err
 	}
-	orgs, total, err := h.ids.Orgs(c.Request().Context(), caller(c), analysis.StatusFilter(f), p)
+	orgs, total, err := h.ids.Orgs(c.Request().Context(), caller(c), identity.StatusFilter(f), p)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (h *handler) listOrgs(c echo.Context) error {
 // {query, stats: [{_agg: "count"}]} → {"count": n} (superadmin, as the organization list). Other aggregations
 // are a 400.
 func (h *handler) orgStats(c echo.Context) error {
-	f, _, err := web.Search(c, analysis.OrgFields, h.max)
+	f, _, err := web.Search(c, identity.OrgFields, h.max)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (h *handler) orgStats(c echo.Context) error {
 	default:
 		return apperr.Fields(apperr.FieldError{Name: "stats", Message: "must be a list of aggregations"})
 	}
-	_, total, err := h.ids.Orgs(c.Request().Context(), caller(c), analysis.StatusFilter(f), search.Page{Limit: 1})
+	_, total, err := h.ids.Orgs(c.Request().Context(), caller(c), identity.StatusFilter(f), search.Page{Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (h *handler) updateOrg(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	var u analysis.OrgUpdate
+	var u identity.OrgUpdate
 	if req.Description.Set {
 		u.Description = &req.Description.V
 	}
@@ -215,11 +215,11 @@ func (h *handler) deleteOrg(c echo.Context) error {
 }
 
 func (h *handler) listOrgUsers(c echo.Context) error {
-	f, p, err := web.Search(c, analysis.UserFields, h.max)
+	f, p, err := web.Search(c, identity.UserFields, h.max)
 	if err != nil {
 		return err
 	}
-	users, total, err := h.ids.OrgUsers(c.Request().Context(), caller(c), web.Param(c, "orgId"), analysis.StatusFilter(f), p)
+	users, total, err := h.ids.OrgUsers(c.Request().Context(), caller(c), web.Param(c, "orgId"), identity.StatusFilter(f), p)
 	if err != nil {
 		return err
 	}
@@ -229,11 +229,11 @@ func (h *handler) listOrgUsers(c echo.Context) error {
 // --- users ---
 
 func (h *handler) listUsers(c echo.Context) error {
-	f, p, err := web.Search(c, analysis.UserFields, h.max)
+	f, p, err := web.Search(c, identity.UserFields, h.max)
 	if err != nil {
 		return err
 	}
-	users, total, err := h.ids.Users(c.Request().Context(), caller(c), analysis.StatusFilter(f), p)
+	users, total, err := h.ids.Users(c.Request().Context(), caller(c), identity.StatusFilter(f), p)
 	if err != nil {
 		return err
 	}
@@ -259,13 +259,13 @@ func (h *handler) createUser(c echo.Context) error {
 			return err
 		}
 	}
-	u, err := h.ids.CreateUser(c.Request().Context(), caller(c), analysis.NewUser{Login: req.Login, Name: req.Name,
+	u, err := h.ids.CreateUser(c.Request().Context(), caller(c), identity.NewUser{Login: req.Login, Name: req.Name,
 		Roles: req.Roles, Organization: req.Organization, Password: req.Password, Status: req.Status})
 	if err != nil {
 		return err
 	}
 	resp := userJSON(u)
-	if u.Status == analysis.StatusActive {
+	if u.Status == identity.StatusActive {
 		resp.Status = "Ok" // spec §2: a freshly created user is returned with status Ok
 	}
 	return c.JSON(http.StatusCreated, resp)
@@ -300,7 +300,7 @@ func (h *handler) updateUser(c echo.Context) error {
 	if req.Organization.Set {
 		return apperr.Fields(apperr.FieldError{Name: "organization", Message: "read-only"})
 	}
-	var u analysis.UserUpdate
+	var u identity.UserUpdate
 	if req.Name.Set {
 		u.Name = &req.Name.V
 	}
@@ -308,7 +308,7 @@ func (h *handler) updateUser(c echo.Context) error {
 		u.Status = &req.Status.V
 	}
 	if req.Roles.Set {
-		roles, err := analysis.ParseRoles(req.Roles.V)
+		roles, err := identity.ParseRoles(req.Roles.V)
 		if err != nil {
 			return err
 		}

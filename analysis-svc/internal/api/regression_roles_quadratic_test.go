@@ -1,7 +1,7 @@
 package api_test
 
-// Regression: analysis.ParseRoles (internal/analysis/identity_service.go) removes duplicates with slices.Contains on
-// a growing slice: O(n²) in the number of distinct roles sent. handler.updateUser (internal/api/identity.go)
+// Regression: identity.ParseRoles (internal/identity/service.go) removes duplicates with slices.Contains on a
+// growing slice: O(n²) in the number of distinct roles sent. handler.updateUser (internal/api/identity.go)
 // calls it before any authorization check, so any authenticated user, a read-only one included, burns CPU
 // with PATCH /api/user/{anyone} {"roles": [100k distinct strings]} (16 s on 2 cores for an 800 KB body; the
 // default http.body_limit is 100M). POST /api/user (superadmin, orgadmin) is affected the same way.

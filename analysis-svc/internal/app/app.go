@@ -15,6 +15,7 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
+	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/analysis-svc/internal/jobevent"
 	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
@@ -47,7 +48,7 @@ type App struct {
 	conf.Base
 	// Echo is the router with every route and limit.
 	Echo     *echo.Echo
-	Identity *analysis.Identity
+	Identity *identity.Service
 	Workers  *analysis.Workers
 	// Jobs is the job queue; Run runs its workers. JobsConfig is its settings.
 	Jobs       *analysis.Jobs
@@ -90,7 +91,7 @@ func (a *App) build(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
-	a.Identity = analysis.NewIdentity(istore, cred, time.Now)
+	a.Identity = identity.New(istore, cred, time.Now)
 	if a.Bootstrapped, err = a.Identity.Bootstrap(ctx, cfg.Bootstrap.Login, cfg.Bootstrap.Password, cfg.Bootstrap.Key); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
@@ -20,7 +20,7 @@ type IdentityStore struct {
 	keys  *auth.KeyIndex
 }
 
-var _ analysis.IdentityStore = (*IdentityStore)(nil)
+var _ identity.Store = (*IdentityStore)(nil)
 
 // NewIdentityStore returns the store, opening its collections and their indexes.
 func NewIdentityStore(ctx context.Context, db *docstore.DB) (*IdentityStore, error) {
@@ -41,8 +41,8 @@ type orgDoc struct {
 	UpdatedBy   string `json:"updatedBy"`
 }
 
-func (d orgDoc) org() analysis.Organization {
-	return analysis.Organization{ID: d.ID, Description: d.Description, Status: d.Status,
+func (d orgDoc) org() identity.Organization {
+	return identity.Organization{ID: d.ID, Description: d.Description, Status: d.Status,
 		CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: docstore.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy}
 }
 
@@ -62,17 +62,17 @@ type userDoc struct {
 	UpdatedBy    string   `json:"updatedBy"`
 }
 
-func (d userDoc) user() analysis.User {
-	roles := make([]analysis.Role, len(d.Roles))
+func (d userDoc) user() identity.User {
+	roles := make([]identity.Role, len(d.Roles))
 	for i, r := range d.Roles {
-		roles[i] = analysis.Role(r)
+		roles[i] = identity.Role(r)
 	}
-	return analysis.User{Login: d.ID, Name: d.Name, Roles: roles, Status: d.Status, Organization: d.Organization,
+	return identity.User{Login: d.ID, Name: d.Name, Roles: roles, Status: d.Status, Organization: d.Organization,
 		PasswordHash: d.Password, KeySealed: d.Key, KeyHash: d.KeyHash, SessionVersion: d.Sessions,
 		CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: docstore.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy}
 }
 
-func roleStrings(rs []analysis.Role) []string {
+func roleStrings(rs []identity.Role) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = string(r)
@@ -81,11 +81,11 @@ func roleStrings(rs []analysis.Role) []string {
 }
 
 // CreateOrg inserts an organization; its name is its _id, so a duplicate fails at once.
-func (s *IdentityStore) CreateOrg(ctx context.Context, o analysis.Organization) error {
+func (s *IdentityStore) CreateOrg(ctx context.Context, o identity.Organization) error {
 	err := s.orgs.Insert(ctx, orgDoc{ID: o.ID, Description: o.Description, Status: o.Status,
 		CreatedAt: docstore.Millis(o.CreatedAt), CreatedBy: o.CreatedBy, UpdatedAt: docstore.Millis(o.UpdatedAt), UpdatedBy: o.UpdatedBy})
 	if docstore.IsDuplicate(err) {
-		return fmt.Errorf("create organization %s: %w", o.ID, analysis.ErrOrgExists)
+		return fmt.Errorf("create organization %s: %w", o.ID, identity.ErrOrgExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create organization %s: %w", o.ID, err)
@@ -94,26 +94,26 @@ func (s *IdentityStore) CreateOrg(ctx context.Context, o analysis.Organization) 
 }
 
 // Org finds an organization by name.
-func (s *IdentityStore) Org(ctx context.Context, id string) (analysis.Organization, error) {
+func (s *IdentityStore) Org(ctx context.Context, id string) (identity.Organization, error) {
 	var d orgDoc
 	err := s.orgs.Get(ctx, id, &d)
 	if errors.Is(err, docstore.ErrNotFound) {
-		return analysis.Organization{}, fmt.Errorf("find organization %s: %w", id, analysis.ErrOrgNotFound)
+		return identity.Organization{}, fmt.Errorf("find organization %s: %w", id, identity.ErrOrgNotFound)
 	}
 	if err != nil {
-		return analysis.Organization{}, fmt.Errorf("find organization %s: %w", id, err)
+		return identity.Organization{}, fmt.Errorf("find organization %s: %w", id, err)
 	}
 	return d.org(), nil
 }
 
 // Orgs lists organizations.
-func (s *IdentityStore) Orgs(ctx context.Context, f search.Node, p search.Page) ([]analysis.Organization, int64, error) {
+func (s *IdentityStore) Orgs(ctx context.Context, f search.Node, p search.Page) ([]identity.Organization, int64, error) {
 	var docs []orgDoc
 	total, err := s.orgs.FindPage(ctx, f, p, &docs)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]analysis.Organization, len(docs))
+	out := make([]identity.Organization, len(docs))
 	for i, d := range docs {
 		out[i] = d.org()
 	}
@@ -121,7 +121,7 @@ func (s *IdentityStore) Orgs(ctx context.Context, f search.Node, p search.Page) 
 }
 
 // UpdateOrg sets the given fields and returns the organization as updated.
-func (s *IdentityStore) UpdateOrg(ctx context.Context, id string, u analysis.OrgUpdate, by string, at time.Time) (analysis.Organization, error) {
+func (s *IdentityStore) UpdateOrg(ctx context.Context, id string, u identity.OrgUpdate, by string, at time.Time) (identity.Organization, error) {
 	set := stamp(by, at)
 	if u.Description != nil {
 		set = set.Set("description", *u.Description)
@@ -132,21 +132,21 @@ func (s *IdentityStore) UpdateOrg(ctx context.Context, id string, u analysis.Org
 	var d orgDoc
 	err := s.orgs.FindOneAndUpdate(ctx, docstore.ID(id), nil, set, docstore.FindAndUpdate{}, &d)
 	if errors.Is(err, docstore.ErrNotFound) {
-		return analysis.Organization{}, fmt.Errorf("update organization %s: %w", id, analysis.ErrOrgNotFound)
+		return identity.Organization{}, fmt.Errorf("update organization %s: %w", id, identity.ErrOrgNotFound)
 	}
 	if err != nil {
-		return analysis.Organization{}, fmt.Errorf("update organization %s: %w", id, err)
+		return identity.Organization{}, fmt.Errorf("update organization %s: %w", id, err)
 	}
 	return d.org(), nil
 }
 
 // CreateUser inserts a user; the login is its _id.
-func (s *IdentityStore) CreateUser(ctx context.Context, u analysis.User) error {
+func (s *IdentityStore) CreateUser(ctx context.Context, u identity.User) error {
 	err := s.users.Insert(ctx, userDoc{ID: u.Login, Name: u.Name, Roles: roleStrings(u.Roles), Status: u.Status,
 		Organization: u.Organization, Password: u.PasswordHash,
 		CreatedAt: docstore.Millis(u.CreatedAt), CreatedBy: u.CreatedBy, UpdatedAt: docstore.Millis(u.UpdatedAt), UpdatedBy: u.UpdatedBy})
 	if docstore.IsDuplicate(err) {
-		return fmt.Errorf("create user %s: %w", u.Login, analysis.ErrUserExists)
+		return fmt.Errorf("create user %s: %w", u.Login, identity.ErrUserExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create user %s: %w", u.Login, err)
@@ -155,40 +155,40 @@ func (s *IdentityStore) CreateUser(ctx context.Context, u analysis.User) error {
 }
 
 // User finds a user by login.
-func (s *IdentityStore) User(ctx context.Context, login string) (analysis.User, error) {
+func (s *IdentityStore) User(ctx context.Context, login string) (identity.User, error) {
 	var d userDoc
 	err := s.users.Get(ctx, login, &d)
 	if errors.Is(err, docstore.ErrNotFound) {
-		return analysis.User{}, fmt.Errorf("find user %s: %w", login, analysis.ErrUserNotFound)
+		return identity.User{}, fmt.Errorf("find user %s: %w", login, identity.ErrUserNotFound)
 	}
 	if err != nil {
-		return analysis.User{}, fmt.Errorf("find user %s: %w", login, err)
+		return identity.User{}, fmt.Errorf("find user %s: %w", login, err)
 	}
 	return d.user(), nil
 }
 
 // Users lists users.
-func (s *IdentityStore) Users(ctx context.Context, f search.Node, p search.Page) ([]analysis.User, int64, error) {
+func (s *IdentityStore) Users(ctx context.Context, f search.Node, p search.Page) ([]identity.User, int64, error) {
 	var docs []userDoc
 	total, err := s.users.FindPage(ctx, f, p, &docs)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]analysis.User, len(docs))
+	out := make([]identity.User, len(docs))
 	for i, d := range docs {
 		out[i] = d.user()
 	}
 	return out, total, nil
 }
 
-func (s *IdentityStore) update(ctx context.Context, login string, update docstore.Update) (analysis.User, error) {
+func (s *IdentityStore) update(ctx context.Context, login string, update docstore.Update) (identity.User, error) {
 	var d userDoc
 	err := s.users.FindOneAndUpdate(ctx, docstore.ID(login), nil, update, docstore.FindAndUpdate{}, &d)
 	if errors.Is(err, docstore.ErrNotFound) {
-		return analysis.User{}, fmt.Errorf("update user %s: %w", login, analysis.ErrUserNotFound)
+		return identity.User{}, fmt.Errorf("update user %s: %w", login, identity.ErrUserNotFound)
 	}
 	if err != nil {
-		return analysis.User{}, fmt.Errorf("update user %s: %w", login, err)
+		return identity.User{}, fmt.Errorf("update user %s: %w", login, err)
 	}
 	return d.user(), nil
 }
@@ -199,7 +199,7 @@ func stamp(by string, at time.Time) docstore.Update {
 }
 
 // UpdateUser sets the given fields.
-func (s *IdentityStore) UpdateUser(ctx context.Context, login string, u analysis.UserUpdate, by string, at time.Time) (analysis.User, error) {
+func (s *IdentityStore) UpdateUser(ctx context.Context, login string, u identity.UserUpdate, by string, at time.Time) (identity.User, error) {
 	set := stamp(by, at)
 	if u.Name != nil {
 		set = set.Set("name", *u.Name)
@@ -229,7 +229,7 @@ func (s *IdentityStore) EndSessions(ctx context.Context, org, login string) erro
 			return fmt.Errorf("end sessions of %s: %w", login, err)
 		}
 		if !found {
-			return analysis.ErrUserNotFound
+			return identity.ErrUserNotFound
 		}
 		return nil
 	}
@@ -257,9 +257,9 @@ func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by stri
 }
 
 // UserByKeyHash finds the user holding the key with this hash.
-func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (analysis.User, error) {
-	return auth.KeyHolder(ctx, s.keys, hash, s.User, func(u analysis.User) string { return u.KeyHash },
-		analysis.ErrUserNotFound)
+func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (identity.User, error) {
+	return auth.KeyHolder(ctx, s.keys, hash, s.User, func(u identity.User) string { return u.KeyHash },
+		identity.ErrUserNotFound)
 }
 
 // AnyUser reports whether at least one user exists.

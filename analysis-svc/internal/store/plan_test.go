@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/search"
@@ -77,7 +78,7 @@ func workerList(f search.Node, org string, kind analysis.Kind) search.Node {
 		{Op: search.OpEq, Path: "organization", Value: org}, {Op: search.OpEq, Path: "kind", Value: string(kind)}}}
 }
 
-// orgUsers is analysis.Identity.OrgUsers's filter.
+// orgUsers is identity.Service.OrgUsers's filter.
 func orgUsers(f search.Node, org string) search.Node {
 	return search.Node{Op: search.OpAnd, Children: []search.Node{f, {Op: search.OpEq, Path: "organization", Value: org}}}
 }
@@ -144,22 +145,22 @@ func TestSpecs_PlansUseIndexes(t *testing.T) {
 		)
 	}
 	cases = append(cases,
-		planCase{name: "organization users", coll: usersName, f: orgUsers(parse(t, "", analysis.UserFields), "org-1"), ordered: true},
-		planCase{name: "organization users by createdAt", coll: usersName, f: orgUsers(parse(t, "", analysis.UserFields), "org-1"),
+		planCase{name: "organization users", coll: usersName, f: orgUsers(parse(t, "", identity.UserFields), "org-1"), ordered: true},
+		planCase{name: "organization users by createdAt", coll: usersName, f: orgUsers(parse(t, "", identity.UserFields), "org-1"),
 			sort: docstore.Sort("createdAt"), ordered: true},
-		planCase{name: "organization users by name", coll: usersName, f: orgUsers(parse(t, "", analysis.UserFields), "org-1"),
+		planCase{name: "organization users by name", coll: usersName, f: orgUsers(parse(t, "", identity.UserFields), "org-1"),
 			sort: docstore.Sort("name")},
 		planCase{name: "organization users with a role", coll: usersName,
-			f: orgUsers(parse(t, `{"roles":"analyze"}`, analysis.UserFields), "org-1"), ordered: true},
+			f: orgUsers(parse(t, `{"roles":"analyze"}`, identity.UserFields), "org-1"), ordered: true},
 		planCase{name: "organization users by status", coll: usersName,
-			f: orgUsers(parse(t, `{"status":"Locked"}`, analysis.UserFields), "org-1"), ordered: true},
+			f: orgUsers(parse(t, `{"status":"Locked"}`, identity.UserFields), "org-1"), ordered: true},
 		planCase{name: "users of an organization (superadmin search)", coll: usersName,
-			f: parse(t, `{"organization":"org-2"}`, analysis.UserFields), ordered: true},
-		planCase{name: "all users", coll: usersName, f: parse(t, "", analysis.UserFields), unscoped: true},
-		planCase{name: "all users by createdAt", coll: usersName, f: parse(t, "", analysis.UserFields),
+			f: parse(t, `{"organization":"org-2"}`, identity.UserFields), ordered: true},
+		planCase{name: "all users", coll: usersName, f: parse(t, "", identity.UserFields), unscoped: true},
+		planCase{name: "all users by createdAt", coll: usersName, f: parse(t, "", identity.UserFields),
 			sort: docstore.Sort("createdAt"), unscoped: true},
-		planCase{name: "all organizations", coll: orgsName, f: parse(t, "", analysis.OrgFields), unscoped: true},
-		planCase{name: "organization by name", coll: orgsName, f: parse(t, `{"name":"org-7"}`, analysis.OrgFields), ordered: true},
+		planCase{name: "all organizations", coll: orgsName, f: parse(t, "", identity.OrgFields), unscoped: true},
+		planCase{name: "organization by name", coll: orgsName, f: parse(t, `{"name":"org-7"}`, identity.OrgFields), ordered: true},
 		// The queue's own reads and Prune's deletes.
 		// Claim (pickOrg): the first organization with Waiting jobs, the next one after an organization, then
 		// the chosen organization's oldest Waiting job; the running jobs and their slots.

@@ -1,4 +1,4 @@
-package analysis
+package identity
 
 import (
 	"context"
@@ -15,26 +15,26 @@ import (
 	"github.com/openir/platform/pkg/search"
 )
 
-// Identity holds the rules of organizations, users, credentials and roles.
-type Identity struct {
-	store IdentityStore
+// Service holds the rules of organizations, users, credentials and roles.
+type Service struct {
+	store Store
 	cred  *auth.Credentials
 	now   func() time.Time
 }
 
-// NewIdentity returns the identity service over the credential rules of the operator's secret; now is its
+// New returns the identity service over the credential rules of the operator's secret; now is its
 // clock (time.Now but in tests).
-func NewIdentity(store IdentityStore, cred *auth.Credentials, now func() time.Time) *Identity {
-	return &Identity{store: store, cred: cred, now: now}
+func New(store Store, cred *auth.Credentials, now func() time.Time) *Service {
+	return &Service{store: store, cred: cred, now: now}
 }
 
-func (s *Identity) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 
 const systemUser = "system"
 
 // Bootstrap makes sure the admin organization exists and, when no user exists yet and a login is given,
 // creates the first superadmin with the given password and/or API key. It reports whether it created one.
-func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (bool, error) {
+func (s *Service) Bootstrap(ctx context.Context, login, password, key string) (bool, error) {
 	now := s.clock()
 	err := s.store.CreateOrg(ctx, Organization{ID: AdminOrg, Description: "Superadmins", Status: StatusActive,
 		CreatedAt: now, CreatedBy: systemUser, UpdatedAt: now, UpdatedBy: systemUser})
@@ -70,7 +70,7 @@ func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (
 var errAuth = auth.ErrAuthentication
 
 // ByKey authenticates an API key.
-func (s *Identity) ByKey(ctx context.Context, key string) (Caller, error) {
+func (s *Service) ByKey(ctx context.Context, key string) (Caller, error) {
 	u, err := s.store.UserByKeyHash(ctx, s.cred.LookupHash(key))
 	if err != nil {
 		return Caller{}, authErr(err)
@@ -79,7 +79,7 @@ func (s *Identity) ByKey(ctx context.Context, key string) (Caller, error) {
 }
 
 // ByPassword authenticates a login and password (basic auth and /api/login).
-func (s *Identity) ByPassword(ctx context.Context, login, password string) (Caller, error) {
+func (s *Service) ByPassword(ctx context.Context, login, password string) (Caller, error) {
 	u, err := s.Login(ctx, login, password)
 	if err != nil {
 		return Caller{}, err
@@ -88,7 +88,7 @@ func (s *Identity) ByPassword(ctx context.Context, login, password string) (Call
 }
 
 // BySession authenticates the user of a valid session and returns its current session version.
-func (s *Identity) BySession(ctx context.Context, login string) (Caller, int64, error) {
+func (s *Service) BySession(ctx context.Context, login string) (Caller, int64, error) {
 	u, err := s.store.User(ctx, login)
 	if err != nil {
 		return Caller{}, 0, authErr(err)
@@ -98,13 +98,13 @@ func (s *Identity) BySession(ctx context.Context, login string) (Caller, int64, 
 }
 
 // Logout ends every session of the user (all its browsers, not only the one logging out).
-func (s *Identity) Logout(ctx context.Context, login string) error {
+func (s *Service) Logout(ctx context.Context, login string) error {
 	return s.store.EndSessions(ctx, "", login)
 }
 
 // Login checks a password and returns the user. Unknown login, wrong password, no password, locked user and
 // locked organization all give the same Unauthenticated error.
-func (s *Identity) Login(ctx context.Context, login, password string) (User, error) {
+func (s *Service) Login(ctx context.Context, login, password string) (User, error) {
 	u, err := s.store.User(ctx, login)
 	if err != nil {
 		s.cred.CheckLogin("", password)
@@ -126,7 +126,7 @@ func authErr(err error) error {
 	return err
 }
 
-func (s *Identity) active(ctx context.Context, u User) (Caller, error) {
+func (s *Service) active(ctx context.Context, u User) (Caller, error) {
 	if u.Status == StatusLocked {
 		return Caller{}, errAuth
 	}
@@ -154,8 +154,8 @@ type NewOrg struct {
 }
 
 // CreateOrg creates an organization (superadmin).
-func (s *Identity) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organization, error) {
-	if err := require(c, RoleSuperAdmin); err != nil {
+func (s *Service) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organization, error) {
+	if err := c.Require(RoleSuperAdmin); err != nil {
 		return Organization{}, err
 	}
 	var probs []apperr.FieldError
@@ -225,7 +225,7 @@ func orgStatus(s string) (string, bool) {
 }
 
 // Org returns an organization: any of them to a superadmin, the caller's own to others (404 otherwise).
-func (s *Identity) Org(ctx context.Context, c Caller, id string) (Organization, error) {
+func (s *Service) Org(ctx context.Context, c Caller, id string) (Organization, error) {
 	if !c.Superadmin() && id != c.Org {
 		return Organization{}, ErrOrgNotFound
 	}
@@ -233,16 +233,16 @@ func (s *Identity) Org(ctx context.Context, c Caller, id string) (Organization, 
 }
 
 // Orgs lists and searches organizations (superadmin).
-func (s *Identity) Orgs(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Organization, int64, error) {
-	if err := require(c, RoleSuperAdmin); err != nil {
+func (s *Service) Orgs(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Organization, int64, error) {
+	if err := c.Require(RoleSuperAdmin); err != nil {
 		return nil, 0, err
 	}
 	return s.store.Orgs(ctx, f, p)
 }
 
 // UpdateOrg changes an organization's description and/or status (superadmin).
-func (s *Identity) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpdate) (Organization, error) {
-	if err := require(c, RoleSuperAdmin); err != nil {
+func (s *Service) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpdate) (Organization, error) {
+	if err := c.Require(RoleSuperAdmin); err != nil {
 		return Organization{}, err
 	}
 	if u.Status != nil {
@@ -270,7 +270,7 @@ func (s *Identity) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpda
 }
 
 // LockOrg is DELETE on an organization: it is locked, its data kept (superadmin).
-func (s *Identity) LockOrg(ctx context.Context, c Caller, id string) error {
+func (s *Service) LockOrg(ctx context.Context, c Caller, id string) error {
 	locked := StatusLocked
 	_, err := s.UpdateOrg(ctx, c, id, OrgUpdate{Status: &locked})
 	return err
@@ -340,8 +340,8 @@ func checkAdminOrg(org string, roles []Role) error {
 }
 
 // CreateUser creates a user: a superadmin in any organization, an orgadmin in its own only.
-func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, error) {
-	if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+func (s *Service) CreateUser(ctx context.Context, c Caller, n NewUser) (User, error) {
+	if err := c.Require(RoleSuperAdmin, RoleOrgAdmin); err != nil {
 		return User{}, err
 	}
 	if n.Organization == "" {
@@ -403,7 +403,7 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 }
 
 // visible returns the user if the caller may see it: superadmins see everyone, others their organization.
-func (s *Identity) visible(ctx context.Context, c Caller, login string) (User, error) {
+func (s *Service) visible(ctx context.Context, c Caller, login string) (User, error) {
 	u, err := s.store.User(ctx, login)
 	if err != nil {
 		return User{}, err
@@ -415,38 +415,38 @@ func (s *Identity) visible(ctx context.Context, c Caller, login string) (User, e
 }
 
 // manageable returns the user if the caller administers it: a superadmin, or an orgadmin of its organization.
-func (s *Identity) manageable(ctx context.Context, c Caller, login string) (User, error) {
+func (s *Service) manageable(ctx context.Context, c Caller, login string) (User, error) {
 	u, err := s.visible(ctx, c, login)
 	if err != nil {
 		return User{}, err
 	}
-	if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+	if err := c.Require(RoleSuperAdmin, RoleOrgAdmin); err != nil {
 		return User{}, err
 	}
 	return u, nil
 }
 
 // User returns a user to a superadmin, to users of its organization, and to itself.
-func (s *Identity) User(ctx context.Context, c Caller, login string) (User, error) {
+func (s *Service) User(ctx context.Context, c Caller, login string) (User, error) {
 	return s.visible(ctx, c, login)
 }
 
 // Current returns the caller's own user.
-func (s *Identity) Current(ctx context.Context, c Caller) (User, error) {
+func (s *Service) Current(ctx context.Context, c Caller) (User, error) {
 	return s.store.User(ctx, c.Login)
 }
 
 // Users lists and searches all users (superadmin).
-func (s *Identity) Users(ctx context.Context, c Caller, f search.Node, p search.Page) ([]User, int64, error) {
-	if err := require(c, RoleSuperAdmin); err != nil {
+func (s *Service) Users(ctx context.Context, c Caller, f search.Node, p search.Page) ([]User, int64, error) {
+	if err := c.Require(RoleSuperAdmin); err != nil {
 		return nil, 0, err
 	}
 	return s.store.Users(ctx, f, p)
 }
 
 // OrgUsers lists and searches the users of one organization (superadmin, or orgadmin of that organization).
-func (s *Identity) OrgUsers(ctx context.Context, c Caller, org string, f search.Node, p search.Page) ([]User, int64, error) {
-	if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+func (s *Service) OrgUsers(ctx context.Context, c Caller, org string, f search.Node, p search.Page) ([]User, int64, error) {
+	if err := c.Require(RoleSuperAdmin, RoleOrgAdmin); err != nil {
 		return nil, 0, err
 	}
 	if _, err := s.Org(ctx, c, org); err != nil {
@@ -460,14 +460,14 @@ func (s *Identity) OrgUsers(ctx context.Context, c Caller, org string, f search.
 
 // UpdateUser changes name, roles and status: superadmins and orgadmins (own organization), and any user its
 // own name (a user never changes its own roles or status).
-func (s *Identity) UpdateUser(ctx context.Context, c Caller, login string, upd UserUpdate) (User, error) {
+func (s *Service) UpdateUser(ctx context.Context, c Caller, login string, upd UserUpdate) (User, error) {
 	u, err := s.visible(ctx, c, login)
 	if err != nil {
 		return User{}, err
 	}
 	self := u.Login == c.Login
 	if !self {
-		if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+		if err := c.Require(RoleSuperAdmin, RoleOrgAdmin); err != nil {
 			return User{}, err
 		}
 	}
@@ -504,7 +504,7 @@ func (s *Identity) UpdateUser(ctx context.Context, c Caller, login string, upd U
 }
 
 // SetPassword sets a user's password (superadmin, or orgadmin of its organization).
-func (s *Identity) SetPassword(ctx context.Context, c Caller, login, password string) error {
+func (s *Service) SetPassword(ctx context.Context, c Caller, login, password string) error {
 	if _, err := s.manageable(ctx, c, login); err != nil {
 		return err
 	}
@@ -516,7 +516,7 @@ func (s *Identity) SetPassword(ctx context.Context, c Caller, login, password st
 }
 
 // setPassword stores the hash and ends the user's sessions.
-func (s *Identity) setPassword(ctx context.Context, login, hash, by string) error {
+func (s *Service) setPassword(ctx context.Context, login, hash, by string) error {
 	if err := s.store.SetPassword(ctx, login, hash, by, s.clock()); err != nil {
 		return err
 	}
@@ -524,7 +524,7 @@ func (s *Identity) setPassword(ctx context.Context, login, hash, by string) erro
 }
 
 // ChangePassword changes the caller's own password after checking the current one.
-func (s *Identity) ChangePassword(ctx context.Context, c Caller, login, current, password string) error {
+func (s *Service) ChangePassword(ctx context.Context, c Caller, login, current, password string) error {
 	u, err := s.visible(ctx, c, login)
 	if err != nil {
 		return err
@@ -540,7 +540,7 @@ func (s *Identity) ChangePassword(ctx context.Context, c Caller, login, current,
 }
 
 // keyHolder returns the user whose key the caller may read or renew: itself, or a user it administers.
-func (s *Identity) keyHolder(ctx context.Context, c Caller, login string) (User, error) {
+func (s *Service) keyHolder(ctx context.Context, c Caller, login string) (User, error) {
 	u, err := s.visible(ctx, c, login)
 	if err != nil {
 		return User{}, err
@@ -548,14 +548,14 @@ func (s *Identity) keyHolder(ctx context.Context, c Caller, login string) (User,
 	if u.Login == c.Login {
 		return u, nil
 	}
-	if err := require(c, RoleSuperAdmin, RoleOrgAdmin); err != nil {
+	if err := c.Require(RoleSuperAdmin, RoleOrgAdmin); err != nil {
 		return User{}, err
 	}
 	return u, nil
 }
 
 // RenewKey gives the user a new API key, invalidating the old one, and returns it.
-func (s *Identity) RenewKey(ctx context.Context, c Caller, login string) (string, error) {
+func (s *Service) RenewKey(ctx context.Context, c Caller, login string) (string, error) {
 	if _, err := s.keyHolder(ctx, c, login); err != nil {
 		return "", err
 	}
@@ -570,7 +570,7 @@ func (s *Identity) RenewKey(ctx context.Context, c Caller, login string) (string
 }
 
 // Key reveals the user's API key.
-func (s *Identity) Key(ctx context.Context, c Caller, login string) (string, error) {
+func (s *Service) Key(ctx context.Context, c Caller, login string) (string, error) {
 	u, err := s.keyHolder(ctx, c, login)
 	if err != nil {
 		return "", err
@@ -580,7 +580,7 @@ func (s *Identity) Key(ctx context.Context, c Caller, login string) (string, err
 
 // RevokeKey removes the user's API key and ends the user's sessions (superadmin, or orgadmin of its
 // organization).
-func (s *Identity) RevokeKey(ctx context.Context, c Caller, login string) error {
+func (s *Service) RevokeKey(ctx context.Context, c Caller, login string) error {
 	if _, err := s.manageable(ctx, c, login); err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
-// Package analysis is the domain of analysis-svc: organizations, users and their roles, enabled analyzers,
-// jobs and reports. It owns the types, the rules (who may do what in which organization) and the interfaces
-// of the stores and runners it consumes.
-package analysis
+// Package identity is who may use analysis-svc: organizations, their users and roles, passwords, sessions and
+// API keys. It owns the types, the rules (who may administer whom, in which organization), the caller every
+// other service checks its roles on (Caller.Require), and the interface of the store it consumes.
+package identity
 
 import (
 	"context"
@@ -63,7 +63,7 @@ type User struct {
 	PasswordHash string
 	KeySealed    string // the API key, encrypted with the keyring (revealable, so not hashed)
 	KeyHash      string // keyed hash of the API key, to find the user by key
-	// SessionVersion is carried by every session token; raising it (IdentityStore.EndSessions) ends all the
+	// SessionVersion is carried by every session token; raising it (Store.EndSessions) ends all the
 	// user's sessions at once.
 	SessionVersion int64
 	CreatedAt      time.Time
@@ -115,8 +115,8 @@ func forbidden(roles ...Role) error {
 	return apperr.Errorf(apperr.Forbidden, "this action needs the role %s", strings.Join(names, " or "))
 }
 
-// require returns a 403 naming the roles unless the caller holds one of them.
-func require(c Caller, roles ...Role) error {
+// Require returns a 403 naming the roles unless the caller holds one of them.
+func (c Caller) Require(roles ...Role) error {
 	if c.Has(roles...) {
 		return nil
 	}
@@ -136,8 +136,8 @@ type UserUpdate struct {
 	Status *string
 }
 
-// IdentityStore persists organizations, users and API-key lookups.
-type IdentityStore interface {
+// Store persists organizations, users and API-key lookups.
+type Store interface {
 	// CreateOrg fails with ErrOrgExists when the name is taken.
 	CreateOrg(ctx context.Context, o Organization) error
 	// Org fails with ErrOrgNotFound.
