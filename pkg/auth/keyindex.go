@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/openir/platform/pkg/docstore"
 )
@@ -13,12 +14,25 @@ import (
 // key's current hash too: an entry whose user no longer holds that hash is stale and never authenticates
 // (KeyHolder compares them). That is what makes Rotate safe at every crash point without
 // transactions. KeyHolder is that lookup.
+//
+// KeyHolder remembers the logins of the entries it has read (at most maxKnownKeys, in this process): an
+// entry never changes its login (a key's hash is of 32 random bytes, so it names one user's key forever), and
+// what makes a key valid is the user document, which KeyHolder reads on every call. A remembered entry since
+// removed is a stale entry: its user no longer holds the hash. So an API-key request reads the user only.
 type KeyIndex struct {
 	c *docstore.Collection
+
+	mu    sync.Mutex
+	known map[string]string // keyed hash → login, entries read from c
 }
 
+// maxKnownKeys bounds the logins KeyHolder remembers; past it, an arbitrary one is forgotten.
+const maxKnownKeys = 4096
+
 // NewKeyIndex returns the index kept in c, a collection that holds nothing else and needs no index.
-func NewKeyIndex(c *docstore.Collection) *KeyIndex { return &KeyIndex{c: c} }
+func NewKeyIndex(c *docstore.Collection) *KeyIndex {
+	return &KeyIndex{c: c, known: map[string]string{}}
+}
 
 type keyEntry struct {
 	ID   string `json:"_id"` // keyed hash of the key
@@ -40,6 +54,7 @@ func (k *KeyIndex) Rotate(ctx context.Context, login, oldHash, newHash string, s
 		return err
 	}
 	if oldHash != "" && oldHash != newHash {
+		k.forget(oldHash)
 		if _, err := k.c.DeleteOne(ctx, docstore.ID(oldHash)); err != nil {
 			return fmt.Errorf("remove old key of %s: %w", login, err)
 		}
@@ -53,6 +68,7 @@ func (k *KeyIndex) Remove(ctx context.Context, login, hash string) error {
 	if hash == "" {
 		return nil
 	}
+	k.forget(hash)
 	if _, err := k.c.DeleteOne(ctx, docstore.ID(hash)); err != nil {
 		return fmt.Errorf("remove key of %s: %w", login, err)
 	}
@@ -65,7 +81,7 @@ func (k *KeyIndex) Remove(ctx context.Context, login, hash string) error {
 func KeyHolder[U any](ctx context.Context, k *KeyIndex, hash string, user func(context.Context, string) (U, error),
 	hashOf func(U) string, notFound error) (U, error) {
 	var none U
-	login, found, err := k.login(ctx, hash)
+	login, found, err := k.knownLogin(ctx, hash)
 	if err != nil {
 		return none, err
 	}
@@ -80,6 +96,37 @@ func KeyHolder[U any](ctx context.Context, k *KeyIndex, hash string, user func(c
 		return none, notFound
 	}
 	return u, nil
+}
+
+// knownLogin is login, remembered: the login of an entry read before, else the entry's, read now.
+func (k *KeyIndex) knownLogin(ctx context.Context, hash string) (string, bool, error) {
+	k.mu.Lock()
+	login, ok := k.known[hash]
+	k.mu.Unlock()
+	if ok {
+		return login, true, nil
+	}
+	login, found, err := k.login(ctx, hash)
+	if found && err == nil {
+		k.mu.Lock()
+		if len(k.known) >= maxKnownKeys {
+			for h := range k.known { // forget one, whichever the map yields first
+				delete(k.known, h)
+				break
+			}
+		}
+		k.known[hash] = login
+		k.mu.Unlock()
+	}
+	return login, found, err
+}
+
+// forget drops what knownLogin remembers of an entry about to be removed (tidiness: a remembered entry of a
+// removed key is stale, and KeyHolder refuses it all the same).
+func (k *KeyIndex) forget(hash string) {
+	k.mu.Lock()
+	delete(k.known, hash)
+	k.mu.Unlock()
 }
 
 // login returns the login of the entry of this hash, found false when there is none. The entry may be stale.

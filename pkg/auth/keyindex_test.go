@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/openir/platform/pkg/docstore"
@@ -175,5 +176,65 @@ func TestKeyIndex_Remove(t *testing.T) {
 	}
 	if _, found := entryOf(t, k, "unknown"); found {
 		t.Fatal("an unknown hash is found")
+	}
+}
+
+// TestKeyHolder_Remembered: KeyHolder remembers an entry's login (a second lookup of the key does not read
+// the index), and what it remembers never lets a key in that its user no longer holds: a key renewed by
+// another replica (which this index did not see), or whose user is gone, is refused.
+func TestKeyHolder_Remembered(t *testing.T) {
+	ctx := context.Background()
+	c, err := docstoretest.New(t).Collection(ctx, docstore.Spec{Name: "apikeys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	here, there := NewKeyIndex(c), NewKeyIndex(c) // two replicas sharing the collection
+	dan := &holder{login: "dan"}
+	users := map[string]*holder{"dan": dan}
+	set := func(h string) func(context.Context) error {
+		return func(context.Context) error { dan.hash = h; return nil }
+	}
+	if err := there.Rotate(ctx, "dan", "", "h1", set("h1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := authenticates(t, here, users, "h1"); got != "dan" {
+		t.Fatalf("h1 authenticates %q, want dan", got)
+	}
+	// Remembered: with the entry gone from the collection behind its back, the key of a user who still holds
+	// it authenticates here without reading the index.
+	if _, err := c.DeleteOne(ctx, docstore.ID("h1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := authenticates(t, here, users, "h1"); got != "dan" {
+		t.Fatalf("remembered h1 authenticates %q, want dan", got)
+	}
+	// Renewed on the other replica: the remembered h1 is stale and refused; h2 works here.
+	if err := there.Rotate(ctx, "dan", "h1", "h2", set("h2")); err != nil {
+		t.Fatal(err)
+	}
+	if got := authenticates(t, here, users, "h1"); got != "" {
+		t.Fatalf("the renewed key h1 still authenticates %q", got)
+	}
+	if got := authenticates(t, here, users, "h2"); got != "dan" {
+		t.Fatalf("h2 authenticates %q, want dan", got)
+	}
+	// The user gone: its remembered key is refused.
+	delete(users, "dan")
+	if got := authenticates(t, here, users, "h2"); got != "" {
+		t.Fatalf("the key of a deleted user authenticates %q", got)
+	}
+	// The bound: past maxKnownKeys entries, the index still answers every key right.
+	for i := range maxKnownKeys + 10 {
+		h := fmt.Sprintf("k%d", i)
+		users["u"+h] = &holder{login: "u" + h, hash: h}
+		if err := here.Rotate(ctx, "u"+h, "", h, func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got := authenticates(t, here, users, h); got != "u"+h {
+			t.Fatalf("%s authenticates %q", h, got)
+		}
+	}
+	if n := len(here.known); n > maxKnownKeys {
+		t.Fatalf("%d entries remembered, bound %d", n, maxKnownKeys)
 	}
 }

@@ -77,9 +77,23 @@ func HashPassword(pw string) (string, error) {
 }
 
 func encodeHash(pw string, salt []byte, p argonParams) string {
-	key := idKey([]byte(pw), salt, p, keyLen)
+	return formatHash(p, salt, idKey([]byte(pw), salt, p, keyLen))
+}
+
+func formatHash(p argonParams, salt, key []byte) string {
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2.Version, p.memory, p.time, p.threads, b64().EncodeToString(salt), b64().EncodeToString(key))
+}
+
+// decoyHash returns a hash with the parameters of new hashes whose salt and key are random: checking any
+// password against it costs what checking a real hash costs, and fails (a match would be a 256-bit guess).
+// Making it runs no argon2id: a service starts without the 19 MiB and the CPU of one hash.
+func decoyHash() (string, error) {
+	b := make([]byte, saltLen+keyLen)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("auth: read random bytes: %w", err)
+	}
+	return formatHash(argonParams{memory: defaultMemory, time: defaultTime, threads: defaultThreads}, b[:saltLen], b[saltLen:]), nil
 }
 
 // CheckPassword reports whether pw matches the PHC-encoded argon2id hash. It reads the cost parameters from
