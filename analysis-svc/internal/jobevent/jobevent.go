@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
@@ -110,7 +111,18 @@ func (s *Store) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, 
 	if err := s.bus.Hold(ctx, []events.Event{e}); err != nil {
 		return err
 	}
-	if err := s.JobStore.Finish(ctx, j, r, owner); err != nil {
+	// The event is released as soon as the final job can be read, beside the rest of the store's Finish (the
+	// job leaving the queue): the embedded engine commits the two writes together.
+	var released sync.WaitGroup
+	var releaseErr error
+	readable := false
+	fctx := analysis.OnFinishedReadable(ctx, func() {
+		analysis.FinishedReadable(ctx) // the caller's own callback first (waitreport's waiters)
+		readable = true
+		released.Go(func() { releaseErr = s.bus.Release(ctx, []events.Event{e}) })
+	})
+	if err := s.JobStore.Finish(fctx, j, r, owner); err != nil {
+		released.Wait()
 		// Drop the event unless the job has ended anyway (another worker's Finish released it).
 		cctx := context.WithoutCancel(ctx)
 		if _, ended, cerr := s.Confirm(cctx, e); cerr == nil && !ended {
@@ -118,7 +130,11 @@ func (s *Store) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, 
 		}
 		return err
 	}
-	return s.bus.Release(ctx, []events.Event{e})
+	released.Wait()
+	if !readable { // a store that did not say when: released now
+		return s.bus.Release(ctx, []events.Event{e})
+	}
+	return releaseErr
 }
 
 // Finished is the JobFinished event of a job. Its id is the job's (after the creation date, so that events
