@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
 )
@@ -263,7 +264,7 @@ func (h *handler) updateAlert(c echo.Context) error {
 		if cfs == nil {
 			cfs = map[string]cases.CustomInput{}
 		}
-		u.CustomFields = cases.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
+		u.CustomFields = record.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
 	}
 	a, err := h.svc.UpdateAlert(c.Request().Context(), caller(c), web.Param(c, "alertId"), u)
 	return h.alertAnswer(c, a, err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/auth"
 )
 
@@ -171,16 +172,16 @@ func (f *azFixture) makeObjects(t *testing.T) {
 	// connector would.
 	ctx := t.Context()
 	now := time.Now().Truncate(time.Millisecond)
-	job := cases.Job{ID: cases.NewID(now), Org: "soc", ObservableID: f.objects["{observable}"], CaseID: f.objects["{case}"],
+	job := cases.Job{ID: record.NewID(now), Org: "soc", ObservableID: f.objects["{observable}"], CaseID: f.objects["{case}"],
 		AnalyzerID: "Echo_1_0", Status: cases.JobSuccess, StartDate: now, EndDate: now, AnalysisID: "down", AnalysisJobID: "remote-1",
-		Report: map[string]any{"success": true}, Meta: cases.Meta{CreatedBy: "ana", CreatedAt: now}}
+		Report: map[string]any{"success": true}, Meta: record.Meta{CreatedBy: "ana", CreatedAt: now}}
 	if err := f.e.jobs.Create(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	f.objects["{job}"] = job.ID
-	act := cases.Action{ID: cases.NewID(now), Org: "soc", ResponderID: "Tagger_1_0", AnalysisID: "down", AnalysisJobID: "remote-2",
+	act := cases.Action{ID: record.NewID(now), Org: "soc", ResponderID: "Tagger_1_0", AnalysisID: "down", AnalysisJobID: "remote-2",
 		ObjectType: "case_task", ObjectID: f.objects["{task}"], CaseID: f.objects["{case}"], TaskID: f.objects["{task}"],
-		Status: cases.JobSuccess, StartDate: now, EndDate: now, Operations: "[]", Report: "{}", Meta: cases.Meta{CreatedBy: "ana", CreatedAt: now}}
+		Status: cases.JobSuccess, StartDate: now, EndDate: now, Operations: "[]", Report: "{}", Meta: record.Meta{CreatedBy: "ana", CreatedAt: now}}
 	if err := f.e.analyses.CreateAction(ctx, act); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -251,7 +252,7 @@ func bindCaseUpdate(c echo.Context) (cases.CaseUpdate, error) {
 		if cfs == nil {
 			cfs = map[string]cases.CustomInput{}
 		}
-		u.CustomFields = cases.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
+		u.CustomFields = record.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
 	}
 	return u, nil
 }

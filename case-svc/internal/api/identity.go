@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -80,7 +81,7 @@ type profileResponse struct {
 }
 
 func profileJSON(p cases.Profile) profileResponse {
-	return profileResponse{meta: metaOf("~"+p.Name, "profile", cases.Meta{CreatedBy: "system"}), Name: p.Name,
+	return profileResponse{meta: metaOf("~"+p.Name, "profile", record.Meta{CreatedBy: "system"}), Name: p.Name,
 		Permissions: p.Permissions, IsAdmin: p.Admin}
 }
 
@@ -233,9 +234,9 @@ func (h *handler) updateUser(c echo.Context) error {
 	if req.Status.Set {
 		switch req.Status.V {
 		case "Ok", "Active":
-			u.Locked = cases.Change[bool]{Set: true, V: false}
+			u.Locked = record.Change[bool]{Set: true, V: false}
 		case "Locked":
-			u.Locked = cases.Change[bool]{Set: true, V: true}
+			u.Locked = record.Change[bool]{Set: true, V: true}
 		default:
 			return apperr.Fields(apperr.FieldError{Name: "status", Message: "Ok or Locked"})
 		}
@@ -245,7 +246,7 @@ func (h *handler) updateUser(c echo.Context) error {
 		for i, m := range req.Organisations.V {
 			ms[i] = cases.Membership{Org: m.Organisation, Profile: m.Profile}
 		}
-		u.Memberships = cases.Change[[]cases.Membership]{Set: true, Null: req.Organisations.Null, V: ms}
+		u.Memberships = record.Change[[]cases.Membership]{Set: true, Null: req.Organisations.Null, V: ms}
 	}
 	user, err := h.ids.UpdateUser(c.Request().Context(), caller(c), c.Param("userId"), u)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -48,17 +49,17 @@ func TestQuery_ContractPipelines(t *testing.T) {
 	// Jobs as the connector stores them.
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	for i, name := range []string{"File_Info", "Whois", "DNS"} {
-		j := cases.Job{ID: cases.NewID(now), Org: "soc", ObservableID: obsID, CaseID: caseA, AnalyzerID: "an" + name,
+		j := cases.Job{ID: record.NewID(now), Org: "soc", ObservableID: obsID, CaseID: caseA, AnalyzerID: "an" + name,
 			AnalyzerName: name, AnalyzerDefinition: name + "_1_0", Status: cases.JobSuccess,
 			StartDate: now.Add(time.Duration(i) * time.Minute), EndDate: now.Add(time.Duration(i)*time.Minute + time.Second),
 			AnalysisID: "local", AnalysisJobID: "job-" + name,
 			Report: map[string]any{"success": true, "full": map[string]any{"a.b": 1, "$x": "y"}, "artifacts": []any{}},
-			Meta:   cases.Meta{CreatedAt: now, CreatedBy: "ana"}}
+			Meta:   record.Meta{CreatedAt: now, CreatedBy: "ana"}}
 		if err := tm.jobs.Create(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
-	other := cases.Job{ID: cases.NewID(now), Org: "cert", ObservableID: obsID, Status: cases.JobWaiting, Meta: cases.Meta{CreatedAt: now}}
+	other := cases.Job{ID: record.NewID(now), Org: "cert", ObservableID: obsID, Status: cases.JobWaiting, Meta: record.Meta{CreatedAt: now}}
 	if err := tm.jobs.Create(ctx, other); err != nil {
 		t.Fatal(err)
 	}
@@ -316,9 +317,9 @@ func TestJobStore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	j := cases.Job{ID: cases.NewID(now), Org: "soc", ObservableID: "~o1", CaseID: "~1", AnalyzerID: "a", AnalyzerName: "A",
+	j := cases.Job{ID: record.NewID(now), Org: "soc", ObservableID: "~o1", CaseID: "~1", AnalyzerID: "a", AnalyzerName: "A",
 		AnalyzerDefinition: "A_1", Status: cases.JobWaiting, StartDate: now, AnalysisID: "local",
-		Meta: cases.Meta{CreatedAt: now, CreatedBy: "ana"}}
+		Meta: record.Meta{CreatedAt: now, CreatedBy: "ana"}}
 	if err := e.jobs.Create(ctx, j); err != nil {
 		t.Fatal(err)
 	}

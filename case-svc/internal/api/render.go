@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/web"
 )
@@ -28,7 +29,7 @@ type meta struct {
 	UpdatedAt *int64  `json:"updatedAt"`
 }
 
-func metaOf(id, typ string, m cases.Meta) meta {
+func metaOf(id, typ string, m record.Meta) meta {
 	out := meta{ID: id, IDAlias: id, Type: typ, CreatedBy: m.CreatedBy, CreatedAt: millis(m.CreatedAt)}
 	if !m.UpdatedAt.IsZero() {
 		out.UpdatedAt, out.UpdatedBy = nullMillis(m.UpdatedAt), &m.UpdatedBy
@@ -71,16 +72,16 @@ func timeOpt(p *int64) *time.Time {
 }
 
 // change turns a request field into a domain change.
-func change[T any](o web.Opt[T]) cases.Change[T] { return cases.Change[T](o) }
+func change[T any](o web.Opt[T]) record.Change[T] { return record.Change[T](o) }
 
 // timeChange turns an epoch-milliseconds request field into a domain change.
-func timeChange(o web.Opt[int64]) cases.Change[time.Time] {
-	return cases.Change[time.Time]{Set: o.Set, Null: o.Null, V: time.UnixMilli(o.V)}
+func timeChange(o web.Opt[int64]) record.Change[time.Time] {
+	return record.Change[time.Time]{Set: o.Set, Null: o.Null, V: time.UnixMilli(o.V)}
 }
 
 // stringsChange turns a list request field into a domain change.
-func stringsChange(o web.Opt[web.Strings]) cases.Change[[]string] {
-	return cases.Change[[]string]{Set: o.Set, Null: o.Null, V: []string(o.V)}
+func stringsChange(o web.Opt[web.Strings]) record.Change[[]string] {
+	return record.Change[[]string]{Set: o.Set, Null: o.Null, V: []string(o.V)}
 }
 
 func mapSlice[T, R any](in []T, f func(T) R) []R {

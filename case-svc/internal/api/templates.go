@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -75,7 +76,7 @@ func (r templateRequest) input() (cases.TemplateInput, error) {
 		Severity: change(r.Severity), TLP: change(r.TLP), PAP: change(r.PAP), Tags: stringsChange(r.Tags),
 		Flag: change(r.Flag)}
 	if r.Tasks.Set {
-		in.Tasks = cases.Change[[]cases.NewTask]{Set: true, V: mapSlice(r.Tasks.V, taskRequest.newTask)}
+		in.Tasks = record.Change[[]cases.NewTask]{Set: true, V: mapSlice(r.Tasks.V, taskRequest.newTask)}
 	}
 	if r.CustomFields.Set {
 		cfs, err := customInputs(r.CustomFields.V)
@@ -85,7 +86,7 @@ func (r templateRequest) input() (cases.TemplateInput, error) {
 		if cfs == nil {
 			cfs = map[string]cases.CustomInput{}
 		}
-		in.CustomFields = cases.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
+		in.CustomFields = record.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
 	}
 	return in, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/query"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -492,6 +493,6 @@ type observableTypeResponse struct {
 }
 
 func observableTypeJSON(name string) observableTypeResponse {
-	return observableTypeResponse{meta: metaOf("~"+name, "observableType", cases.Meta{CreatedBy: "system"}),
+	return observableTypeResponse{meta: metaOf("~"+name, "observableType", record.Meta{CreatedBy: "system"}),
 		Name: name, IsAttachment: name == cases.DataTypeFile}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -23,7 +24,7 @@ func (s *Service) CreateEndpoint(ctx context.Context, c cases.Caller, in Endpoin
 	if err := s.webhooks(c); err != nil {
 		return Endpoint{}, err
 	}
-	return s.bus.Webhooks().Create(ctx, c.Org, c.Login, cases.NewID(s.now()), in)
+	return s.bus.Webhooks().Create(ctx, c.Org, c.Login, record.NewID(s.now()), in)
 }
 
 // UpdateEndpoint changes a webhook of the caller's organisation.

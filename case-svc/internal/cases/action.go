@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -31,7 +32,7 @@ type Action struct {
 	Operations          string // JSON array, each operation with its status once applied
 	Report              string // JSON object
 	Message             string // why a Waiting action has not reached its server yet; "" once it has
-	Meta
+	record.Meta
 }
 
 // ActionStore persists responder actions.
@@ -75,7 +76,7 @@ func NormalizeObjectType(t string) (string, error) {
 	case "case_artifact", "artifact", "observable":
 		return "case_artifact", nil
 	}
-	return "", fieldError("objectType", "one of case_task, case_task_log, case, alert, case_artifact")
+	return "", record.FieldError("objectType", "one of case_task, case_task_log, case, alert, case_artifact")
 }
 
 // ObjectTypeLabel is how actions show their object type (the contract shows Task and Log).
@@ -103,7 +104,7 @@ func (a *Analyses) RunResponder(ctx context.Context, c Caller, analysisID, respo
 		return Action{}, err
 	}
 	if responderID == "" {
-		return Action{}, fieldError("responderId", "required")
+		return Action{}, record.FieldError("responderId", "required")
 	}
 	var srv AnalysisServer
 	if analysisID != "" {
@@ -133,9 +134,9 @@ func (a *Analyses) RunResponder(ctx context.Context, c Caller, analysisID, respo
 		}
 	}
 	now := a.clock()
-	act := Action{ID: NewID(now), Org: c.Org, ResponderID: responderID, AnalysisID: srv.Name(), ObjectType: obj.Type,
+	act := Action{ID: record.NewID(now), Org: c.Org, ResponderID: responderID, AnalysisID: srv.Name(), ObjectType: obj.Type,
 		ObjectID: obj.ID, CaseID: obj.CaseID, AlertID: obj.AlertID, TaskID: obj.TaskID, Status: JobWaiting,
-		StartDate: now, Operations: "[]", Report: "{}", Meta: Meta{CreatedBy: c.Login, CreatedAt: now}}
+		StartDate: now, Operations: "[]", Report: "{}", Meta: record.Meta{CreatedBy: c.Login, CreatedAt: now}}
 	data, err := json.Marshal(obj.Data)
 	if err != nil {
 		// The object is the API's own rendering: failing to encode it is our fault (500, cause logged), not the client's.
@@ -331,7 +332,7 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 		if err != nil {
 			return err
 		}
-		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, CaseUpdate{Tags: Change[[]string]{Set: true, V: unionTags(cs.Tags, []string{opString(op, "tag")})}})
+		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, CaseUpdate{Tags: record.Change[[]string]{Set: true, V: record.UnionTags(cs.Tags, []string{opString(op, "tag")})}})
 		return err
 	case "AddTagToArtifact":
 		if act.ObjectType != "case_artifact" {
@@ -341,7 +342,7 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 		if err != nil {
 			return err
 		}
-		_, err = a.svc.UpdateObservable(ctx, c, o.ID, ObservableUpdate{Tags: Change[[]string]{Set: true, V: unionTags(o.Tags, []string{opString(op, "tag")})}})
+		_, err = a.svc.UpdateObservable(ctx, c, o.ID, ObservableUpdate{Tags: record.Change[[]string]{Set: true, V: record.UnionTags(o.Tags, []string{opString(op, "tag")})}})
 		return err
 	case "AddTagToAlert":
 		if act.AlertID == "" {
@@ -351,7 +352,7 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 		if err != nil {
 			return err
 		}
-		_, err = a.svc.UpdateAlert(ctx, c, act.AlertID, AlertUpdate{Tags: Change[[]string]{Set: true, V: unionTags(al.Tags, []string{opString(op, "tag")})}})
+		_, err = a.svc.UpdateAlert(ctx, c, act.AlertID, AlertUpdate{Tags: record.Change[[]string]{Set: true, V: record.UnionTags(al.Tags, []string{opString(op, "tag")})}})
 		return err
 	case "CreateTask":
 		if err := needCase(); err != nil {
@@ -364,7 +365,7 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 		if act.TaskID == "" {
 			return apperr.New(apperr.BadRequest, "CloseTask needs a task")
 		}
-		_, err := a.svc.UpdateTask(ctx, c, act.TaskID, TaskUpdate{Status: Change[string]{Set: true, V: TaskCompleted}})
+		_, err := a.svc.UpdateTask(ctx, c, act.TaskID, TaskUpdate{Status: record.Change[string]{Set: true, V: TaskCompleted}})
 		return err
 	case "AddLogToTask":
 		if act.TaskID == "" {
@@ -392,13 +393,13 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 			in[name] = CustomInput{Type: string(v.Type), Value: v.Value, Order: &order}
 		}
 		in[opString(op, "name")] = CustomInput{Type: opString(op, "tpe", "type"), Value: op["value"]}
-		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, CaseUpdate{CustomFields: Change[map[string]CustomInput]{Set: true, V: in}})
+		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, CaseUpdate{CustomFields: record.Change[map[string]CustomInput]{Set: true, V: in}})
 		return err
 	case "AssignCase":
 		if err := needCase(); err != nil {
 			return err
 		}
-		_, err := a.svc.UpdateCase(ctx, c, act.CaseID, CaseUpdate{Owner: Change[string]{Set: true, V: opString(op, "owner")}})
+		_, err := a.svc.UpdateCase(ctx, c, act.CaseID, CaseUpdate{Owner: record.Change[string]{Set: true, V: opString(op, "owner")}})
 		return err
 	case "AddArtifactToCase":
 		if err := needCase(); err != nil {

@@ -3,6 +3,7 @@ package cases
 import (
 	"context"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -18,7 +19,7 @@ func (a *Analyses) ActionsOf(ctx context.Context, c Caller, objectType, objectID
 		p.Sort = []search.SortKey{{Path: "startDate", Desc: true}}
 	}
 	return a.actions.Actions(ctx, search.Node{Op: search.OpAnd, Children: []search.Node{
-		{Op: search.OpEq, Path: "objectId", Value: objectID}, orgScope(c), {Op: search.OpEq, Path: "objectType", Value: typ}}}, p)
+		{Op: search.OpEq, Path: "objectId", Value: objectID}, record.InOrg(c.Org), {Op: search.OpEq, Path: "objectType", Value: typ}}}, p)
 }
 
 // ActionFields is the allow-list of action searches (the query API's listAction, actions).
@@ -34,5 +35,5 @@ var ActionFields = search.Fields{
 
 // Actions lists and searches the responder actions of the caller's organisation.
 func (a *Analyses) Actions(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Action, int64, error) {
-	return a.actions.Actions(ctx, and(f, orgScope(c)), p)
+	return a.actions.Actions(ctx, record.And(f, record.InOrg(c.Org)), p)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -59,7 +60,7 @@ type Alert struct {
 	CustomFields CustomValues
 	Template     string   // name of the case template a case from it uses, "" if none
 	Observables  []string // ids of its observables
-	Meta
+	record.Meta
 }
 
 // Status is the alert's derived status.
@@ -99,21 +100,21 @@ type NewAlert struct {
 // AlertUpdate holds the changes to an alert. Type, source and sourceRef identify it and never change: they
 // are accepted only with the alert's current values.
 type AlertUpdate struct {
-	Type         Change[string]
-	Source       Change[string]
-	SourceRef    Change[string]
-	Title        Change[string]
-	Description  Change[string]
-	Severity     Change[int]
-	TLP          Change[int]
-	PAP          Change[int]
-	Date         Change[time.Time]
-	LastSyncDate Change[time.Time]
-	Tags         Change[[]string]
-	Follow       Change[bool]
-	ExternalLink Change[string]
-	Template     Change[string]
-	CustomFields Change[map[string]CustomInput]
+	Type         record.Change[string]
+	Source       record.Change[string]
+	SourceRef    record.Change[string]
+	Title        record.Change[string]
+	Description  record.Change[string]
+	Severity     record.Change[int]
+	TLP          record.Change[int]
+	PAP          record.Change[int]
+	Date         record.Change[time.Time]
+	LastSyncDate record.Change[time.Time]
+	Tags         record.Change[[]string]
+	Follow       record.Change[bool]
+	ExternalLink record.Change[string]
+	Template     record.Change[string]
+	CustomFields record.Change[map[string]CustomInput]
 }
 
 // AlertStore persists alerts.
@@ -164,16 +165,16 @@ func (s *Service) CreateAlert(ctx context.Context, c Caller, n NewAlert) (Alert,
 		return Alert{}, nil, err
 	}
 	now := s.clock()
-	var p problems
-	p.text("type", n.Type, true, maxShort)
-	p.text("source", n.Source, true, maxShort)
-	p.text("sourceRef", n.SourceRef, true, maxShort)
-	p.text("title", n.Title, true, maxTitle)
-	p.text("description", n.Description, true, maxDescription)
-	p.text("externalLink", n.ExternalLink, false, maxDescription)
+	var p record.Problems
+	p.Text("type", n.Type, true, record.MaxShort)
+	p.Text("source", n.Source, true, record.MaxShort)
+	p.Text("sourceRef", n.SourceRef, true, record.MaxShort)
+	p.Text("title", n.Title, true, record.MaxTitle)
+	p.Text("description", n.Description, true, record.MaxDescription)
+	p.Text("externalLink", n.ExternalLink, false, record.MaxDescription)
 	a := Alert{Org: c.Org, Type: n.Type, Source: n.Source, SourceRef: n.SourceRef, ExternalLink: n.ExternalLink,
 		Title: n.Title, Description: n.Description, Severity: DefaultSeverity, TLP: DefaultTLP, PAP: DefaultPAP,
-		Date: now, LastSyncDate: now, Follow: true, Meta: Meta{CreatedAt: now, CreatedBy: c.Login}}
+		Date: now, LastSyncDate: now, Follow: true, Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}
 	for _, l := range []struct {
 		name   string
 		in     *int
@@ -181,17 +182,17 @@ func (s *Service) CreateAlert(ctx context.Context, c Caller, n NewAlert) (Alert,
 		lo, hi int
 	}{{"severity", n.Severity, &a.Severity, 1, 4}, {"tlp", n.TLP, &a.TLP, 0, 3}, {"pap", n.PAP, &a.PAP, 0, 3}} {
 		if l.in != nil {
-			p.level(l.name, *l.in, l.lo, l.hi)
+			p.Level(l.name, *l.in, l.lo, l.hi)
 			*l.dst = *l.in
 		}
 	}
 	if n.Date != nil {
-		a.Date = ms(*n.Date)
+		a.Date = record.Millis(*n.Date)
 	}
 	if n.Follow != nil {
 		a.Follow = *n.Follow
 	}
-	a.Tags = cleanTags(&p, "tags", n.Tags)
+	a.Tags = record.CleanTags(&p, "tags", n.Tags)
 	defs, err := s.fields.AllCustomFields(ctx)
 	if err != nil {
 		return Alert{}, nil, err
@@ -203,13 +204,13 @@ func (s *Service) CreateAlert(ctx context.Context, c Caller, n NewAlert) (Alert,
 	var items []pending
 	seen := map[string]bool{}
 	if len(n.Artifacts) > maxBatchValues { // before any work, as for an observable batch
-		return Alert{}, nil, fieldError("artifacts", fmt.Sprintf("at most %d artifacts", maxBatchValues))
+		return Alert{}, nil, record.FieldError("artifacts", fmt.Sprintf("at most %d artifacts", maxBatchValues))
 	}
 	for i, art := range n.Artifacts {
 		prefix := fmt.Sprintf("artifacts[%d]", i)
 		base := checkNewObservable(&p, prefix, art, now)
 		if art.File != nil {
-			p.add(prefix, "files of an alert's artifacts are written \"name;contentType;base64\" in data")
+			p.Add(prefix, "files of an alert's artifacts are written \"name;contentType;base64\" in data")
 		}
 		for _, it := range s.dataValues(&p, prefix, base, art.Data) {
 			id := observableID(parent, it.o.DataType, it.o.Key)
@@ -220,13 +221,13 @@ func (s *Service) CreateAlert(ctx context.Context, c Caller, n NewAlert) (Alert,
 			}
 		}
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return Alert{}, nil, err
 	}
 	if n.Template != "" {
 		t, err := s.Template(ctx, c, n.Template)
 		if apperr404(err) {
-			return Alert{}, nil, fieldError("caseTemplate", "no such case template in the organisation")
+			return Alert{}, nil, record.FieldError("caseTemplate", "no such case template in the organisation")
 		}
 		if err != nil {
 			return Alert{}, nil, err
@@ -289,7 +290,7 @@ func (s *Service) AlertObservables(ctx context.Context, a Alert) ([]Observable, 
 
 // Alerts lists and searches the alerts of the caller's organisation.
 func (s *Service) Alerts(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Alert, int64, error) {
-	return s.alerts.Alerts(ctx, and(f, orgScope(c)), p)
+	return s.alerts.Alerts(ctx, record.And(f, record.InOrg(c.Org)), p)
 }
 
 // UpdateAlert changes an alert (manageAlert).
@@ -301,67 +302,67 @@ func (s *Service) UpdateAlert(ctx context.Context, c Caller, id string, u AlertU
 	if err != nil {
 		return Alert{}, err
 	}
-	var p problems
+	var p record.Problems
 	var fields []string
 	for _, f := range []struct {
 		name string
-		ch   Change[string]
+		ch   record.Change[string]
 		cur  string
 	}{{"type", u.Type, a.Type}, {"source", u.Source, a.Source}, {"sourceRef", u.SourceRef, a.SourceRef}} {
 		if f.ch.Set && f.ch.V != f.cur {
-			p.add(f.name, "cannot be changed")
+			p.Add(f.name, "cannot be changed")
 		}
 	}
-	str := func(name string, ch Change[string], dst *string, required bool, max int) {
+	str := func(name string, ch record.Change[string], dst *string, required bool, max int) {
 		if !ch.Set {
 			return
 		}
 		if ch.Null && required {
-			p.add(name, "required")
+			p.Add(name, "required")
 			return
 		}
-		p.text(name, ch.V, required, max)
+		p.Text(name, ch.V, required, max)
 		*dst = ch.V
 		fields = append(fields, name)
 	}
-	str("title", u.Title, &a.Title, true, maxTitle)
-	str("description", u.Description, &a.Description, true, maxDescription)
-	str("externalLink", u.ExternalLink, &a.ExternalLink, false, maxDescription)
-	lvl := func(name string, ch Change[int], dst *int, lo, hi int) {
+	str("title", u.Title, &a.Title, true, record.MaxTitle)
+	str("description", u.Description, &a.Description, true, record.MaxDescription)
+	str("externalLink", u.ExternalLink, &a.ExternalLink, false, record.MaxDescription)
+	lvl := func(name string, ch record.Change[int], dst *int, lo, hi int) {
 		if !ch.Set {
 			return
 		}
 		if ch.Null {
-			p.add(name, "an integer from %d to %d", lo, hi)
+			p.Add(name, "an integer from %d to %d", lo, hi)
 			return
 		}
-		p.level(name, ch.V, lo, hi)
+		p.Level(name, ch.V, lo, hi)
 		*dst = ch.V
 		fields = append(fields, name)
 	}
 	lvl("severity", u.Severity, &a.Severity, 1, 4)
 	lvl("tlp", u.TLP, &a.TLP, 0, 3)
 	lvl("pap", u.PAP, &a.PAP, 0, 3)
-	date := func(name string, ch Change[time.Time], dst *time.Time) {
+	date := func(name string, ch record.Change[time.Time], dst *time.Time) {
 		if !ch.Set {
 			return
 		}
 		if ch.Null {
-			p.add(name, "required")
+			p.Add(name, "required")
 			return
 		}
-		*dst = ms(ch.V)
+		*dst = record.Millis(ch.V)
 		fields = append(fields, name)
 	}
 	date("date", u.Date, &a.Date)
 	date("lastSyncDate", u.LastSyncDate, &a.LastSyncDate)
 	if u.Tags.Set {
-		a.Tags = cleanTags(&p, "tags", u.Tags.V)
+		a.Tags = record.CleanTags(&p, "tags", u.Tags.V)
 		fields = append(fields, "tags")
 	}
 	if u.Follow.Set {
 		if u.Follow.Null {
-			p.add("follow", "expected a boolean")
+			p.Add("follow", "expected a boolean")
 		}
 		a.Follow = u.Follow.V
 		fields = append(fields, "follow")
@@ -382,7 +383,7 @@ func (s *Service) UpdateAlert(ctx context.Context, c Caller, id string, u AlertU
 		a.CustomFields = vals
 		fields = append(fields, "customFields")
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return Alert{}, err
 	}
 	if u.Template.Set {
@@ -390,7 +391,7 @@ func (s *Service) UpdateAlert(ctx context.Context, c Caller, id string, u AlertU
 		if !u.Template.Null && u.Template.V != "" {
 			t, err := s.Template(ctx, c, u.Template.V)
 			if apperr404(err) {
-				return Alert{}, fieldError("caseTemplate", "no such case template in the organisation")
+				return Alert{}, record.FieldError("caseTemplate", "no such case template in the organisation")
 			}
 			if err != nil {
 				return Alert{}, err
@@ -442,7 +443,7 @@ func (s *Service) MarkAsRead(ctx context.Context, c Caller, id string, read bool
 
 // Follow sets whether an alert is followed (manageAlert).
 func (s *Service) Follow(ctx context.Context, c Caller, id string, follow bool) (Alert, error) {
-	return s.UpdateAlert(ctx, c, id, AlertUpdate{Follow: Change[bool]{Set: true, V: follow}})
+	return s.UpdateAlert(ctx, c, id, AlertUpdate{Follow: record.Change[bool]{Set: true, V: follow}})
 }
 
 // CreateCaseFromAlert makes a case of an alert (manageAlert and manageCase): the alert's title,
@@ -583,10 +584,10 @@ func (s *Service) mergeInto(ctx context.Context, c Caller, a Alert, cs Case) (Ca
 		return Case{}, err
 	}
 	cs.Description += "\n  \n#### Merged with alert #" + a.SourceRef + " " + a.Title + "\n\n" + a.Description
-	if len(cs.Description) > maxDescription {
-		cs.Description = cs.Description[:maxDescription]
+	if len(cs.Description) > record.MaxDescription {
+		cs.Description = cs.Description[:record.MaxDescription]
 	}
-	cs.Tags = unionTags(cs.Tags, a.Tags)
+	cs.Tags = record.UnionTags(cs.Tags, a.Tags)
 	if cs.CustomFields == nil {
 		cs.CustomFields = CustomValues{}
 	}
@@ -602,14 +603,14 @@ func (s *Service) mergeInto(ctx context.Context, c Caller, a Alert, cs Case) (Ca
 
 // CaseAlerts returns the alerts imported into or merged with a case.
 func (s *Service) CaseAlerts(ctx context.Context, c Caller, caseID string) ([]Alert, error) {
-	as, _, err := s.alerts.Alerts(ctx, and(orgScope(c), search.Node{Op: search.OpEq, Path: PathCaseID, Value: caseID}),
+	as, _, err := s.alerts.Alerts(ctx, record.And(record.InOrg(c.Org), search.Node{Op: search.OpEq, Path: PathCaseID, Value: caseID}),
 		search.Page{})
 	return as, err
 }
 
 // unlinkAlerts detaches the alerts of a deleted case: they become New or Ignored again.
 func (s *Service) unlinkAlerts(ctx context.Context, org, caseID, by string) error {
-	as, _, err := s.alerts.Alerts(ctx, and(search.Node{Op: search.OpEq, Path: PathOrg, Value: org},
+	as, _, err := s.alerts.Alerts(ctx, record.And(search.Node{Op: search.OpEq, Path: record.PathOrg, Value: org},
 		search.Node{Op: search.OpEq, Path: PathCaseID, Value: caseID}), search.Page{})
 	if err != nil {
 		return err
@@ -700,7 +701,7 @@ func (s *Service) SimilarCases(ctx context.Context, c Caller, a Alert, caseFilte
 	if len(ids) == 0 {
 		return []SimilarCase{}, nil
 	}
-	f := and(caseFilter, search.Node{Op: search.OpIn, Path: "_id", Values: ids})
+	f := record.And(caseFilter, search.Node{Op: search.OpIn, Path: "_id", Values: ids})
 	css, _, err := s.Cases(ctx, c, f, search.Page{Limit: len(ids)})
 	if err != nil {
 		return nil, err

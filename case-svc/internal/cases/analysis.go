@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 )
 
@@ -186,14 +187,14 @@ func NewAnalyses(svc *Service, servers []AnalysisServer, pending PendingStore, a
 	return a
 }
 
-func (a *Analyses) clock() time.Time { return ms(a.now()) }
+func (a *Analyses) clock() time.Time { return record.Millis(a.now()) }
 
 // server returns the named server if the caller's organisation may use it; 400 otherwise.
 func (a *Analyses) server(c Caller, name string) (AnalysisServer, error) {
 	s, ok := a.servers[name]
 	if !ok || !s.Serves(c.Org) {
 		if name == "" {
-			return nil, fieldError("analysisId", "required")
+			return nil, record.FieldError("analysisId", "required")
 		}
 		return nil, apperr.Errorf(apperr.BadRequest, "unknown analysisId %q (configured: %v)", name, a.usable(c))
 	}
@@ -279,7 +280,7 @@ func (a *Analyses) RunAnalyzer(ctx context.Context, c Caller, analysisID, observ
 		return Job{}, err
 	}
 	if analyzerID == "" {
-		return Job{}, fieldError("analyzerId", "required")
+		return Job{}, record.FieldError("analyzerId", "required")
 	}
 	o, err := a.svc.Observable(ctx, c, observableID)
 	if err != nil {
@@ -289,8 +290,8 @@ func (a *Analyses) RunAnalyzer(ctx context.Context, c Caller, analysisID, observ
 		return Job{}, apperr.New(apperr.BadRequest, "only observables of a case can be analyzed")
 	}
 	now := a.clock()
-	j := Job{ID: NewID(now), Org: c.Org, ObservableID: o.ID, CaseID: o.CaseID, AnalyzerID: analyzerID,
-		Status: JobWaiting, AnalysisID: srv.Name(), Meta: Meta{CreatedBy: c.Login, CreatedAt: now}}
+	j := Job{ID: record.NewID(now), Org: c.Org, ObservableID: o.ID, CaseID: o.CaseID, AnalyzerID: analyzerID,
+		Status: JobWaiting, AnalysisID: srv.Name(), Meta: record.Meta{CreatedBy: c.Login, CreatedAt: now}}
 	if err := a.svc.jobs.Create(ctx, j); err != nil {
 		return Job{}, err
 	}

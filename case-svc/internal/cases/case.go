@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -58,7 +59,7 @@ type Case struct {
 	Owner            string
 	CustomFields     CustomValues
 	Template         string // name of the template the case was created from, "" if none
-	Meta
+	record.Meta
 }
 
 // CaseID returns the id of the case with this value of the id sequence (CaseStore.NextCaseNumber).
@@ -83,21 +84,21 @@ type NewCase struct {
 
 // CaseUpdate holds the changes to a case. Setting status to Resolved or Duplicated closes it.
 type CaseUpdate struct {
-	Title            Change[string]
-	Description      Change[string]
-	Severity         Change[int]
-	TLP              Change[int]
-	PAP              Change[int]
-	StartDate        Change[time.Time]
-	EndDate          Change[time.Time]
-	ImpactStatus     Change[string]
-	ResolutionStatus Change[string]
-	Summary          Change[string]
-	Tags             Change[[]string]
-	Flag             Change[bool]
-	Status           Change[string]
-	Owner            Change[string]
-	CustomFields     Change[map[string]CustomInput]
+	Title            record.Change[string]
+	Description      record.Change[string]
+	Severity         record.Change[int]
+	TLP              record.Change[int]
+	PAP              record.Change[int]
+	StartDate        record.Change[time.Time]
+	EndDate          record.Change[time.Time]
+	ImpactStatus     record.Change[string]
+	ResolutionStatus record.Change[string]
+	Summary          record.Change[string]
+	Tags             record.Change[[]string]
+	Flag             record.Change[bool]
+	Status           record.Change[string]
+	Owner            record.Change[string]
+	CustomFields     record.Change[map[string]CustomInput]
 }
 
 // CaseStore persists cases and their number sequence.
@@ -163,7 +164,7 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 	if n.Template != "" {
 		t, err := s.Template(ctx, c, n.Template)
 		if apperr404(err) {
-			return Case{}, nil, fieldError("template", "no such case template in the organisation")
+			return Case{}, nil, record.FieldError("template", "no such case template in the organisation")
 		}
 		if err != nil {
 			return Case{}, nil, err
@@ -186,9 +187,9 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 	now := s.clock()
 	cs := Case{Org: c.Org, Title: n.Title, Description: n.Description, Severity: DefaultSeverity, TLP: DefaultTLP,
 		PAP: DefaultPAP, StartDate: now, Flag: false, Status: CaseOpen, Owner: c.Login, Summary: n.Summary,
-		Template: tmpl.Name, Meta: Meta{CreatedAt: now, CreatedBy: c.Login}}
-	var p problems
-	p.text("title", n.Title, true, maxTitle)
+		Template: tmpl.Name, Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}
+	var p record.Problems
+	p.Text("title", n.Title, true, record.MaxTitle)
 	if tmpl.ID != "" {
 		if tmpl.TitlePrefix != "" {
 			cs.Title = trimRight(tmpl.TitlePrefix) + " " + n.Title
@@ -210,8 +211,8 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 		}
 		cs.Flag = tmpl.Flag
 	}
-	p.text("description", cs.Description, true, maxDescription)
-	p.text("summary", cs.Summary, false, maxDescription)
+	p.Text("description", cs.Description, true, record.MaxDescription)
+	p.Text("summary", cs.Summary, false, record.MaxDescription)
 	for _, l := range []struct {
 		name   string
 		in     *int
@@ -219,19 +220,19 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 		lo, hi int
 	}{{"severity", n.Severity, &cs.Severity, 1, 4}, {"tlp", n.TLP, &cs.TLP, 0, 3}, {"pap", n.PAP, &cs.PAP, 0, 3}} {
 		if l.in != nil {
-			p.level(l.name, *l.in, l.lo, l.hi)
+			p.Level(l.name, *l.in, l.lo, l.hi)
 			*l.dst = *l.in
 		}
 	}
 	if n.StartDate != nil {
-		cs.StartDate = ms(*n.StartDate)
+		cs.StartDate = record.Millis(*n.StartDate)
 	}
 	if n.Flag != nil {
 		cs.Flag = *n.Flag
 	}
-	cs.Tags = unionTags(cleanTags(&p, "tags", n.Tags), tmpl.Tags)
+	cs.Tags = record.UnionTags(record.CleanTags(&p, "tags", n.Tags), tmpl.Tags)
 	if n.Owner != "" {
-		p.text("owner", n.Owner, false, maxShort)
+		p.Text("owner", n.Owner, false, record.MaxShort)
 		cs.Owner = n.Owner
 	}
 
@@ -261,7 +262,7 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 		}
 		tasks = append(tasks, t)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return Case{}, nil, err
 	}
 	if err := s.checkOwner(ctx, "owner", c.Org, cs.Owner); err != nil {
@@ -285,8 +286,8 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 	cs.Number, cs.ID = num, CaseID(seq)
 	for i := range tasks {
 		t := &tasks[i]
-		t.ID, t.Org, t.CaseID = newID(now), c.Org, cs.ID
-		t.Meta = Meta{CreatedAt: now, CreatedBy: c.Login}
+		t.ID, t.Org, t.CaseID = record.NewID(now), c.Org, cs.ID
+		t.Meta = record.Meta{CreatedAt: now, CreatedBy: c.Login}
 		var keepStart, keepEnd bool
 		if i >= len(tmpl.Tasks) {
 			nt := n.Tasks[i-len(tmpl.Tasks)]
@@ -332,7 +333,7 @@ func (s *Service) Case(ctx context.Context, c Caller, idOrNumber string) (Case, 
 
 // Cases lists and searches the cases of the caller's organisation.
 func (s *Service) Cases(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Case, int64, error) {
-	return s.cases.Cases(ctx, and(f, orgScope(c)), p)
+	return s.cases.Cases(ctx, record.And(f, record.InOrg(c.Org)), p)
 }
 
 // UpdateCase changes a case (manageCase). Setting status Resolved or Duplicated closes it: endDate is set
@@ -348,32 +349,32 @@ func (s *Service) UpdateCase(ctx context.Context, c Caller, id string, u CaseUpd
 		return Case{}, err
 	}
 	prevStatus := cs.Status
-	var p problems
+	var p record.Problems
 	var fields []string
 	mark := func(name string) { fields = append(fields, name) }
 
-	str := func(name string, ch Change[string], dst *string, required bool, max int) {
+	str := func(name string, ch record.Change[string], dst *string, required bool, max int) {
 		if !ch.Set {
 			return
 		}
 		if ch.Null && required {
-			p.add(name, "required")
+			p.Add(name, "required")
 			return
 		}
-		p.text(name, ch.V, required, max)
+		p.Text(name, ch.V, required, max)
 		*dst = ch.V
 		mark(name)
 	}
-	str("title", u.Title, &cs.Title, true, maxTitle)
-	str("description", u.Description, &cs.Description, true, maxDescription)
-	str("summary", u.Summary, &cs.Summary, false, maxDescription)
-	str("owner", u.Owner, &cs.Owner, false, maxShort)
-	enum := func(name string, ch Change[string], dst *string, values []string) {
+	str("title", u.Title, &cs.Title, true, record.MaxTitle)
+	str("description", u.Description, &cs.Description, true, record.MaxDescription)
+	str("summary", u.Summary, &cs.Summary, false, record.MaxDescription)
+	str("owner", u.Owner, &cs.Owner, false, record.MaxShort)
+	enum := func(name string, ch record.Change[string], dst *string, values []string) {
 		if !ch.Set {
 			return
 		}
 		if !ch.Null && ch.V != "" && !slices.Contains(values, ch.V) {
-			p.add(name, "one of %v", values)
+			p.Add(name, "one of %v", values)
 			return
 		}
 		*dst = ch.V
@@ -383,21 +384,21 @@ func (s *Service) UpdateCase(ctx context.Context, c Caller, id string, u CaseUpd
 	enum("resolutionStatus", u.ResolutionStatus, &cs.ResolutionStatus, ResolutionStatuses())
 	if u.Status.Set {
 		if u.Status.Null || !slices.Contains(CaseStatuses(), u.Status.V) {
-			p.add("status", "one of Open, Resolved, Duplicated")
+			p.Add("status", "one of Open, Resolved, Duplicated")
 		} else {
 			cs.Status = u.Status.V
 			mark("status")
 		}
 	}
-	lvl := func(name string, ch Change[int], dst *int, lo, hi int) {
+	lvl := func(name string, ch record.Change[int], dst *int, lo, hi int) {
 		if !ch.Set {
 			return
 		}
 		if ch.Null {
-			p.add(name, "an integer from %d to %d", lo, hi)
+			p.Add(name, "an integer from %d to %d", lo, hi)
 			return
 		}
-		p.level(name, ch.V, lo, hi)
+		p.Level(name, ch.V, lo, hi)
 		*dst = ch.V
 		mark(name)
 	}
@@ -406,20 +407,20 @@ func (s *Service) UpdateCase(ctx context.Context, c Caller, id string, u CaseUpd
 	lvl("pap", u.PAP, &cs.PAP, 0, 3)
 	if u.StartDate.Set {
 		if u.StartDate.Null {
-			p.add("startDate", "required")
+			p.Add("startDate", "required")
 		}
-		cs.StartDate = ms(u.StartDate.V)
+		cs.StartDate = record.Millis(u.StartDate.V)
 		mark("startDate")
 	}
 	if u.EndDate.Set {
 		cs.EndDate = time.Time{}
 		if !u.EndDate.Null {
-			cs.EndDate = ms(u.EndDate.V)
+			cs.EndDate = record.Millis(u.EndDate.V)
 		}
 		mark("endDate")
 	}
 	if u.Tags.Set {
-		cs.Tags = cleanTags(&p, "tags", u.Tags.V)
+		cs.Tags = record.CleanTags(&p, "tags", u.Tags.V)
 		mark("tags")
 	}
 	if u.Flag.Set {
@@ -452,20 +453,20 @@ func (s *Service) UpdateCase(ctx context.Context, c Caller, id string, u CaseUpd
 		mark("customFields")
 	}
 
-	closing := u.Status.value() && cs.Status != CaseOpen
+	closing := u.Status.Value() && cs.Status != CaseOpen
 	now := s.clock()
 	switch {
 	case closing && !u.EndDate.Set && (prevStatus == CaseOpen || cs.EndDate.IsZero()):
 		cs.EndDate = now
 		mark("endDate")
-	case u.Status.value() && cs.Status == CaseOpen && prevStatus != CaseOpen && !u.EndDate.Set:
+	case u.Status.Value() && cs.Status == CaseOpen && prevStatus != CaseOpen && !u.EndDate.Set:
 		cs.EndDate = time.Time{}
 		mark("endDate")
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return Case{}, err
 	}
-	if u.Owner.value() && u.Owner.V != "" {
+	if u.Owner.Value() && u.Owner.V != "" {
 		if err := s.checkOwner(ctx, "owner", c.Org, cs.Owner); err != nil {
 			return Case{}, err
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -46,7 +47,7 @@ type CustomField struct {
 	Type        FieldType
 	Options     []any // allowed values, of Type (string, int64, float64, bool); empty = any value
 	Mandatory   bool  // every new case must have a value for it, and no case may clear it
-	Meta
+	record.Meta
 }
 
 // CustomValue is the value of a custom field on a case or a template: Value is nil (null) or of the field's
@@ -71,11 +72,11 @@ type CustomInput struct {
 
 // CustomFieldUpdate holds the changes to a definition.
 type CustomFieldUpdate struct {
-	DisplayName Change[string]
-	Description Change[string]
-	Options     Change[[]any]
-	Mandatory   Change[bool]
-	Type        Change[string] // refused when it differs: the type never changes
+	DisplayName record.Change[string]
+	Description record.Change[string]
+	Options     record.Change[[]any]
+	Mandatory   record.Change[bool]
+	Type        record.Change[string] // refused when it differs: the type never changes
 }
 
 // CustomFieldStore persists custom field definitions.
@@ -130,44 +131,44 @@ func (s *Service) CreateCustomField(ctx context.Context, c Caller, n NewCustomFi
 	if err := sharedDefinition(c); err != nil {
 		return CustomField{}, err
 	}
-	var p problems
+	var p record.Problems
 	if !fieldNameRe.MatchString(n.Name) {
-		p.add("name", "1 to 64 letters, digits, '_' or '-', starting with a letter")
+		p.Add("name", "1 to 64 letters, digits, '_' or '-', starting with a letter")
 	}
 	if n.DisplayName == "" {
 		n.DisplayName = n.Name
 	}
-	p.text("displayName", n.DisplayName, false, maxShort)
-	p.text("description", n.Description, false, 4096)
+	p.Text("displayName", n.DisplayName, false, record.MaxShort)
+	p.Text("description", n.Description, false, 4096)
 	t := FieldType(n.Type)
 	if !validType(t) {
-		p.add("type", "one of string, integer, float, boolean, date")
+		p.Add("type", "one of string, integer, float, boolean, date")
 	}
 	var opts []any
 	if validType(t) {
 		opts = checkOptions(&p, t, n.Options)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return CustomField{}, err
 	}
-	f := CustomField{ID: newID(s.clock()), Name: n.Name, DisplayName: n.DisplayName, Description: n.Description,
-		Type: t, Options: opts, Mandatory: n.Mandatory, Meta: Meta{CreatedAt: s.clock(), CreatedBy: c.Login}}
+	f := CustomField{ID: record.NewID(s.clock()), Name: n.Name, DisplayName: n.DisplayName, Description: n.Description,
+		Type: t, Options: opts, Mandatory: n.Mandatory, Meta: record.Meta{CreatedAt: s.clock(), CreatedBy: c.Login}}
 	if err := s.fields.CreateCustomField(ctx, f); err != nil {
 		return CustomField{}, err
 	}
 	return f, nil
 }
 
-func checkOptions(p *problems, t FieldType, in []any) []any {
+func checkOptions(p *record.Problems, t FieldType, in []any) []any {
 	if len(in) > 1000 { // before any work: the deduplication below is quadratic
-		p.add("options", "at most 1000 options")
+		p.Add("options", "at most 1000 options")
 		return nil
 	}
 	out := make([]any, 0, len(in))
 	for _, o := range in {
 		v, err := convert(t, o)
 		if err != nil || v == nil {
-			p.add("options", "every option must be a %s", t)
+			p.Add("options", "every option must be a %s", t)
 			return nil
 		}
 		if !slices.Contains(out, v) {
@@ -175,7 +176,7 @@ func checkOptions(p *problems, t FieldType, in []any) []any {
 		}
 	}
 	if len(out) > 1000 {
-		p.add("options", "at most 1000 options")
+		p.Add("options", "at most 1000 options")
 	}
 	return out
 }
@@ -203,16 +204,16 @@ func (s *Service) UpdateCustomField(ctx context.Context, c Caller, id string, u 
 	if err != nil {
 		return CustomField{}, err
 	}
-	var p problems
+	var p record.Problems
 	if u.Type.Set && FieldType(u.Type.V) != f.Type {
-		p.add("type", "read-only")
+		p.Add("type", "read-only")
 	}
 	if u.DisplayName.Set {
-		p.text("displayName", u.DisplayName.V, true, maxShort)
+		p.Text("displayName", u.DisplayName.V, true, record.MaxShort)
 		f.DisplayName = u.DisplayName.V
 	}
 	if u.Description.Set {
-		p.text("description", u.Description.V, false, 4096)
+		p.Text("description", u.Description.V, false, 4096)
 		f.Description = u.Description.V
 	}
 	if u.Options.Set {
@@ -221,7 +222,7 @@ func (s *Service) UpdateCustomField(ctx context.Context, c Caller, id string, u 
 	if u.Mandatory.Set {
 		f.Mandatory = u.Mandatory.V
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return CustomField{}, err
 	}
 	return s.fields.UpdateCustomField(ctx, f, c.Login, s.clock())
@@ -250,7 +251,7 @@ func convert(t FieldType, v any) (any, error) {
 	switch t {
 	case TypeString:
 		if s, ok := v.(string); ok {
-			if len(s) > maxDescription {
+			if len(s) > record.MaxDescription {
 				return nil, errors.New("too long")
 			}
 			return s, nil
@@ -296,7 +297,7 @@ func convert(t FieldType, v any) (any, error) {
 
 // customValues validates the values a client sends against the definitions: the field must be defined, the
 // value of its type (a typed object must name that type), and one of its options when it has some.
-func customValues(p *problems, defs map[string]CustomField, in map[string]CustomInput) CustomValues {
+func customValues(p *record.Problems, defs map[string]CustomField, in map[string]CustomInput) CustomValues {
 	out := CustomValues{}
 	names := make([]string, 0, len(in))
 	for n := range in {
@@ -311,20 +312,20 @@ func customValues(p *problems, defs map[string]CustomField, in map[string]Custom
 		}
 		def, ok := defs[name]
 		if !ok {
-			p.add(field, "unknown custom field")
+			p.Add(field, "unknown custom field")
 			continue
 		}
 		if ci.Type != "" && FieldType(ci.Type) != def.Type {
-			p.add(field, "the field is of type %s", def.Type)
+			p.Add(field, "the field is of type %s", def.Type)
 			continue
 		}
 		v, err := convert(def.Type, ci.Value)
 		if err != nil {
-			p.add(field, "%v", err)
+			p.Add(field, "%v", err)
 			continue
 		}
 		if v != nil && len(def.Options) > 0 && !slices.Contains(def.Options, v) {
-			p.add(field, "not one of the field's options")
+			p.Add(field, "not one of the field's options")
 			continue
 		}
 		cv := CustomValue{Type: def.Type, Value: v, Order: -1}
@@ -357,7 +358,7 @@ func numberOrders(vals CustomValues) {
 }
 
 // checkMandatory reports the mandatory fields that vals lacks or leaves null.
-func checkMandatory(p *problems, defs map[string]CustomField, vals CustomValues) {
+func checkMandatory(p *record.Problems, defs map[string]CustomField, vals CustomValues) {
 	var names []string
 	for n, d := range defs {
 		if d.Mandatory {
@@ -367,7 +368,7 @@ func checkMandatory(p *problems, defs map[string]CustomField, vals CustomValues)
 	sort.Strings(names)
 	for _, n := range names {
 		if v, ok := vals[n]; !ok || v.Value == nil {
-			p.add("customFields."+n, "mandatory custom field without a value")
+			p.Add("customFields."+n, "mandatory custom field without a value")
 		}
 	}
 }

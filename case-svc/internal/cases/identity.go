@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -12,7 +13,7 @@ import (
 type Organisation struct {
 	Name        string
 	Description string
-	Meta
+	record.Meta
 }
 
 // Membership is a user's profile in one organisation.
@@ -34,7 +35,7 @@ type User struct {
 	// SessionVersion is carried by every session token; raising it (IdentityStore.EndSessions) ends all the
 	// user's sessions at once.
 	SessionVersion int64
-	Meta
+	record.Meta
 }
 
 // HasKey reports whether the user has an API key.
@@ -64,17 +65,17 @@ func (u User) ProfileIn(org string) (string, bool) {
 
 // OrgUpdate holds the changes to an organisation.
 type OrgUpdate struct {
-	Description Change[string]
+	Description record.Change[string]
 }
 
 // UserUpdate holds the changes to a user. Memberships replaces them all; Profile changes the profile in
 // ProfileOrg only.
 type UserUpdate struct {
-	Name        Change[string]
-	Locked      Change[bool]
-	Profile     Change[string]
+	Name        record.Change[string]
+	Locked      record.Change[bool]
+	Profile     record.Change[string]
 	ProfileOrg  string // organisation of Profile; "" = the caller's
-	Memberships Change[[]Membership]
+	Memberships record.Change[[]Membership]
 }
 
 // IdentityStore persists organisations, users and the API-key lookup.
@@ -116,8 +117,6 @@ var (
 
 // Storage paths shared by the stores and the scoping filters of the services.
 const (
-	// PathOrg is the owning organisation of org-scoped records.
-	PathOrg = "organisation"
 	// PathUserOrgs is the list of a user's organisations.
 	PathUserOrgs = "organisations"
 )

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/search"
@@ -25,7 +26,7 @@ func NewIdentity(store IdentityStore, cred *auth.Credentials, now func() time.Ti
 	return &Identity{store: store, cred: cred, now: now}
 }
 
-func (s *Identity) clock() time.Time { return ms(s.now()) }
+func (s *Identity) clock() time.Time { return record.Millis(s.now()) }
 
 // systemUser is the author of what the service creates by itself.
 const systemUser = "system"
@@ -36,7 +37,7 @@ const systemUser = "system"
 func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (bool, error) {
 	now := s.clock()
 	err := s.store.CreateOrg(ctx, Organisation{Name: AdminOrg, Description: "Platform administrators",
-		Meta: Meta{CreatedAt: now, CreatedBy: systemUser}})
+		Meta: record.Meta{CreatedAt: now, CreatedBy: systemUser}})
 	if err != nil && !errors.Is(err, ErrOrgExists) {
 		return false, err
 	}
@@ -52,7 +53,7 @@ func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (
 		return false, err
 	}
 	u := User{Login: login, Name: login, Memberships: []Membership{{Org: AdminOrg, Profile: ProfileAdmin}},
-		PasswordHash: hash, Meta: Meta{CreatedAt: now, CreatedBy: systemUser}}
+		PasswordHash: hash, Meta: record.Meta{CreatedAt: now, CreatedBy: systemUser}}
 	if err := s.store.CreateUser(ctx, u); err != nil {
 		return false, err
 	}
@@ -166,15 +167,15 @@ func (s *Identity) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organisat
 	if err := c.Require(ManageOrganisation); err != nil {
 		return Organisation{}, err
 	}
-	var p problems
+	var p record.Problems
 	if !orgNameRe.MatchString(n.Name) {
-		p.add("name", "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+		p.Add("name", "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 	}
-	p.text("description", n.Description, false, 4096)
-	if err := p.err(); err != nil {
+	p.Text("description", n.Description, false, 4096)
+	if err := p.Err(); err != nil {
 		return Organisation{}, err
 	}
-	o := Organisation{Name: n.Name, Description: n.Description, Meta: Meta{CreatedAt: s.clock(), CreatedBy: c.Login}}
+	o := Organisation{Name: n.Name, Description: n.Description, Meta: record.Meta{CreatedAt: s.clock(), CreatedBy: c.Login}}
 	if err := s.store.CreateOrg(ctx, o); err != nil {
 		return Organisation{}, err
 	}
@@ -198,7 +199,7 @@ func (s *Identity) Orgs(ctx context.Context, c Caller, f search.Node, p search.P
 		for i, o := range c.Orgs {
 			vals[i] = o
 		}
-		f = and(f, search.Node{Op: search.OpIn, Path: "_id", Values: vals})
+		f = record.And(f, search.Node{Op: search.OpIn, Path: "_id", Values: vals})
 	}
 	return s.store.Orgs(ctx, f, p)
 }
@@ -215,9 +216,9 @@ func (s *Identity) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpda
 	if !u.Description.Set {
 		return o, nil
 	}
-	var p problems
-	p.text("description", u.Description.V, false, 4096)
-	if err := p.err(); err != nil {
+	var p record.Problems
+	p.Text("description", u.Description.V, false, 4096)
+	if err := p.Err(); err != nil {
 		return Organisation{}, err
 	}
 	return s.store.UpdateOrg(ctx, o.Name, u.Description.V, c.Login, s.clock())
@@ -257,14 +258,14 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 	if org != c.Org && !c.PlatformAdmin() {
 		return User{}, apperr.Errorf(apperr.Forbidden, "missing permission %s in the organisation", ManageUser)
 	}
-	var p problems
+	var p record.Problems
 	if err := validLogin(n.Login); err != nil {
 		p = append(p, apperr.As(err).Fields...)
 	}
 	if n.Name == "" {
 		n.Name = n.Login
 	}
-	p.text("name", n.Name, true, maxShort)
+	p.Text("name", n.Name, true, record.MaxShort)
 	if err := checkProfile("profile", org, n.Profile); err != nil {
 		p = append(p, apperr.As(err).Fields...)
 	}
@@ -273,7 +274,7 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 			p = append(p, apperr.As(err).Fields...)
 		}
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return User{}, err
 	}
 	if _, err := s.store.Org(ctx, org); errors.Is(err, ErrOrgNotFound) {
@@ -292,7 +293,7 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 		return User{}, err
 	}
 	u := User{Login: n.Login, Name: n.Name, Memberships: []Membership{{Org: org, Profile: n.Profile}},
-		Meta: Meta{CreatedAt: now, CreatedBy: c.Login}}
+		Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}
 	if n.Password != "" {
 		h, err := auth.HashPassword(n.Password)
 		if err != nil {
@@ -370,7 +371,7 @@ func (s *Identity) Current(ctx context.Context, c Caller) (User, error) {
 // Users lists users: all of them to a platform administrator, those of the current organisation to others.
 func (s *Identity) Users(ctx context.Context, c Caller, f search.Node, p search.Page) ([]User, int64, error) {
 	if !c.PlatformAdmin() {
-		f = and(f, search.Node{Op: search.OpEq, Path: PathUserOrgs, Value: c.Org})
+		f = record.And(f, search.Node{Op: search.OpEq, Path: PathUserOrgs, Value: c.Org})
 	}
 	return s.store.Users(ctx, f, p)
 }
@@ -391,12 +392,12 @@ func (s *Identity) UpdateUser(ctx context.Context, c Caller, id string, upd User
 		if !self && !administers(c, u) {
 			return User{}, nameOrPermission(c, u)
 		}
-		var p problems
+		var p record.Problems
 		if upd.Name.Null {
-			p.add("name", "required")
+			p.Add("name", "required")
 		}
-		p.text("name", upd.Name.V, true, maxShort)
-		if err := p.err(); err != nil {
+		p.Text("name", upd.Name.V, true, record.MaxShort)
+		if err := p.Err(); err != nil {
 			return User{}, err
 		}
 		next.Name, changed = upd.Name.V, true
@@ -522,7 +523,7 @@ func (s *Identity) checkMemberships(ctx context.Context, in []Membership) ([]Mem
 
 // LockUser locks a user (DELETE on a user): it can no longer authenticate; its data is kept.
 func (s *Identity) LockUser(ctx context.Context, c Caller, id string) error {
-	_, err := s.UpdateUser(ctx, c, id, UserUpdate{Locked: Change[bool]{Set: true, V: true}})
+	_, err := s.UpdateUser(ctx, c, id, UserUpdate{Locked: record.Change[bool]{Set: true, V: true}})
 	return err
 }
 
@@ -657,12 +658,4 @@ func (s *Identity) Member(ctx context.Context, login, org string) (bool, error) 
 	}
 	_, ok := u.ProfileIn(org)
 	return ok, nil
-}
-
-// and returns the conjunction of a filter and a scope.
-func and(f, scope search.Node) search.Node {
-	if f.Op == "" { // the zero node (no filter given) would match nothing
-		return scope
-	}
-	return search.Node{Op: search.OpAnd, Children: []search.Node{f, scope}}
 }

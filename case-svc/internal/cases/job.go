@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -37,11 +38,8 @@ type Job struct {
 	Report map[string]any
 	// Message says why a Waiting job has not reached its server yet (the server is unreachable); "" once it has.
 	Message string
-	Meta
+	record.Meta
 }
-
-// NewID returns a fresh record id (newID: "~" and a pkg/ids id).
-func NewID(now time.Time) string { return newID(now) }
 
 // JobStore persists analyzer jobs (the collection jobs). Update writes the named fields: status, startDate,
 // endDate, report, analysisJobId, analysisId, analyzerId, analyzerName, analyzerDefinition, message.
@@ -81,7 +79,7 @@ var JobFields = search.Fields{
 
 // Jobs lists and searches the analyzer jobs of the caller's organisation.
 func (s *Service) Jobs(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Job, int64, error) {
-	return s.jobs.Jobs(ctx, and(f, orgScope(c)), p)
+	return s.jobs.Jobs(ctx, record.And(f, record.InOrg(c.Org)), p)
 }
 
 // Job returns an analyzer job of the caller's organisation.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -19,8 +20,8 @@ type LinkedCase struct {
 // content), newest case first. Observables marked ignoreSimilarity count on neither side, as for similar
 // cases (one lookup on observables by organisation and key, index organisation_key).
 func (s *Service) LinkedCases(ctx context.Context, c Caller, cs Case, caseFilter search.Node) ([]LinkedCase, error) {
-	own, _, err := s.observables.Observables(ctx, and(search.Node{Op: search.OpAnd, Children: []search.Node{
-		{Op: search.OpEq, Path: PathCaseID, Value: cs.ID}, {Op: search.OpEq, Path: "ignoreSimilarity", Value: false}}}, orgScope(c)),
+	own, _, err := s.observables.Observables(ctx, record.And(search.Node{Op: search.OpAnd, Children: []search.Node{
+		{Op: search.OpEq, Path: PathCaseID, Value: cs.ID}, {Op: search.OpEq, Path: "ignoreSimilarity", Value: false}}}, record.InOrg(c.Org)),
 		search.Page{})
 	if err != nil {
 		return nil, err
@@ -54,7 +55,7 @@ func (s *Service) LinkedCases(ctx context.Context, c Caller, cs Case, caseFilter
 	if len(ids) == 0 {
 		return []LinkedCase{}, nil
 	}
-	css, _, err := s.Cases(ctx, c, and(caseFilter, search.Node{Op: search.OpIn, Path: "_id", Values: ids}), search.Page{Limit: len(ids)})
+	css, _, err := s.Cases(ctx, c, record.And(caseFilter, search.Node{Op: search.OpIn, Path: "_id", Values: ids}), search.Page{Limit: len(ids)})
 	if err != nil {
 		return nil, err
 	}

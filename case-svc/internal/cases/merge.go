@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -173,7 +174,7 @@ type moveBack struct {
 
 // readMergeSource reads what a case being merged holds.
 func (s *Service) readMergeSource(ctx context.Context, c Caller, m *mergeSource) error {
-	ofCase := and(orgScope(c), search.Node{Op: search.OpEq, Path: PathCaseID, Value: m.cs.ID})
+	ofCase := record.And(record.InOrg(c.Org), search.Node{Op: search.OpEq, Path: PathCaseID, Value: m.cs.ID})
 	var err error
 	if m.tasks, _, err = s.tasks.Tasks(ctx, ofCase, search.Page{}); err != nil {
 		return err
@@ -192,7 +193,7 @@ func (s *Service) readMergeSource(ctx context.Context, c Caller, m *mergeSource)
 func (s *Service) mergedCase(ctx context.Context, c Caller, srcs []mergeSource, now time.Time) (Case, error) {
 	first := srcs[0].cs
 	m := Case{Org: c.Org, Severity: first.Severity, TLP: first.TLP, PAP: first.PAP, StartDate: first.StartDate,
-		Status: CaseOpen, Owner: c.Login, CustomFields: CustomValues{}, Meta: Meta{CreatedAt: now, CreatedBy: c.Login}}
+		Status: CaseOpen, Owner: c.Login, CustomFields: CustomValues{}, Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}
 	var titles, descriptions, summaries []string
 	for _, src := range srcs {
 		cs := src.cs
@@ -206,7 +207,7 @@ func (s *Service) mergedCase(ctx context.Context, c Caller, srcs []mergeSource, 
 			m.StartDate = cs.StartDate
 		}
 		m.Flag = m.Flag || cs.Flag
-		m.Tags = unionTags(m.Tags, cs.Tags)
+		m.Tags = record.UnionTags(m.Tags, cs.Tags)
 		for name, v := range cs.CustomFields {
 			if _, has := m.CustomFields[name]; !has {
 				v.Order = -1 // numbered after the first case's fields, in name order
@@ -222,11 +223,11 @@ func (s *Service) mergedCase(ctx context.Context, c Caller, srcs []mergeSource, 
 	m.Description = strings.Join(descriptions, "\n\n")
 	m.Summary = strings.Join(summaries, "\n\n")
 	numberOrders(m.CustomFields)
-	var p problems
-	p.text("title", m.Title, true, maxTitle)
-	p.text("description", m.Description, true, maxDescription)
-	p.text("summary", m.Summary, false, maxDescription)
-	if err := p.err(); err != nil {
+	var p record.Problems
+	p.Text("title", m.Title, true, record.MaxTitle)
+	p.Text("description", m.Description, true, record.MaxDescription)
+	p.Text("summary", m.Summary, false, record.MaxDescription)
+	if err := p.Err(); err != nil {
 		return Case{}, err
 	}
 	// The owner must still be a user of the organisation (the caller is).
@@ -244,7 +245,7 @@ func mergedTasks(srcs []mergeSource, now time.Time) ([]Task, []Log) {
 	for _, src := range srcs {
 		newIDs := map[string]string{}
 		for _, t := range src.tasks {
-			id := newID(now)
+			id := record.NewID(now)
 			newIDs[t.ID] = id
 			t.ID = id
 			tasks = append(tasks, t)
@@ -254,7 +255,7 @@ func mergedTasks(srcs []mergeSource, now time.Time) ([]Task, []Log) {
 			if !ok {
 				continue // a log whose task is gone meanwhile
 			}
-			l.ID, l.TaskID = newID(now), task
+			l.ID, l.TaskID = record.NewID(now), task
 			logs = append(logs, l)
 		}
 	}
@@ -270,7 +271,7 @@ func mergedObservables(srcs []mergeSource) []Observable {
 		for _, o := range src.observables {
 			k := o.DataType + "\x00" + o.Key
 			if i, dup := at[k]; dup {
-				out[i].Tags = unionTags(out[i].Tags, o.Tags)
+				out[i].Tags = record.UnionTags(out[i].Tags, o.Tags)
 				out[i].IOC = out[i].IOC || o.IOC
 				out[i].Sighted = out[i].Sighted || o.Sighted
 				continue

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -171,7 +172,7 @@ type snapshot map[string]string
 func (m *mergeFixture) snapshot(t *testing.T) snapshot {
 	t.Helper()
 	ctx := context.Background()
-	org := search.Node{Op: search.OpEq, Path: cases.PathOrg, Value: "soc"}
+	org := search.Node{Op: search.OpEq, Path: record.PathOrg, Value: "soc"}
 	out := snapshot{}
 	cs, _, err := m.st.Cases.Cases(ctx, org, search.Page{})
 	if err != nil {

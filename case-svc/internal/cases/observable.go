@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openir/platform/case-svc/internal/archive"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/fname"
 	"github.com/openir/platform/pkg/search"
@@ -50,7 +51,7 @@ type Observable struct {
 	Message          string
 	// Reports holds, per analyzer name, the summary of its last report (filled by the connector).
 	Reports map[string]any
-	Meta
+	record.Meta
 }
 
 // Parent names the record an observable belongs to: exactly one of Case and Alert.
@@ -99,14 +100,14 @@ type NewObservable struct {
 // ObservableUpdate holds the changes to an observable. Its type and data never change: DataType and Data
 // are accepted only with the observable's current values (clients send back what they read).
 type ObservableUpdate struct {
-	DataType         Change[string]
-	Data             Change[string]
-	IOC              Change[bool]
-	Sighted          Change[bool]
-	IgnoreSimilarity Change[bool]
-	Tags             Change[[]string]
-	Message          Change[string]
-	TLP              Change[int]
+	DataType         record.Change[string]
+	Data             record.Change[string]
+	IOC              record.Change[bool]
+	Sighted          record.Change[bool]
+	IgnoreSimilarity record.Change[bool]
+	Tags             record.Change[[]string]
+	Message          record.Change[string]
+	TLP              record.Change[int]
 }
 
 // ObservableFailure is an observable of a batch that could not be created, with the reason.
@@ -208,24 +209,24 @@ func (s *Service) CreateObservables(ctx context.Context, c Caller, p Parent, n N
 	if err != nil {
 		return nil, nil, err
 	}
-	var pr problems
+	var pr record.Problems
 	now := s.clock()
 	base := checkNewObservable(&pr, "", n, now)
 	if n.File != nil {
 		if n.DataType != DataTypeFile && base.DataType != "" {
-			pr.add("attachment", "a text observable doesn't accept attachment")
+			pr.Add("attachment", "a text observable doesn't accept attachment")
 		}
 		if len(n.Data) > 0 {
-			pr.add("data", "give either data or attachment")
+			pr.Add("data", "give either data or attachment")
 		}
-		pr.text("attachment", n.File.Name, false, maxShort)
-		pr.text("attachment", n.File.ContentType, false, maxShort)
+		pr.Text("attachment", n.File.Name, false, record.MaxShort)
+		pr.Text("attachment", n.File.ContentType, false, record.MaxShort)
 	}
 	var items []pending
 	if n.File == nil {
 		items = s.dataValues(&pr, "", base, n.Data)
 	}
-	if err := pr.err(); err != nil {
+	if err := pr.Err(); err != nil {
 		return nil, nil, err
 	}
 	if n.File != nil {
@@ -270,7 +271,7 @@ func (s *Service) parent(ctx context.Context, c Caller, p Parent) (Parent, error
 
 // checkNewObservable validates the attributes shared by the values of a request and returns them as an
 // observable template (no parent, data or id yet).
-func checkNewObservable(p *problems, prefix string, n NewObservable, now time.Time) Observable {
+func checkNewObservable(p *record.Problems, prefix string, n NewObservable, now time.Time) Observable {
 	if prefix != "" {
 		prefix += "."
 	}
@@ -278,26 +279,26 @@ func checkNewObservable(p *problems, prefix string, n NewObservable, now time.Ti
 		Sighted: n.Sighted, IgnoreSimilarity: n.IgnoreSimilarity, Reports: map[string]any{}}
 	switch {
 	case strings.TrimSpace(n.DataType) == "":
-		p.add(prefix+"dataType", "required")
+		p.Add(prefix+"dataType", "required")
 	case !slices.Contains(ObservableTypes(), n.DataType):
-		p.add(prefix+"dataType", "not a registered observable type (one of %s)", strings.Join(ObservableTypes(), ", "))
+		p.Add(prefix+"dataType", "not a registered observable type (one of %s)", strings.Join(ObservableTypes(), ", "))
 		o.DataType = ""
 	}
-	p.text(prefix+"message", n.Message, false, maxDescription)
+	p.Text(prefix+"message", n.Message, false, record.MaxDescription)
 	if n.TLP != nil {
-		p.level(prefix+"tlp", *n.TLP, 0, 3)
+		p.Level(prefix+"tlp", *n.TLP, 0, 3)
 		o.TLP = *n.TLP
 	}
 	if n.StartDate != nil {
-		o.StartDate = ms(*n.StartDate)
+		o.StartDate = record.Millis(*n.StartDate)
 	}
-	o.Tags = cleanTags(p, prefix+"tags", n.Tags)
+	o.Tags = record.CleanTags(p, prefix+"tags", n.Tags)
 	return o
 }
 
 // dataValues turns the values of a request into observables: one per non-blank value. A file observable
 // given as data uses the reference system's inline form "name;contentType;base64".
-func (s *Service) dataValues(p *problems, prefix string, base Observable, values []string) []pending {
+func (s *Service) dataValues(p *record.Problems, prefix string, base Observable, values []string) []pending {
 	if prefix != "" {
 		prefix += "."
 	}
@@ -307,7 +308,7 @@ func (s *Service) dataValues(p *problems, prefix string, base Observable, values
 			continue
 		}
 		if len(v) > maxData || !utf8.ValidString(v) {
-			p.add(prefix+"data", "each value is at most %d bytes of UTF-8", maxData)
+			p.Add(prefix+"data", "each value is at most %d bytes of UTF-8", maxData)
 			return nil
 		}
 		o := base
@@ -315,7 +316,7 @@ func (s *Service) dataValues(p *problems, prefix string, base Observable, values
 		if base.DataType == DataTypeFile {
 			name, ct, content, ok := inlineFile(v)
 			if !ok {
-				p.add(prefix+"data", `a file observable takes an attachment, or data written "name;contentType;base64"`)
+				p.Add(prefix+"data", `a file observable takes an attachment, or data written "name;contentType;base64"`)
 				return nil
 			}
 			sum := sha256.Sum256(content)
@@ -329,10 +330,10 @@ func (s *Service) dataValues(p *problems, prefix string, base Observable, values
 		out = append(out, pending{o: o})
 	}
 	if len(out) == 0 && base.DataType != "" {
-		p.add(prefix+"data", "required: give data (one or more values) or attachment")
+		p.Add(prefix+"data", "required: give data (one or more values) or attachment")
 	}
 	if len(out) > maxBatchValues {
-		p.add(prefix+"data", "at most %d values", maxBatchValues)
+		p.Add(prefix+"data", "at most %d values", maxBatchValues)
 	}
 	return out
 }
@@ -340,7 +341,7 @@ func (s *Service) dataValues(p *problems, prefix string, base Observable, values
 // inlineFile parses "name;contentType;base64".
 func inlineFile(v string) (name, contentType string, content []byte, ok bool) {
 	parts := strings.SplitN(v, ";", 3)
-	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || len(parts[0]) > maxShort || len(parts[1]) > maxShort {
+	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || len(parts[0]) > record.MaxShort || len(parts[1]) > record.MaxShort {
 		return "", "", nil, false
 	}
 	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(parts[2]))
@@ -378,7 +379,7 @@ func (s *Service) insertObservables(ctx context.Context, c Caller, parent Parent
 		o := it.o
 		o.Org, o.CaseID, o.AlertID = c.Org, parent.Case, parent.Alert
 		o.ID = observableID(parent, o.DataType, o.Key)
-		o.Meta = Meta{CreatedAt: now, CreatedBy: c.Login}
+		o.Meta = record.Meta{CreatedAt: now, CreatedBy: c.Login}
 		if it.content != nil {
 			f, err := s.files.Put(ctx, bytes.NewReader(it.content))
 			if err != nil {
@@ -431,7 +432,7 @@ func (s *Service) Observable(ctx context.Context, c Caller, id string) (Observab
 // Observables lists and searches the observables of the caller's organisation, or of one of its cases or
 // alerts when p names one.
 func (s *Service) Observables(ctx context.Context, c Caller, p Parent, f search.Node, pg search.Page) ([]Observable, int64, error) {
-	scope := orgScope(c)
+	scope := record.InOrg(c.Org)
 	if p.Case != "" || p.Alert != "" {
 		parent, err := s.parent(ctx, c, p)
 		if err != nil {
@@ -441,9 +442,9 @@ func (s *Service) Observables(ctx context.Context, c Caller, p Parent, f search.
 		if parent.Alert != "" {
 			path, id = PathAlertID, parent.Alert
 		}
-		scope = and(scope, search.Node{Op: search.OpEq, Path: path, Value: id})
+		scope = record.And(scope, search.Node{Op: search.OpEq, Path: path, Value: id})
 	}
-	return s.observables.Observables(ctx, and(f, scope), pg)
+	return s.observables.Observables(ctx, record.And(f, scope), pg)
 }
 
 // UpdateObservable changes the flags, tags, message or tlp of an observable (manageObservable).
@@ -455,20 +456,20 @@ func (s *Service) UpdateObservable(ctx context.Context, c Caller, id string, u O
 	if err != nil {
 		return Observable{}, err
 	}
-	var p problems
+	var p record.Problems
 	var fields []string
 	if u.DataType.Set && u.DataType.V != o.DataType {
-		p.add("dataType", "cannot be changed")
+		p.Add("dataType", "cannot be changed")
 	}
 	if u.Data.Set && u.Data.V != o.Data {
-		p.add("data", "cannot be changed")
+		p.Add("data", "cannot be changed")
 	}
-	flag := func(name string, ch Change[bool], dst *bool) {
+	flag := func(name string, ch record.Change[bool], dst *bool) {
 		if !ch.Set {
 			return
 		}
 		if ch.Null {
-			p.add(name, "expected a boolean")
+			p.Add(name, "expected a boolean")
 			return
 		}
 		*dst = ch.V
@@ -478,23 +479,23 @@ func (s *Service) UpdateObservable(ctx context.Context, c Caller, id string, u O
 	flag("sighted", u.Sighted, &o.Sighted)
 	flag("ignoreSimilarity", u.IgnoreSimilarity, &o.IgnoreSimilarity)
 	if u.Tags.Set {
-		o.Tags = cleanTags(&p, "tags", u.Tags.V)
+		o.Tags = record.CleanTags(&p, "tags", u.Tags.V)
 		fields = append(fields, "tags")
 	}
 	if u.Message.Set {
-		p.text("message", u.Message.V, false, maxDescription)
+		p.Text("message", u.Message.V, false, record.MaxDescription)
 		o.Message = u.Message.V
 		fields = append(fields, "message")
 	}
 	if u.TLP.Set {
 		if u.TLP.Null {
-			p.add("tlp", "an integer from 0 to 3")
+			p.Add("tlp", "an integer from 0 to 3")
 		}
-		p.level("tlp", u.TLP.V, 0, 3)
+		p.Level("tlp", u.TLP.V, 0, 3)
 		o.TLP = u.TLP.V
 		fields = append(fields, "tlp")
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return Observable{}, err
 	}
 	if len(fields) == 0 {
@@ -531,7 +532,7 @@ func (s *Service) copyObservables(ctx context.Context, c Caller, caseID string, 
 		o.CaseID, o.AlertID, o.Org = caseID, "", c.Org
 		o.ID = observableID(Parent{Case: caseID}, o.DataType, o.Key)
 		o.Reports = map[string]any{}
-		o.Meta = Meta{CreatedAt: now, CreatedBy: c.Login}
+		o.Meta = record.Meta{CreatedAt: now, CreatedBy: c.Login}
 		batch[i] = o
 	}
 	res, err := s.observables.CreateObservables(ctx, batch)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 )
 
@@ -192,7 +193,7 @@ func TestService_PermissionChecks(t *testing.T) {
 			return err
 		}},
 		{"create a case template (manageCaseTemplate)", []string{"org-admin"}, func(c cases.Caller, who string) error {
-			_, err := d.svc.CreateTemplate(ctx, c, cases.TemplateInput{Name: cases.Change[string]{Set: true, V: "tpl-" + who}})
+			_, err := d.svc.CreateTemplate(ctx, c, cases.TemplateInput{Name: record.Change[string]{Set: true, V: "tpl-" + who}})
 			return err
 		}},
 		{"define a custom field (platform administrator)", []string{"admin"}, func(c cases.Caller, who string) error {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/archive"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 )
 
@@ -60,7 +61,7 @@ func NewService(st Stores, now func() time.Time) *Service {
 		members: st.Members, observables: st.Observables, alerts: st.Alerts, jobs: st.Jobs, tally: st.Tally, zip: st.Zip, now: now}
 }
 
-func (s *Service) clock() time.Time { return ms(s.now()) }
+func (s *Service) clock() time.Time { return record.Millis(s.now()) }
 
 // checkOwner accepts an empty owner or the login of a user of the organisation.
 func (s *Service) checkOwner(ctx context.Context, field, org, owner string) error {
@@ -72,13 +73,9 @@ func (s *Service) checkOwner(ctx context.Context, field, org, owner string) erro
 		return err
 	}
 	if !ok {
-		return fieldError(field, "no such user in the organisation")
+		return record.FieldError(field, "no such user in the organisation")
 	}
 	return nil
-}
-
-func fieldError(name, msg string) error {
-	return apperr.Fields(apperr.FieldError{Name: name, Message: msg})
 }
 
 // apperr404 reports whether err is a not-found error.

@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
 
-func status(s string) cases.Change[string] { return cases.Change[string]{Set: true, V: s} }
+func status(s string) record.Change[string] { return record.Change[string]{Set: true, V: s} }
 
 // caseStep is one update of a case, made a minute after the previous one.
 type caseStep struct {
@@ -39,7 +40,7 @@ func TestService_CaseStatusTransitions(t *testing.T) {
 		{"open to resolved", []caseStep{ok(cases.CaseUpdate{Status: status(cases.CaseResolved)})},
 			cases.CaseResolved, at(0), closedTasks},
 		{"open to duplicated with an end date", []caseStep{
-			ok(cases.CaseUpdate{Status: status(cases.CaseDuplicated), EndDate: cases.Change[time.Time]{Set: true, V: given}})},
+			ok(cases.CaseUpdate{Status: status(cases.CaseDuplicated), EndDate: record.Change[time.Time]{Set: true, V: given}})},
 			cases.CaseDuplicated, given, closedTasks},
 		{"resolved to duplicated keeps the first end date", []caseStep{
 			ok(cases.CaseUpdate{Status: status(cases.CaseResolved)}), ok(cases.CaseUpdate{Status: status(cases.CaseDuplicated)})},
@@ -49,7 +50,7 @@ func TestService_CaseStatusTransitions(t *testing.T) {
 			cases.CaseOpen, time.Time{}, closedTasks},
 		{"reopened with an end date", []caseStep{
 			ok(cases.CaseUpdate{Status: status(cases.CaseResolved)}),
-			ok(cases.CaseUpdate{Status: status(cases.CaseOpen), EndDate: cases.Change[time.Time]{Set: true, V: given}})},
+			ok(cases.CaseUpdate{Status: status(cases.CaseOpen), EndDate: record.Change[time.Time]{Set: true, V: given}})},
 			cases.CaseOpen, given, closedTasks},
 		{"closed again after a reopening", []caseStep{
 			ok(cases.CaseUpdate{Status: status(cases.CaseResolved)}), ok(cases.CaseUpdate{Status: status(cases.CaseOpen)}),
@@ -59,7 +60,7 @@ func TestService_CaseStatusTransitions(t *testing.T) {
 			cases.CaseOpen, time.Time{}, openTasks},
 		{"an unknown status", []caseStep{{update: cases.CaseUpdate{Status: status("Closed")}, wantErr: apperr.Invalid}},
 			cases.CaseOpen, time.Time{}, openTasks},
-		{"a null status", []caseStep{{update: cases.CaseUpdate{Status: cases.Change[string]{Set: true, Null: true}}, wantErr: apperr.Invalid}},
+		{"a null status", []caseStep{{update: cases.CaseUpdate{Status: record.Change[string]{Set: true, Null: true}}, wantErr: apperr.Invalid}},
 			cases.CaseOpen, time.Time{}, openTasks},
 		{"a read-only user", []caseStep{{as: func(d *domain) cases.Caller { return d.reader },
 			update: cases.CaseUpdate{Status: status(cases.CaseResolved)}, wantErr: apperr.Forbidden}},
@@ -68,7 +69,7 @@ func TestService_CaseStatusTransitions(t *testing.T) {
 			update: cases.CaseUpdate{Status: status(cases.CaseResolved)}, wantErr: apperr.NotFound}},
 			cases.CaseOpen, time.Time{}, openTasks},
 		{"a refused close among valid changes", []caseStep{
-			{update: cases.CaseUpdate{Status: status(cases.CaseResolved), Severity: cases.Change[int]{Set: true, V: 9}}, wantErr: apperr.Invalid}},
+			{update: cases.CaseUpdate{Status: status(cases.CaseResolved), Severity: record.Change[int]{Set: true, V: 9}}, wantErr: apperr.Invalid}},
 			cases.CaseOpen, time.Time{}, openTasks},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

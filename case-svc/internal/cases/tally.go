@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -65,7 +66,7 @@ func scope(c Caller, r Record) search.Node {
 		}
 		return search.Node{Op: search.OpIn, Path: "_id", Values: vals}
 	}
-	return orgScope(c)
+	return record.InOrg(c.Org)
 }
 
 // Count counts the records of kind r that the caller may list and that match f.
@@ -76,7 +77,7 @@ func (s *Service) Count(ctx context.Context, c Caller, r Record, f search.Node) 
 	if _, ok := RecordFields[r]; !ok {
 		return 0, fmt.Errorf("count %q: unknown record", r)
 	}
-	return s.tally.Count(ctx, r, and(f, scope(c, r)))
+	return s.tally.Count(ctx, r, record.And(f, scope(c, r)))
 }
 
 // Groups counts the records of kind r that the caller may list and that match f by the value of a field of
@@ -98,7 +99,7 @@ func (s *Service) Groups(ctx context.Context, c Caller, r Record, f search.Node,
 	if limit > 0 {
 		n = limit + 1
 	}
-	groups, err := s.tally.Groups(ctx, r, and(f, scope(c, r)), fd.Path, n)
+	groups, err := s.tally.Groups(ctx, r, record.And(f, scope(c, r)), fd.Path, n)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -36,7 +37,7 @@ type Task struct {
 	EndDate     time.Time
 	DueDate     time.Time
 	Order       int
-	Meta
+	record.Meta
 }
 
 // NewTask is a task as a client creates it (alone, in a case's tasks, or in a template's).
@@ -55,16 +56,16 @@ type NewTask struct {
 
 // TaskUpdate holds the changes to a task.
 type TaskUpdate struct {
-	Title       Change[string]
-	Group       Change[string]
-	Description Change[string]
-	Owner       Change[string]
-	Status      Change[string]
-	Flag        Change[bool]
-	StartDate   Change[time.Time]
-	EndDate     Change[time.Time]
-	DueDate     Change[time.Time]
-	Order       Change[int]
+	Title       record.Change[string]
+	Group       record.Change[string]
+	Description record.Change[string]
+	Owner       record.Change[string]
+	Status      record.Change[string]
+	Flag        record.Change[bool]
+	StartDate   record.Change[time.Time]
+	EndDate     record.Change[time.Time]
+	DueDate     record.Change[time.Time]
+	Order       record.Change[int]
 }
 
 // Log is an entry of a task's journal, with an optional attached file.
@@ -76,7 +77,7 @@ type Log struct {
 	Message    string
 	Date       time.Time
 	Attachment *Attachment
-	Meta
+	record.Meta
 }
 
 // Attachment describes a file attached to a record. ID is the content's SHA-256 in the attachment store.
@@ -170,17 +171,17 @@ var (
 
 // checkNewTask validates a task's input and returns the task it describes (status default Waiting, group
 // default "default").
-func checkNewTask(p *problems, field string, n NewTask) Task {
+func checkNewTask(p *record.Problems, field string, n NewTask) Task {
 	prefix := ""
 	if field != "" {
 		prefix = field + "."
 	}
-	p.text(prefix+"title", n.Title, true, maxTitle)
-	p.text(prefix+"group", n.Group, false, maxShort)
-	p.text(prefix+"description", n.Description, false, maxDescription)
-	p.text(prefix+"owner", n.Owner, false, maxShort)
+	p.Text(prefix+"title", n.Title, true, record.MaxTitle)
+	p.Text(prefix+"group", n.Group, false, record.MaxShort)
+	p.Text(prefix+"description", n.Description, false, record.MaxDescription)
+	p.Text(prefix+"owner", n.Owner, false, record.MaxShort)
 	if n.Status != "" && !slices.Contains(TaskStatuses(), n.Status) {
-		p.add(prefix+"status", "one of Waiting, InProgress, Completed, Cancel")
+		p.Add(prefix+"status", "one of Waiting, InProgress, Completed, Cancel")
 	}
 	t := Task{Title: n.Title, Group: n.Group, Description: n.Description, Owner: n.Owner, Status: n.Status, Flag: n.Flag}
 	if t.Group == "" {
@@ -190,13 +191,13 @@ func checkNewTask(p *problems, field string, n NewTask) Task {
 		t.Status = TaskWaiting
 	}
 	if n.StartDate != nil {
-		t.StartDate = ms(*n.StartDate)
+		t.StartDate = record.Millis(*n.StartDate)
 	}
 	if n.EndDate != nil {
-		t.EndDate = ms(*n.EndDate)
+		t.EndDate = record.Millis(*n.EndDate)
 	}
 	if n.DueDate != nil {
-		t.DueDate = ms(*n.DueDate)
+		t.DueDate = record.Millis(*n.DueDate)
 	}
 	if n.Order != nil {
 		t.Order = *n.Order
@@ -243,17 +244,17 @@ func (s *Service) CreateTask(ctx context.Context, c Caller, caseID string, n New
 	if err != nil {
 		return Task{}, err
 	}
-	var p problems
+	var p record.Problems
 	t := checkNewTask(&p, "", n)
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return Task{}, err
 	}
 	if err := s.checkOwner(ctx, "owner", c.Org, t.Owner); err != nil {
 		return Task{}, err
 	}
 	now := s.clock()
-	t.ID, t.Org, t.CaseID = newID(now), c.Org, cs.ID
-	t.Meta = Meta{CreatedAt: now, CreatedBy: c.Login}
+	t.ID, t.Org, t.CaseID = record.NewID(now), c.Org, cs.ID
+	t.Meta = record.Meta{CreatedAt: now, CreatedBy: c.Login}
 	t.enter(t.Status, now, c.Login, n.StartDate != nil, n.EndDate != nil)
 	if err := s.tasks.CreateTasks(ctx, []Task{t}); err != nil {
 		return Task{}, err
@@ -275,7 +276,7 @@ func (s *Service) Task(ctx context.Context, c Caller, id string) (Task, error) {
 
 // Tasks lists and searches the tasks of the caller's organisation, or of one of its cases when caseID is set.
 func (s *Service) Tasks(ctx context.Context, c Caller, caseID string, f search.Node, p search.Page) ([]Task, int64, error) {
-	scope := orgScope(c)
+	scope := record.InOrg(c.Org)
 	if caseID != "" {
 		cs, err := s.Case(ctx, c, caseID)
 		if err != nil {
@@ -283,7 +284,7 @@ func (s *Service) Tasks(ctx context.Context, c Caller, caseID string, f search.N
 		}
 		scope = search.Node{Op: search.OpAnd, Children: []search.Node{scope, {Op: search.OpEq, Path: PathCaseID, Value: cs.ID}}}
 	}
-	return s.tasks.Tasks(ctx, and(f, scope), p)
+	return s.tasks.Tasks(ctx, record.And(f, scope), p)
 }
 
 // UpdateTask changes a task (manageTask); a status change sets the dates as enter describes.
@@ -295,29 +296,29 @@ func (s *Service) UpdateTask(ctx context.Context, c Caller, id string, u TaskUpd
 	if err != nil {
 		return Task{}, err
 	}
-	var p problems
+	var p record.Problems
 	var fields []string
-	str := func(name string, ch Change[string], dst *string, required bool, max int) {
+	str := func(name string, ch record.Change[string], dst *string, required bool, max int) {
 		if !ch.Set {
 			return
 		}
 		if ch.Null && required {
-			p.add(name, "required")
+			p.Add(name, "required")
 			return
 		}
-		p.text(name, ch.V, required, max)
+		p.Text(name, ch.V, required, max)
 		*dst = ch.V
 		fields = append(fields, name)
 	}
-	str("title", u.Title, &t.Title, true, maxTitle)
-	str("group", u.Group, &t.Group, false, maxShort)
-	str("description", u.Description, &t.Description, false, maxDescription)
-	str("owner", u.Owner, &t.Owner, false, maxShort)
-	date := func(name string, ch Change[time.Time], dst *time.Time) {
+	str("title", u.Title, &t.Title, true, record.MaxTitle)
+	str("group", u.Group, &t.Group, false, record.MaxShort)
+	str("description", u.Description, &t.Description, false, record.MaxDescription)
+	str("owner", u.Owner, &t.Owner, false, record.MaxShort)
+	date := func(name string, ch record.Change[time.Time], dst *time.Time) {
 		if ch.Set {
 			*dst = time.Time{}
 			if !ch.Null {
-				*dst = ms(ch.V)
+				*dst = record.Millis(ch.V)
 			}
 			fields = append(fields, name)
 		}
@@ -335,16 +336,16 @@ func (s *Service) UpdateTask(ctx context.Context, c Caller, id string, u TaskUpd
 	}
 	if u.Status.Set {
 		if u.Status.Null || !slices.Contains(TaskStatuses(), u.Status.V) {
-			p.add("status", "one of Waiting, InProgress, Completed, Cancel")
+			p.Add("status", "one of Waiting, InProgress, Completed, Cancel")
 		} else {
 			fields = append(fields, "status")
 			fields = append(fields, t.enter(u.Status.V, s.clock(), c.Login, u.StartDate.Set, u.EndDate.Set)...)
 		}
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return Task{}, err
 	}
-	if u.Owner.value() {
+	if u.Owner.Value() {
 		if err := s.checkOwner(ctx, "owner", c.Org, t.Owner); err != nil {
 			return Task{}, err
 		}
@@ -365,18 +366,18 @@ func (s *Service) CreateLog(ctx context.Context, c Caller, taskID, message strin
 	if err != nil {
 		return Log{}, err
 	}
-	var p problems
-	p.text("message", message, true, maxDescription)
+	var p record.Problems
+	p.Text("message", message, true, record.MaxDescription)
 	if up != nil {
-		p.text("attachment", up.Name, false, maxShort)
-		p.text("attachment", up.ContentType, false, maxShort)
+		p.Text("attachment", up.Name, false, record.MaxShort)
+		p.Text("attachment", up.ContentType, false, record.MaxShort)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return Log{}, err
 	}
 	now := s.clock()
-	l := Log{ID: newID(now), Org: c.Org, CaseID: t.CaseID, TaskID: t.ID, Message: message, Date: now,
-		Meta: Meta{CreatedAt: now, CreatedBy: c.Login}}
+	l := Log{ID: record.NewID(now), Org: c.Org, CaseID: t.CaseID, TaskID: t.ID, Message: message, Date: now,
+		Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}
 	if up != nil {
 		f, err := s.files.Put(ctx, up.Body)
 		if err != nil {
@@ -428,9 +429,9 @@ func (s *Service) UpdateLog(ctx context.Context, c Caller, id, message string) (
 	if err != nil {
 		return Log{}, err
 	}
-	var p problems
-	p.text("message", message, true, maxDescription)
-	if err := p.err(); err != nil {
+	var p record.Problems
+	p.Text("message", message, true, record.MaxDescription)
+	if err := p.Err(); err != nil {
 		return Log{}, err
 	}
 	return s.tasks.UpdateLogMessage(ctx, l.ID, message, c.Login, s.clock())
@@ -451,7 +452,7 @@ func (s *Service) DeleteLog(ctx context.Context, c Caller, id string) error {
 
 // Logs lists and searches the logs of the caller's organisation, or of one of its tasks when taskID is set.
 func (s *Service) Logs(ctx context.Context, c Caller, taskID string, f search.Node, p search.Page) ([]Log, int64, error) {
-	scope := orgScope(c)
+	scope := record.InOrg(c.Org)
 	if taskID != "" {
 		t, err := s.Task(ctx, c, taskID)
 		if err != nil {
@@ -459,7 +460,7 @@ func (s *Service) Logs(ctx context.Context, c Caller, taskID string, f search.No
 		}
 		scope = search.Node{Op: search.OpAnd, Children: []search.Node{scope, {Op: search.OpEq, Path: PathTaskID, Value: t.ID}}}
 	}
-	return s.tasks.Logs(ctx, and(f, scope), p)
+	return s.tasks.Logs(ctx, record.And(f, scope), p)
 }
 
 // Attachment opens a file that a record (an observable or a log) of the caller's organisation holds.

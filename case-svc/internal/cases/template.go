@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -25,7 +26,7 @@ type Template struct {
 	Tasks       []TemplateTask
 	// CustomFields are the fields a case from the template gets, with their default values (or null).
 	CustomFields CustomValues
-	Meta
+	record.Meta
 }
 
 // TemplateTask is a task a case from the template starts with.
@@ -64,18 +65,18 @@ var TemplateFields = search.Fields{
 
 // TemplateInput is a template as a client writes it, on create (every field) and update (Set fields only).
 type TemplateInput struct {
-	Name         Change[string]
-	DisplayName  Change[string]
-	TitlePrefix  Change[string]
-	Description  Change[string]
-	Summary      Change[string]
-	Severity     Change[int]
-	TLP          Change[int]
-	PAP          Change[int]
-	Tags         Change[[]string]
-	Flag         Change[bool]
-	Tasks        Change[[]NewTask]
-	CustomFields Change[map[string]CustomInput]
+	Name         record.Change[string]
+	DisplayName  record.Change[string]
+	TitlePrefix  record.Change[string]
+	Description  record.Change[string]
+	Summary      record.Change[string]
+	Severity     record.Change[int]
+	TLP          record.Change[int]
+	PAP          record.Change[int]
+	Tags         record.Change[[]string]
+	Flag         record.Change[bool]
+	Tasks        record.Change[[]NewTask]
+	CustomFields record.Change[map[string]CustomInput]
 }
 
 // CreateTemplate creates a case template in the caller's organisation (manageCaseTemplate).
@@ -84,8 +85,8 @@ func (s *Service) CreateTemplate(ctx context.Context, c Caller, in TemplateInput
 		return Template{}, err
 	}
 	now := s.clock()
-	t := Template{ID: newID(now), Org: c.Org, CustomFields: CustomValues{}, Tags: []string{},
-		Meta: Meta{CreatedAt: now, CreatedBy: c.Login}}
+	t := Template{ID: record.NewID(now), Org: c.Org, CustomFields: CustomValues{}, Tags: []string{},
+		Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}
 	in.Name.Set = true // required: an absent name is checked like an empty one
 	if err := s.applyTemplate(ctx, c, &t, in); err != nil {
 		return Template{}, err
@@ -98,31 +99,31 @@ func (s *Service) CreateTemplate(ctx context.Context, c Caller, in TemplateInput
 
 // applyTemplate validates the input and writes it into t.
 func (s *Service) applyTemplate(ctx context.Context, c Caller, t *Template, in TemplateInput) error {
-	var p problems
+	var p record.Problems
 	if in.Name.Set {
 		if in.Name.Null {
-			p.add("name", "required")
+			p.Add("name", "required")
 		} else {
-			p.text("name", in.Name.V, true, maxShort)
+			p.Text("name", in.Name.V, true, record.MaxShort)
 		}
 		t.Name = in.Name.V
 	}
-	str := func(name string, ch Change[string], dst *string, max int) {
+	str := func(name string, ch record.Change[string], dst *string, max int) {
 		if ch.Set {
-			p.text(name, ch.V, false, max)
+			p.Text(name, ch.V, false, max)
 			*dst = ch.V
 		}
 	}
-	str("displayName", in.DisplayName, &t.DisplayName, maxShort)
-	str("titlePrefix", in.TitlePrefix, &t.TitlePrefix, maxShort)
-	str("description", in.Description, &t.Description, maxDescription)
-	str("summary", in.Summary, &t.Summary, maxDescription)
-	lvl := func(name string, ch Change[int], dst **int, lo, hi int) {
+	str("displayName", in.DisplayName, &t.DisplayName, record.MaxShort)
+	str("titlePrefix", in.TitlePrefix, &t.TitlePrefix, record.MaxShort)
+	str("description", in.Description, &t.Description, record.MaxDescription)
+	str("summary", in.Summary, &t.Summary, record.MaxDescription)
+	lvl := func(name string, ch record.Change[int], dst **int, lo, hi int) {
 		switch {
 		case ch.Null:
 			*dst = nil
 		case ch.Set:
-			p.level(name, ch.V, lo, hi)
+			p.Level(name, ch.V, lo, hi)
 			v := ch.V
 			*dst = &v
 		}
@@ -131,7 +132,7 @@ func (s *Service) applyTemplate(ctx context.Context, c Caller, t *Template, in T
 	lvl("tlp", in.TLP, &t.TLP, 0, 3)
 	lvl("pap", in.PAP, &t.PAP, 0, 3)
 	if in.Tags.Set {
-		t.Tags = cleanTags(&p, "tags", in.Tags.V)
+		t.Tags = record.CleanTags(&p, "tags", in.Tags.V)
 	}
 	if in.Flag.Set {
 		t.Flag = in.Flag.V
@@ -159,13 +160,13 @@ func (s *Service) applyTemplate(ctx context.Context, c Caller, t *Template, in T
 			if old, ok := t.CustomFields[n]; ok && old.ID != "" {
 				v.ID = old.ID
 			} else {
-				v.ID = newID(s.clock())
+				v.ID = record.NewID(s.clock())
 			}
 			vals[n] = v
 		}
 		t.CustomFields = vals
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return err
 	}
 	if err := s.checkOwners(ctx, c.Org, t.Tasks); err != nil {
@@ -200,7 +201,7 @@ func (s *Service) Template(ctx context.Context, c Caller, idOrName string) (Temp
 
 // Templates lists the templates of the caller's organisation.
 func (s *Service) Templates(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Template, int64, error) {
-	return s.templates.Templates(ctx, and(f, orgScope(c)), p)
+	return s.templates.Templates(ctx, record.And(f, record.InOrg(c.Org)), p)
 }
 
 // UpdateTemplate changes a template (manageCaseTemplate). Tasks and customFields, when given, replace the
@@ -238,9 +239,4 @@ func (s *Service) DeleteTemplate(ctx context.Context, c Caller, id string) error
 		return err
 	}
 	return s.templates.DeleteTemplate(ctx, t.ID)
-}
-
-// orgScope restricts a search to the caller's organisation.
-func orgScope(c Caller) search.Node {
-	return search.Node{Op: search.OpEq, Path: PathOrg, Value: c.Org}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -23,11 +24,11 @@ var _ cases.AlertStore = (*AlertStore)(nil)
 // alertSpec: the alert list of an organisation in its default order (_id) and by date, by status, the alerts
 // of a case.
 var alertSpec = docstore.Spec{Name: "alerts", Arrays: []string{"tags"}, Indexes: []docstore.Index{
-	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-	{Name: "organisation_date", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Desc("date")}},
-	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
-	{Name: "organisation_status_date", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Desc("date")}},
-	{Name: "case_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation_date", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Desc("date")}},
+	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
+	{Name: "organisation_status_date", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Desc("date")}},
+	{Name: "case_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 }}
 
 // NewAlertStore returns the store and creates the indexes its lists use.
@@ -89,7 +90,7 @@ func (d alertDoc) alert() cases.Alert {
 		Severity: d.Severity, TLP: d.TLP, PAP: d.PAP, Date: docstore.Time(d.Date), LastSyncDate: docstore.Time(d.LastSyncDate),
 		Tags: d.Tags, Read: d.Read, Follow: d.Follow, CustomFields: decodeCustom(d.CustomFields),
 		Template: stringOf(d.Template), Observables: d.Observables,
-		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
+		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -26,8 +27,8 @@ var (
 var (
 	// actionSpec: the responder history of an object, newest first (ActionsOf); the organisation's actions (listAction)
 	actionSpec = docstore.Spec{Name: "actions", Indexes: []docstore.Index{
-		{Name: "objectId_organisation_startDate", Keys: []docstore.Key{docstore.Asc("objectId"), docstore.Asc(cases.PathOrg), docstore.Desc("startDate")}},
-		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
+		{Name: "objectId_organisation_startDate", Keys: []docstore.Key{docstore.Asc("objectId"), docstore.Asc(record.PathOrg), docstore.Desc("startDate")}},
+		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 	}}
 	pendingSpec = docstore.Spec{Name: "pending", Indexes: []docstore.Index{
 		{Name: "server__id", Keys: []docstore.Key{docstore.Asc("server"), docstore.Asc("_id")}},
@@ -145,7 +146,7 @@ func (d actionDoc) action() cases.Action {
 		ResponderDefinition: d.ResponderDefinition, AnalysisID: d.AnalysisID, AnalysisJobID: d.AnalysisJobID,
 		ObjectType: d.ObjectType, ObjectID: d.ObjectID, CaseID: d.CaseID, AlertID: d.AlertID, TaskID: d.TaskID,
 		Status: d.Status, StartDate: docstore.Time(d.StartDate), EndDate: timeOf(d.EndDate), Operations: d.Operations,
-		Report: d.Report, Message: d.Message, Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy,
+		Report: d.Report, Message: d.Message, Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy,
 			UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -34,13 +35,13 @@ var _ cases.CaseStore = (*CaseStore)(nil)
 // count of a search by status and severity (X-Total of the usual "open cases of severity ≥ n") reads
 // (organisation, status, severity) alone, without the documents.
 var caseSpec = docstore.Spec{Name: "cases", Arrays: []string{"tags"}, Indexes: []docstore.Index{
-	{Name: "organisation_caseId_unique", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("caseId")}, Unique: true},
-	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-	{Name: "organisation_caseId", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Desc("caseId")}},
-	{Name: "organisation_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Desc("startDate")}},
-	{Name: "organisation_status_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Desc("startDate")}},
-	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
-	{Name: "organisation_status_severity", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Asc("severity")}},
+	{Name: "organisation_caseId_unique", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("caseId")}, Unique: true},
+	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation_caseId", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Desc("caseId")}},
+	{Name: "organisation_startDate", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Desc("startDate")}},
+	{Name: "organisation_status_startDate", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Desc("startDate")}},
+	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
+	{Name: "organisation_status_severity", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Asc("severity")}},
 }}
 
 var counterSpec = docstore.Spec{Name: "counters"}
@@ -130,7 +131,7 @@ func (d caseDoc) toCase() cases.Case {
 		ImpactStatus: stringOf(d.ImpactStatus), ResolutionStatus: stringOf(d.ResolutionStatus),
 		Summary: stringOf(d.Summary), Tags: d.Tags, Flag: d.Flag, Status: d.Status, Owner: stringOf(d.Owner),
 		CustomFields: decodeCustom(d.CustomFields), Template: stringOf(d.Template),
-		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy,
+		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy,
 			UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 
@@ -158,7 +159,7 @@ func (s *CaseStore) NextCaseNumber(ctx context.Context, org string) (seq, number
 		var top struct {
 			Number int64 `json:"caseId"`
 		}
-		err = s.cases.FindOne(ctx, docstore.Eq(cases.PathOrg, org), docstore.Sort("-caseId"), &top)
+		err = s.cases.FindOne(ctx, docstore.Eq(record.PathOrg, org), docstore.Sort("-caseId"), &top)
 		if err != nil && !errors.Is(err, docstore.ErrNotFound) {
 			break
 		}
@@ -173,7 +174,7 @@ func (s *CaseStore) NextCaseNumber(ctx context.Context, org string) (seq, number
 // CaseByNumber returns org's case with this number; ErrCaseNotFound when there is none.
 func (s *CaseStore) CaseByNumber(ctx context.Context, org string, number int64) (cases.Case, error) {
 	var d caseDoc
-	err := s.cases.FindOne(ctx, docstore.And(docstore.Eq(cases.PathOrg, org), docstore.Eq("caseId", number)), nil, &d)
+	err := s.cases.FindOne(ctx, docstore.And(docstore.Eq(record.PathOrg, org), docstore.Eq("caseId", number)), nil, &d)
 	if errors.Is(err, docstore.ErrNotFound) {
 		return cases.Case{}, fmt.Errorf("case %d: %w", number, cases.ErrCaseNotFound)
 	}
@@ -219,7 +220,7 @@ func (s *CaseStore) UpdateCase(ctx context.Context, c cases.Case, fields []strin
 		return cases.Case{}, err
 	}
 	var out caseDoc
-	if err := findOneAndUpdate(ctx, s.cases, docstore.And(docstore.ID(c.ID), docstore.Eq(cases.PathOrg, c.Org)),
+	if err := findOneAndUpdate(ctx, s.cases, docstore.And(docstore.ID(c.ID), docstore.Eq(record.PathOrg, c.Org)),
 		u, &out, cases.ErrCaseNotFound); err != nil {
 		return cases.Case{}, err
 	}

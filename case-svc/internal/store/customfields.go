@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -115,7 +116,7 @@ func (d customFieldDoc) field() cases.CustomField {
 		opts[i] = typed(t, decodeValue(o))
 	}
 	return cases.CustomField{ID: d.ID, Name: d.Name, DisplayName: d.DisplayName, Description: d.Description,
-		Type: t, Options: opts, Mandatory: d.Mandatory, Meta: cases.Meta{
+		Type: t, Options: opts, Mandatory: d.Mandatory, Meta: record.Meta{
 			CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 

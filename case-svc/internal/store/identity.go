@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
@@ -60,7 +61,7 @@ type orgDoc struct {
 }
 
 func (d orgDoc) org() cases.Organisation {
-	return cases.Organisation{Name: d.ID, Description: d.Description, Meta: cases.Meta{
+	return cases.Organisation{Name: d.ID, Description: d.Description, Meta: record.Meta{
 		CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 
@@ -91,7 +92,7 @@ func (d userDoc) user() cases.User {
 		ms[i] = cases.Membership{Org: m.Org, Profile: m.Profile}
 	}
 	return cases.User{Login: d.ID, Name: d.Name, Locked: d.Locked, Memberships: ms, PasswordHash: d.Password,
-		KeySealed: d.Key, KeyHash: d.KeyHash, SessionVersion: d.Sessions, Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt),
+		KeySealed: d.Key, KeyHash: d.KeyHash, SessionVersion: d.Sessions, Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt),
 			CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -21,9 +22,9 @@ var _ cases.JobStore = (*JobStore)(nil)
 // jobSpec: the jobs of an observable newest first, the job list of an organisation in its default order
 // (_id) and by status.
 var jobSpec = docstore.Spec{Name: "jobs", Indexes: []docstore.Index{
-	{Name: "observable_organisation_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathObservableID), docstore.Asc(cases.PathOrg), docstore.Desc("startDate")}},
-	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
+	{Name: "observable_organisation_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathObservableID), docstore.Asc(record.PathOrg), docstore.Desc("startDate")}},
+	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
 }}
 
 // NewJobStore returns the store and creates the indexes its lists use.
@@ -76,7 +77,7 @@ func (d jobDoc) job() cases.Job {
 		AnalyzerName: d.AnalyzerName, AnalyzerDefinition: d.AnalyzerDefinition, Status: d.Status,
 		StartDate: timeOf(d.StartDate), EndDate: timeOf(d.EndDate), AnalysisID: d.AnalysisID,
 		AnalysisJobID: d.AnalysisJobID, Message: d.Message,
-		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
+		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 	if d.Report != nil {
 		if v, err := decodeJSON(*d.Report); err == nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -27,12 +28,12 @@ var _ cases.ObservableStore = (*ObservableStore)(nil)
 // organisation's searches (default order _id); similar observables by key, and observables by data, across
 // the organisation's cases. A parent's index holds the organisation second (see taskSpec).
 var observableSpec = docstore.Spec{Name: "observables", Arrays: []string{"tags", "attachment.hashes"}, Indexes: []docstore.Index{
-	{Name: "case_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-	{Name: "case_organisation_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(cases.PathOrg), docstore.Desc("startDate")}},
-	{Name: "alert_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathAlertID), docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-	{Name: "organisation_key", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("key")}},
-	{Name: "organisation_data", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("data")}},
+	{Name: "case_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+	{Name: "case_organisation_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(record.PathOrg), docstore.Desc("startDate")}},
+	{Name: "alert_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathAlertID), docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation_key", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("key")}},
+	{Name: "organisation_data", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("data")}},
 }}
 
 var grantSpec = docstore.Spec{Name: "fileGrants"}
@@ -103,7 +104,7 @@ func (d observableDoc) observable() cases.Observable {
 	o := cases.Observable{ID: d.ID, Org: d.Org, CaseID: d.CaseID, AlertID: d.AlertID, DataType: d.DataType,
 		Data: stringOf(d.Data), Key: d.Key, StartDate: docstore.Time(d.StartDate), TLP: d.TLP, Tags: d.Tags, IOC: d.IOC,
 		Sighted: d.Sighted, IgnoreSimilarity: d.IgnoreSimilarity, Message: d.Message, Reports: map[string]any{},
-		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
+		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 	if a := d.Attachment; a != nil {
 		o.Attachment = &cases.Attachment{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
@@ -283,7 +284,7 @@ func (s *ObservableStore) CountCaseObservables(ctx context.Context, caseID strin
 
 // similarFilter selects the case observables of an organisation with one of the keys (index organisation_key).
 func similarFilter(org string, keys []string) search.Node {
-	return docstore.And(docstore.Eq(cases.PathOrg, org), docstore.In("key", keys...), docstore.Exists(cases.PathCaseID),
+	return docstore.And(docstore.Eq(record.PathOrg, org), docstore.In("key", keys...), docstore.Exists(cases.PathCaseID),
 		docstore.Eq("ignoreSimilarity", false))
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/search"
@@ -33,7 +34,7 @@ func TestPlans(t *testing.T) {
 	}
 	fill(t, colls)
 
-	org := docstore.Eq(cases.PathOrg, "org1")
+	org := docstore.Eq(record.PathOrg, "org1")
 	all := search.Node{Op: search.OpAll}
 	// scoped is what the domain hands the store: the client's filter (all when none), then the scope.
 	scoped := func(f search.Node, scope ...search.Node) search.Node {
@@ -234,18 +235,18 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 		caseID := fmt.Sprintf("~%d", i)
 		docs["cases"] = append(docs["cases"], toCaseDoc(cases.Case{ID: caseID, Org: org, Number: int64(i), Title: "c",
 			Status: []string{"Open", "Resolved"}[i%2], Severity: 1 + i%4, StartDate: at, Tags: []string{"t"},
-			Meta: cases.Meta{CreatedAt: at, CreatedBy: "u"}}))
+			Meta: record.Meta{CreatedAt: at, CreatedBy: "u"}}))
 		docs["tasks"] = append(docs["tasks"], toTaskDoc(cases.Task{ID: fmt.Sprintf("t%d", i), Org: org,
 			CaseID: fmt.Sprintf("~%d", i/3), Title: "t", Status: []string{cases.TaskWaiting, cases.TaskInProgress, cases.TaskCompleted}[i%3],
-			StartDate: at, Order: i % 5, Meta: cases.Meta{CreatedAt: at}}))
+			StartDate: at, Order: i % 5, Meta: record.Meta{CreatedAt: at}}))
 		docs["logs"] = append(docs["logs"], logDoc{ID: fmt.Sprintf("l%d", i), Org: org, CaseID: fmt.Sprintf("~%d", i/9),
 			TaskID: fmt.Sprintf("t%d", i/3), Message: "m", Date: at.UnixMilli(), CreatedAt: at.UnixMilli(),
 			Attachment: &attachmentDoc{ID: fmt.Sprintf("f%d", i)}})
 		docs["alerts"] = append(docs["alerts"], toAlertDoc(cases.Alert{ID: fmt.Sprintf("a%d", i), Org: org, Type: "t",
 			Source: "s", SourceRef: fmt.Sprint(i), Title: "a", Date: at, Read: i%2 == 0, CaseID: []string{"", fmt.Sprintf("~%d", i)}[i%2],
-			Meta: cases.Meta{CreatedAt: at}}))
+			Meta: record.Meta{CreatedAt: at}}))
 		o := cases.Observable{ID: fmt.Sprintf("o%d", i), Org: org, DataType: "ip", Data: fmt.Sprintf("10.0.0.%d", i%500),
-			Key: fmt.Sprintf("k%d", i%500), StartDate: at, Meta: cases.Meta{CreatedAt: at}}
+			Key: fmt.Sprintf("k%d", i%500), StartDate: at, Meta: record.Meta{CreatedAt: at}}
 		if i%4 == 0 {
 			o.AlertID = fmt.Sprintf("a%d", i/4)
 		} else {
@@ -253,13 +254,13 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 		}
 		docs["observables"] = append(docs["observables"], toObservableDoc(o))
 		j, _ := toJobDoc(cases.Job{ID: fmt.Sprintf("j%d", i), Org: org, ObservableID: fmt.Sprintf("o%d", i/3),
-			Status: []string{"Success", "Failure", "InProgress"}[i%3], StartDate: at, Meta: cases.Meta{CreatedAt: at}})
+			Status: []string{"Success", "Failure", "InProgress"}[i%3], StartDate: at, Meta: record.Meta{CreatedAt: at}})
 		docs["jobs"] = append(docs["jobs"], j)
 		docs["users"] = append(docs["users"], userDoc{ID: fmt.Sprintf("user%d", i), Name: "u",
 			Memberships: []membershipDoc{{Org: org, Profile: "analyst"}}, Orgs: []string{org}, CreatedAt: at.UnixMilli()})
 		docs["organisations"] = append(docs["organisations"], orgDoc{ID: fmt.Sprintf("org%d", i+1), CreatedAt: at.UnixMilli()})
 		docs["caseTemplates"] = append(docs["caseTemplates"], toTemplateDoc(cases.Template{ID: fmt.Sprintf("tp%d", i),
-			Org: org, Name: fmt.Sprintf("tpl%d", i), Meta: cases.Meta{CreatedAt: at}}))
+			Org: org, Name: fmt.Sprintf("tpl%d", i), Meta: record.Meta{CreatedAt: at}}))
 		docs["customFields"] = append(docs["customFields"], customFieldDoc{ID: fmt.Sprintf("cf%d", i),
 			Name: fmt.Sprintf("field%d", i), Type: "string", Options: options0(nil), CreatedAt: at.UnixMilli()})
 		docs["audit"] = append(docs["audit"], auditFill{ID: fmt.Sprintf("ev%d", i), Operation: "Update", ObjectType: "case",

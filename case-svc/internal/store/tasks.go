@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -24,20 +25,20 @@ var (
 	// organisation second: the domain scopes every list to the caller's organisation, and an index matching
 	// both equalities is the one SQLite picks over the organisation's (it keeps no statistics).
 	taskSpec = docstore.Spec{Name: "tasks", Indexes: []docstore.Index{
-		{Name: "case_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-		{Name: "case_organisation_order", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(cases.PathOrg), docstore.Asc("order")}},
-		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-		{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
-		{Name: "organisation_status_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("status"), docstore.Desc("startDate")}},
+		{Name: "case_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+		{Name: "case_organisation_order", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(record.PathOrg), docstore.Asc("order")}},
+		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+		{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
+		{Name: "organisation_status_startDate", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Desc("startDate")}},
 	}}
 	// logSpec: the logs of a task (default order _id, and by date), the logs of a case (deleted with it), the
 	// organisation's log search, and the log holding a file.
 	logSpec = docstore.Spec{Name: "logs", Indexes: []docstore.Index{
-		{Name: "task_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathTaskID), docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-		{Name: "task_organisation_date", Keys: []docstore.Key{docstore.Asc(cases.PathTaskID), docstore.Asc(cases.PathOrg), docstore.Asc("date")}},
+		{Name: "task_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathTaskID), docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+		{Name: "task_organisation_date", Keys: []docstore.Key{docstore.Asc(cases.PathTaskID), docstore.Asc(record.PathOrg), docstore.Asc("date")}},
 		{Name: "case", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID)}},
-		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
-		{Name: "organisation_attachment", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("attachment.id")}},
+		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+		{Name: "organisation_attachment", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("attachment.id")}},
 	}}
 )
 
@@ -85,7 +86,7 @@ func (d taskDoc) task() cases.Task {
 	return cases.Task{ID: d.ID, Org: d.Org, CaseID: d.CaseID, Title: d.Title, Group: d.Group, Description: d.Description,
 		Owner: stringOf(d.Owner), Status: d.Status, Flag: d.Flag, StartDate: timeOf(d.StartDate),
 		EndDate: timeOf(d.EndDate), DueDate: timeOf(d.DueDate), Order: d.Order,
-		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
+		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 }
 
@@ -199,7 +200,7 @@ type logDoc struct {
 
 func (d logDoc) log() cases.Log {
 	l := cases.Log{ID: d.ID, Org: d.Org, CaseID: d.CaseID, TaskID: d.TaskID, Message: d.Message, Date: docstore.Time(d.Date),
-		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
+		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 	if a := d.Attachment; a != nil {
 		l.Attachment = &cases.Attachment{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
@@ -258,7 +259,7 @@ func (s *TaskStore) DeleteLog(ctx context.Context, id string) error {
 // LogWithAttachment finds a log of the organisation that holds the file.
 func (s *TaskStore) LogWithAttachment(ctx context.Context, org, fileID string) (cases.Log, error) {
 	var d logDoc
-	err := findOne(ctx, s.logs, docstore.And(docstore.Eq(cases.PathOrg, org), docstore.Eq("attachment.id", fileID)), &d,
+	err := findOne(ctx, s.logs, docstore.And(docstore.Eq(record.PathOrg, org), docstore.Eq("attachment.id", fileID)), &d,
 		cases.ErrLogNotFound)
 	if err != nil {
 		return cases.Log{}, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -20,8 +21,8 @@ var _ cases.TemplateStore = (*TemplateStore)(nil)
 // templateSpec: the unique name per organisation (also the lookup by name), and the organisation's template
 // list in its default order (_id).
 var templateSpec = docstore.Spec{Name: "caseTemplates", Arrays: []string{"tags"}, Indexes: []docstore.Index{
-	{Name: "organisation_name", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("name")}, Unique: true},
-	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathOrg), docstore.Asc("_id")}},
+	{Name: "organisation_name", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("name")}, Unique: true},
+	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 }}
 
 // NewTemplateStore returns the store and creates its indexes.
@@ -88,7 +89,7 @@ func (d templateDoc) template() cases.Template {
 	return cases.Template{ID: d.ID, Org: d.Org, Name: d.Name, DisplayName: d.DisplayName, TitlePrefix: d.TitlePrefix,
 		Description: d.Description, Summary: d.Summary, Severity: d.Severity, TLP: d.TLP, PAP: d.PAP, Tags: d.Tags,
 		Flag: d.Flag, Tasks: tasks, CustomFields: decodeCustom(d.CustomFields),
-		Meta: cases.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
+		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 }
 
@@ -116,7 +117,7 @@ func (s *TemplateStore) Template(ctx context.Context, id string) (cases.Template
 // TemplateByName finds a template by organisation and name.
 func (s *TemplateStore) TemplateByName(ctx context.Context, org, name string) (cases.Template, error) {
 	var d templateDoc
-	err := findOne(ctx, s.coll, docstore.And(docstore.Eq(cases.PathOrg, org), docstore.Eq("name", name)), &d,
+	err := findOne(ctx, s.coll, docstore.And(docstore.Eq(record.PathOrg, org), docstore.Eq("name", name)), &d,
 		cases.ErrTemplateNotFound)
 	if err != nil {
 		return cases.Template{}, err
@@ -136,7 +137,7 @@ func (s *TemplateStore) UpdateTemplate(ctx context.Context, t cases.Template, by
 		Set("description", d.Description).Set("summary", d.Summary).Set("severity", d.Severity).Set("tlp", d.TLP).
 		Set("pap", d.PAP).Set("tags", d.Tags).Set("flag", d.Flag).Set("tasks", d.Tasks).Set("customFields", d.CustomFields)
 	var out templateDoc
-	err := findOneAndUpdate(ctx, s.coll, docstore.And(docstore.ID(t.ID), docstore.Eq(cases.PathOrg, t.Org)), u, &out,
+	err := findOneAndUpdate(ctx, s.coll, docstore.And(docstore.ID(t.ID), docstore.Eq(record.PathOrg, t.Org)), u, &out,
 		cases.ErrTemplateNotFound)
 	if docstore.IsDuplicate(err) {
 		return cases.Template{}, fmt.Errorf("update template %s: %w", t.Name, cases.ErrTemplateExists)
