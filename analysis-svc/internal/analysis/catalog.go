@@ -17,11 +17,12 @@ type Catalog struct {
 	fixed map[string]Definition // by kind + ":" + id
 	cur   atomic.Pointer[map[string]Definition]
 
-	mu       sync.Mutex // one scan at a time
-	loaded   map[Kind]map[string]Definition
-	warnings map[Kind][]PathWarning
-	scanner  Scanner
-	log      *slog.Logger
+	mu        sync.Mutex // one scan at a time
+	loaded    map[Kind]map[string]Definition
+	warnings  map[Kind][]PathWarning
+	scanner   Scanner
+	executors Executors
+	log       *slog.Logger
 }
 
 // NewCatalog indexes fixed definitions. When two share a kind and id the first wins (built-ins come first).
@@ -31,14 +32,10 @@ func NewCatalog(defs ...Definition) *Catalog {
 	for _, d := range defs {
 		k := catalogKey(d.Kind, d.ID)
 		if _, ok := c.fixed[k]; !ok {
-			c.fixed[k] = d
+			c.fixed[k] = c.resolve(d)
 		}
 	}
-	all := make(map[string]Definition, len(c.fixed))
-	for k, d := range c.fixed {
-		all[k] = d
-	}
-	c.cur.Store(&all)
+	c.publish()
 	return c
 }
 
@@ -117,6 +114,50 @@ type ScanReport struct {
 	Definitions int      // definitions of the kind after the scan, built-ins included
 }
 
+// SetExecutors sets what runs the definitions' jobs: every definition, fixed, loaded now or by later scans, is
+// resolved to its Executor once, here or when a scan takes it in, never per job.
+func (c *Catalog) SetExecutors(e Executors) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.executors = e
+	for k, d := range c.fixed {
+		c.fixed[k] = c.resolve(d)
+	}
+	for _, defs := range c.loaded {
+		for id, d := range defs {
+			defs[id] = c.resolve(d)
+		}
+	}
+	c.publish()
+}
+
+// resolve is d with its executor.
+func (c *Catalog) resolve(d Definition) Definition {
+	d.executor = nil
+	if c.executors != nil {
+		d.executor = c.executors.Executor(d)
+	}
+	return d
+}
+
+// publish swaps in the catalog of the fixed and loaded definitions.
+func (c *Catalog) publish() {
+	n := len(c.fixed)
+	for _, defs := range c.loaded {
+		n += len(defs)
+	}
+	all := make(map[string]Definition, n)
+	for k, d := range c.fixed {
+		all[k] = d
+	}
+	for _, defs := range c.loaded {
+		for id, d := range defs {
+			all[catalogKey(d.Kind, id)] = d
+		}
+	}
+	c.cur.Store(&all)
+}
+
 // SetScanner sets how scans read the configured paths and where their warnings are logged. Without a
 // scanner a scan finds nothing (only the fixed definitions remain).
 func (c *Catalog) SetScanner(s Scanner, log *slog.Logger) {
@@ -180,20 +221,13 @@ func (c *Catalog) Rescan(kind Kind) ScanReport {
 			"index", w.Index, "path", w.Path, "reason", w.Message)
 		rep.Warnings = append(rep.Warnings, w.String())
 	}
+	for id, d := range next {
+		next[id] = c.resolve(d)
+	}
 	c.loaded[kind] = next
 	c.warnings[kind] = res.Warnings
-
-	all := make(map[string]Definition, len(c.fixed)+len(next))
-	for k, d := range c.fixed {
-		all[k] = d
-	}
-	for _, defs := range c.loaded {
-		for id, d := range defs {
-			all[catalogKey(d.Kind, id)] = d
-		}
-	}
-	c.cur.Store(&all)
-	for _, d := range all {
+	c.publish()
+	for _, d := range *c.cur.Load() {
 		if d.Kind == kind {
 			rep.Definitions++
 		}
@@ -214,8 +248,8 @@ func (c *Catalog) Warnings() []string {
 	return out
 }
 
-// sameDefinition compares two loaded definitions (they have no Builtin function).
+// sameDefinition compares two loaded definitions (they have no Builtin function), their executors aside.
 func sameDefinition(a, b Definition) bool {
-	a.Builtin, b.Builtin = nil, nil
+	a.Builtin, b.Builtin, a.executor, b.executor = nil, nil, nil, nil
 	return reflect.DeepEqual(a, b)
 }

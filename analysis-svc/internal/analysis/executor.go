@@ -13,11 +13,21 @@ import (
 	"github.com/openir/platform/pkg/apperr"
 )
 
-// Run removes the job folders a dead instance left behind (see RemoveStaleJobDirs), starts cfg.Workers
-// workers and the sweeper and blocks until ctx ends. Analyzer jobs running at shutdown go back to the queue,
-// so a restart runs them again; responder jobs fail (a responder acts on the world and is never run twice).
+// ErrInterrupted is the errorMessage of a responder job whose run was interrupted (the service stopped or
+// crashed while it ran): it is failed, never run a second time.
+const ErrInterrupted = "interrupted; not retried"
+
+// interrupted is j failed with ErrInterrupted.
+func (s *Jobs) interrupted(j Job) Job {
+	now := s.clock()
+	j.Status, j.ErrorMessage, j.EndDate, j.UpdatedAt = JobFailure, ErrInterrupted, now, now
+	return j
+}
+
+// Run starts cfg.Workers workers and the sweeper and blocks until ctx ends. Analyzer jobs running at
+// shutdown go back to the queue, so a restart runs them again; responder jobs fail (a responder acts on the
+// world and is never run twice).
 func (s *Jobs) Run(ctx context.Context) error {
-	RemoveStaleJobDirs(s.cfg.TempDir, s.cfg.Log)
 	var wg sync.WaitGroup
 	for i := range s.cfg.Workers {
 		wg.Add(1)
@@ -134,8 +144,8 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 	s.notify(j.ID)
 }
 
-// runJob prepares the input, runs the worker with its timeout and turns the output into the final job and
-// report.
+// runJob prepares the input, has the definition's executor run the worker with its timeout and turns the
+// output into the final job and report.
 func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 	var secrets []string // the worker's credentials, removed from whatever the job reports
 	fail := func(msg string) (Job, *Report) {
@@ -156,24 +166,14 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 	if !ok {
 		return fail(fmt.Sprintf("the %s definition %s is no longer available on this server", j.Kind, w.DefinitionID))
 	}
-	dir, err := os.MkdirTemp(s.cfg.TempDir, jobDirPattern(j.ID))
-	if err != nil {
-		return failOn(err, "cannot create the job folder")
-	}
-	defer os.RemoveAll(dir)
-	if err := s.cfg.Folder.Apply(dir, true); err != nil { // 0700 unless job.directory_group/_mode say otherwise
-		return failOn(err, "cannot protect the job folder")
+	if def.executor == nil {
+		return fail(fmt.Sprintf("no enabled runner can run %s (job.runner)", def.ID))
 	}
 	in := RunInput{Data: j.Data, DataType: j.DataType, TLP: j.TLP, PAP: j.PAP, Message: j.Message,
 		Parameters: j.Parameters, Config: runConfig(def, w)}
 	secrets = secretValues(def, in.Config)
-	if j.Attachment != nil {
-		path, err := s.fetch(ctx, j.Attachment.ID, filepath.Join(dir, "observable"))
-		if err != nil {
-			return failOn(err, "cannot read the observable's file")
-		}
-		in.File, in.Filename, in.ContentType = path, j.Attachment.Name, j.Attachment.ContentType
-		in.Data = nil
+	if j.Attachment != nil { // the executor sets in.File, the path of its copy in the job folder
+		in.Filename, in.ContentType, in.Data = j.Attachment.Name, j.Attachment.ContentType, nil
 	}
 	timeout := s.cfg.DefaultTimeout
 	if w.JobTimeout != nil {
@@ -181,26 +181,14 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 	} else if m := number(w.Configuration["jobTimeout"], 0); m > 0 {
 		timeout = time.Duration(m * float64(time.Minute))
 	}
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	var out RunOutput
-	switch {
-	case def.Builtin != nil:
-		out, err = def.Builtin(tctx, in)
-		if err == nil && tctx.Err() != nil && ctx.Err() == nil {
-			out = RunOutput{ErrorMessage: fmt.Sprintf("the job timed out after %s and was stopped", timeout)}
-		}
-	case def.Command != "" && s.cfg.Runners["process"] != nil:
-		out, err = s.cfg.Runners["process"].Run(tctx, def, in, filepath.Join(dir, "run"))
-	case def.DockerImage != "" && s.cfg.Runners["docker"] != nil:
-		out, err = s.cfg.Runners["docker"].Run(tctx, def, in, filepath.Join(dir, "run"))
-	default:
-		return fail(fmt.Sprintf("no enabled runner can run %s (job.runner)", def.ID))
-	}
+	out, folder, err := def.executor.Execute(ctx, Execution{JobID: j.ID, Input: in, File: j.Attachment, Timeout: timeout})
 	if err != nil {
+		if e := (*ExecError)(nil); errors.As(err, &e) {
+			return failOn(e.Err, e.Message)
+		}
 		return failOn(err, "the worker could not be started")
 	}
+	defer def.executor.Release(folder)
 	now := s.clock()
 	j.EndDate, j.UpdatedAt = now, now
 	if !out.Success {
@@ -257,23 +245,6 @@ func deepMerge(dst, src map[string]any) map[string]any {
 		dst[k] = v
 	}
 	return dst
-}
-
-func (s *Jobs) fetch(ctx context.Context, id, path string) (string, error) {
-	r, _, err := s.files.Open(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return "", err
-	}
-	return path, f.Close()
 }
 
 // artifacts stores file artifacts and merges duplicates (same data type and value or file).

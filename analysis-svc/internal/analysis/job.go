@@ -1,7 +1,8 @@
 // Package analysis is the domain of analysis-svc's work: the analyzers and responders a server can run
 // (definitions, the catalog), those enabled in organizations, jobs and their reports. It owns the types, the
-// rules (who may run what, the queue's order, cache, rate and lease) and the interfaces of the stores and
-// runners it consumes; who the callers are is package identity's.
+// rules (who may run what, the queue's order, cache, rate and lease) and the interfaces of the stores and of
+// the execution side (Executor: job folders and runners, package runner) it consumes; who the callers are is
+// package identity's.
 package analysis
 
 import (

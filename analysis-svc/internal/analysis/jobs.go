@@ -33,9 +33,6 @@ type JobsConfig struct {
 	WaitMax        time.Duration // cap of waitreport (atMost=Inf)
 	Poll           time.Duration // how often idle workers and waiters look at the database (other replicas)
 	MaxFileSize    int64         // largest observable file
-	TempDir        string        // where job folders are made
-	Folder         FolderAccess  // who else may read job folders (job.directory_group, job.directory_mode)
-	Runners        map[string]Runner
 	// Extract finds artifacts in a built-in analyzer's report when auto_extract_artifacts is on.
 	Extract func(full any, ignore string) []OutputArtifact
 	Log     *slog.Logger

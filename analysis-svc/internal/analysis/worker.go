@@ -45,6 +45,9 @@ type Definition struct {
 	DockerImage        string         // image (docker runner)
 	Builtin            RunFunc        // in-process implementation
 	Source             string         // the definition file it was read from (loaded definitions)
+	// executor runs the definition's jobs: resolved once, when the catalog takes the definition in (nil:
+	// no enabled runner can run it, or the catalog has no Executors).
+	executor Executor
 }
 
 // RunInput is what a worker receives: the public protocol's input.json, with File the path of the
@@ -97,12 +100,44 @@ type RunOutput struct {
 // failed is a RunOutput with Success false.
 type RunFunc func(ctx context.Context, in RunInput) (RunOutput, error)
 
-// Runner runs jobs of definitions of one family (process, docker).
-type Runner interface {
-	// Run executes the worker on in. dir is a private folder the runner may use for the job; it is removed
-	// by the caller. Output file artifacts must be left inside dir.
-	Run(ctx context.Context, def Definition, in RunInput, dir string) (RunOutput, error)
+// Executor runs the jobs of one definition, in job folders on disk: the execution side, outside the domain
+// (package runner). Executors resolves each definition to its executor once, when the catalog takes the
+// definition in.
+type Executor interface {
+	// Execute runs the worker on run.Input within run.Timeout, in a job folder made for the job that holds a
+	// copy of the observable's file when run.File is set (run.Input.File is then its path). It returns the
+	// worker's output and the folder, where the output's file artifacts are: the caller stores them, then
+	// removes the folder with Release. A failure to prepare the job or to start the worker is an *ExecError,
+	// and leaves no folder.
+	Execute(ctx context.Context, run Execution) (RunOutput, string, error)
+	// Release removes a job folder Execute returned.
+	Release(folder string)
 }
+
+// Executors resolves definitions to the executor of their jobs: nil when no enabled runner of this server
+// (job.runner) can run them.
+type Executors interface {
+	Executor(def Definition) Executor
+}
+
+// Execution is one job as its definition's Executor runs it.
+type Execution struct {
+	JobID   string // names the job folder
+	Input   RunInput
+	File    *Attachment   // the observable's file (file observables)
+	Timeout time.Duration // from the start of the worker
+}
+
+// ExecError is an Executor's failure to prepare a job (its folder, the observable's file) or to start its
+// worker. Message is what the job's readers see, unless Err carries a message safe for them (apperr);
+// Err, which may hold paths, driver or Docker text, is only logged.
+type ExecError struct {
+	Message string
+	Err     error
+}
+
+func (e *ExecError) Error() string { return e.Message + ": " + e.Err.Error() }
+func (e *ExecError) Unwrap() error { return e.Err }
 
 // Worker is a definition enabled in an organization (an "analyzer" or "responder" of the API).
 type Worker struct {

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
+	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
 )
 
@@ -27,10 +29,10 @@ type externalEnv struct {
 	admin, analyst *client
 }
 
-func newExternalEnv(t *testing.T, analyzers, responders []string, popts process.Options, jobs analysis.JobsConfig) *externalEnv {
+func newExternalEnv(t *testing.T, analyzers, responders []string, popts process.Options, ropts runner.Options) *externalEnv {
 	t.Helper()
-	jobs.Runners = map[string]analysis.Runner{"process": process.New(popts)}
-	e := newEnv(t, withJobs(jobs))
+	ropts.Process = process.New(popts)
+	e := newEnv(t, withRunners(ropts))
 	log := slog.New(slog.NewJSONHandler(e.logs, nil))
 	e.catalog.SetScanner(catalog.Scanner(analyzers, responders, nil, log), log)
 	e.catalog.Rescan(analysis.KindAnalyzer)
@@ -127,7 +129,7 @@ func TestExternal_NumbersAsWritten(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "Numbers", "numbers.py"), numbersWorker, 0o755)
 	writeFile(t, filepath.Join(root, "Numbers", "Numbers.json"), flavor("Numbers", "Numbers/numbers.py", "other"), 0o644)
-	x := newExternalEnv(t, []string{root}, nil, process.Options{}, analysis.JobsConfig{})
+	x := newExternalEnv(t, []string{root}, nil, process.Options{}, runner.Options{})
 	w := x.enable(t, "analyzer", "Numbers_1_0", nil)
 
 	id := x.runRaw(t, "analyzer", w, `{"dataType":"other","data":"n","parameters":{"f":1.0,"max":9223372036854775807,"nested":{"l":[0.5,2.50]}}}`)
@@ -167,7 +169,7 @@ open(os.path.join(job, "output", "output.json"), "w").write('{"success": true, "
 `, 0o755)
 	respRoot := filepath.Join(root, "..", "responders")
 	writeFile(t, filepath.Join(respRoot, "Echo", "Echo.json"), flavor("EchoResp", "Echo/echo.py", "thehive:case"), 0o644)
-	x2 := newExternalEnv(t, nil, []string{respRoot}, process.Options{}, analysis.JobsConfig{})
+	x2 := newExternalEnv(t, nil, []string{respRoot}, process.Options{}, runner.Options{})
 	rw := x2.enable(t, "responder", "EchoResp_1_0", nil)
 	rid := x2.runRaw(t, "responder", rw, `{"dataType":"thehive:case","data":{"caseId":9007199254740993,"score":2.0}}`)
 	rb := string(x2.waitRaw(t, rid).Body)
@@ -188,7 +190,7 @@ func TestExternal_Scan(t *testing.T) {
 	writeFile(t, filepath.Join(root, "Keep", "Keep.json"), flavor("Keep", "Keep/keep.sh", "ip"), 0o644)
 	writeFile(t, filepath.Join(root, "Change", "Change.json"), flavor("Change", "Keep/keep.sh", "ip"), 0o644)
 	writeFile(t, filepath.Join(root, "Gone", "Gone.json"), flavor("Gone", "Keep/keep.sh", "ip"), 0o644)
-	x := newExternalEnv(t, []string{root, tooHigh}, nil, process.Options{}, analysis.JobsConfig{})
+	x := newExternalEnv(t, []string{root, tooHigh}, nil, process.Options{}, runner.Options{})
 	super := x.super
 
 	status := x.anon().Call(t, http.MethodGet, "/api/status", nil).Want(t, http.StatusOK)
@@ -284,18 +286,18 @@ setpriv --reuid=61002 --regid=61003 --clear-groups cat "$f" >/dev/null 2>&1 && o
 printf '{"success": true, "summary": {}, "full": {"member": "%s", "outsider": "%s"}}' "$member" "$outsider" > "$1/output/output.json"
 `, 0o755)
 	writeFile(t, filepath.Join(root, "Daemon", "Daemon.json"), flavor("Daemon", "Daemon/daemon.sh", "file"), 0o644)
-	access, err := analysis.ParseFolderAccess("61000", "")
+	access, err := jobdir.ParseFolderAccess("61000", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name           string
-		access         analysis.FolderAccess
+		access         jobdir.FolderAccess
 		member, others string
-	}{{"job.directory_group 61000", access, "read", "denied"}, {"default", analysis.FolderAccess{}, "denied", "denied"}} {
+	}{{"job.directory_group 61000", access, "read", "denied"}, {"default", jobdir.FolderAccess{}, "denied", "denied"}} {
 		t.Run(c.name, func(t *testing.T) {
 			x := newExternalEnv(t, []string{root}, nil, process.Options{Access: c.access},
-				analysis.JobsConfig{TempDir: jobs, Folder: c.access})
+				runner.Options{Dir: jobs, Access: c.access})
 			w := x.enable(t, "analyzer", "Daemon_1_0", nil)
 			id := multipartRun(t, x.analyst, "/api/analyzer/"+w+"/run", "attachment", "sample.bin", []byte("sample"),
 				`{"dataType":"file"}`).Want(t, http.StatusOK).Object(t)["id"].(string)

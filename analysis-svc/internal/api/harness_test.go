@@ -20,6 +20,7 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/app"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
@@ -54,7 +55,8 @@ type envOptions struct {
 	superPassword bool             // bootstrap the superadmin with a password too (costs a hash)
 	now           func() time.Time // the sessions' clock; nil = time.Now
 	jobs          analysis.JobsConfig
-	noWorkers     bool // do not run the job workers (queue tests start their own)
+	runners       *runner.Options // nil = those of the configuration (job.runner: process)
+	noWorkers     bool            // do not run the job workers (queue tests start their own)
 	limits        web.Limits
 	maxFile       int64          // the upload limit of analyzer runs; 0 = 2M
 	throttle      *auth.Throttle // nil = none
@@ -79,6 +81,9 @@ func withClock(now func() time.Time) envOption { return func(o *envOptions) { o.
 
 // withJobs sets the job queue's configuration.
 func withJobs(cfg analysis.JobsConfig) envOption { return func(o *envOptions) { o.jobs = cfg } }
+
+// withRunners sets the job folders' and runners' settings.
+func withRunners(o runner.Options) envOption { return func(e *envOptions) { e.runners = &o } }
 
 // withoutWorkers leaves jobs Waiting: nothing runs them until the test starts workers.
 func withoutWorkers() envOption { return func(o *envOptions) { o.noWorkers = true } }
@@ -152,7 +157,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	logs := &syncBuffer{}
 	db := docstoretest.New(t)
 	a, err := app.New(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), app.Options{
-		DB: db, Catalog: analysis.NewCatalog(testDefinitions()...), Jobs: &jcfg,
+		DB: db, Catalog: analysis.NewCatalog(testDefinitions()...), Jobs: &jcfg, Runners: o.runners,
 		// the limits' zero values: the defaults (1M bodies, 64K before authentication)
 		Overrides: conf.Overrides{Now: o.now, Throttle: o.throttle, NoThrottle: o.throttle == nil, Limits: &o.limits, Secure: &o.secure},
 		Events: func(c *events.Config) {

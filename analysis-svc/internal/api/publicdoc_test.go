@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
 )
 
@@ -245,7 +245,7 @@ func TestPublicAnalyzersDoc(t *testing.T) {
 	}
 	start := func(t *testing.T, path string) *externalEnv {
 		return newExternalEnv(t, conf["analyzer.paths"], conf["responder.paths"],
-			process.Options{Path: path, Env: conf["job.process.env"]}, analysis.JobsConfig{})
+			process.Options{Path: path, Env: conf["job.process.env"]}, runner.Options{})
 	}
 	x := start(t, conf["job.process.path"][0])
 

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 )
 
 // A server fault while running a job (here its folder cannot be made) fails the job with a message safe for
 // its readers, without the path or the system's text; the cause is logged once with the job id.
 func TestRegressionJobErrorMessageIsSafe(t *testing.T) {
 	absent := filepath.Join(t.TempDir(), "absent-job-directory")
-	f := newJobFixture(t, withJobs(analysis.JobsConfig{TempDir: absent}))
+	f := newJobFixture(t, withRunners(runner.Options{Dir: absent}))
 	id := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.9.0.1"})["id"].(string)
 	j := f.wait(t, f.analyst, id)
 	msg, _ := j["report"].(map[string]any)["errorMessage"].(string)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
 )
 
@@ -70,7 +70,7 @@ open(os.path.join(job, "output", "output.json"), "w").write(json.dumps(out))
 		"baseConfig": "Leaky", "configurationItems": []any{map[string]any{"name": "token", "description": "API token",
 			"type": "string", "multi": false, "required": true, "secret": true}}})
 	writeFile(t, filepath.Join(root, "Leaky", "Leaky.json"), string(def), 0o644)
-	x := newExternalEnv(t, []string{root}, nil, process.Options{}, analysis.JobsConfig{})
+	x := newExternalEnv(t, []string{root}, nil, process.Options{}, runner.Options{})
 	reader := x.user(t, "soc-reader", "soc", roleRead)
 	w := x.enable(t, "analyzer", "Leaky_1_0", map[string]any{"token": token})
 	for _, data := range []string{"ok", "fail"} {

@@ -17,6 +17,7 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/api"
 	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/analysis-svc/internal/jobevent"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
@@ -37,6 +38,10 @@ type Options struct {
 	Catalog *analysis.Catalog
 	// Jobs replaces the job queue's settings of job.* (its Log is filled in when nil).
 	Jobs *analysis.JobsConfig
+	// Runners replaces the settings of job folders and runners of job.* (job.runner, job.directory,
+	// job.directory_group, job.directory_mode, job.process.*, job.docker.*); its Files is the service's, its
+	// Log is filled in when nil.
+	Runners *runner.Options
 	// Events adjusts the settings of the job events, streams and webhooks built from the configuration.
 	Events func(*events.Config)
 }
@@ -54,6 +59,8 @@ type App struct {
 	Jobs       *analysis.Jobs
 	JobsConfig analysis.JobsConfig
 	Catalog    *analysis.Catalog
+	// Runners runs the catalog's definitions, in job folders.
+	Runners *runner.Executors
 	// Events is the job events' bus; Run does its background work (streams, webhooks, repair).
 	Events *events.Bus
 	// The stores of the job side (JobStore without the events' decorator).
@@ -161,7 +168,10 @@ func (a *App) Start(ctx context.Context) {
 
 // StartJobs runs the job workers until ctx ends, Close, or the returned stop, which waits for them.
 func (a *App) StartJobs(ctx context.Context) (stop func()) {
-	return a.Go(ctx, func(ctx context.Context) { _ = a.Jobs.Run(ctx) })
+	return a.Go(ctx, func(ctx context.Context) {
+		a.Runners.RemoveStale() // the job folders a dead instance left behind
+		_ = a.Jobs.Run(ctx)
+	})
 }
 
 // StartEvents runs the job events' background work until Close or the returned stop, which waits for it.

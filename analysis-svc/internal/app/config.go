@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 	"github.com/openir/platform/pkg/conf"
 )
 
@@ -30,7 +30,7 @@ type Config struct {
 		Lease     time.Duration
 		Attempts  int
 		Directory string
-		// DirectoryGroup and DirectoryMode open job folders to one group (analysis.FolderAccess).
+		// DirectoryGroup and DirectoryMode open job folders to one group (jobdir.FolderAccess).
 		DirectoryGroup string `mapstructure:"directory_group"`
 		DirectoryMode  string `mapstructure:"directory_mode"`
 		MaxFile        string `mapstructure:"max_file"`
@@ -155,7 +155,7 @@ func (c Config) check() error {
 	if c.Job.OrgMax < 0 {
 		return errors.New("config: job.org_max must be 0 (no cap) or positive")
 	}
-	if _, err := analysis.ParseFolderAccess(c.Job.DirectoryGroup, c.Job.DirectoryMode); err != nil {
+	if _, err := jobdir.ParseFolderAccess(c.Job.DirectoryGroup, c.Job.DirectoryMode); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil

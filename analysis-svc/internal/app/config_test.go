@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 )
 
 // job.directory_group and job.directory_mode from YAML (quoted or not) and from the environment.
@@ -15,16 +15,16 @@ func TestConfig_DirectoryAccess(t *testing.T) {
 	for _, c := range []struct {
 		yaml string
 		env  map[string]string
-		want analysis.FolderAccess
+		want jobdir.FolderAccess
 		err  string
 	}{
 		{yaml: "job:\n  directory_group: \"61000\"\n  directory_mode: \"0710\"\n",
-			want: analysis.FolderAccess{GID: 61000, SetGroup: true, Mode: 0o710}},
-		{yaml: "job:\n  directory_group: 61000\n", want: analysis.FolderAccess{GID: 61000, SetGroup: true, Mode: 0o750}},
-		{yaml: "job:\n  directory_mode: 0750\n", want: analysis.FolderAccess{Mode: 0o750}}, // YAML 1.1 octal or text
+			want: jobdir.FolderAccess{GID: 61000, SetGroup: true, Mode: 0o710}},
+		{yaml: "job:\n  directory_group: 61000\n", want: jobdir.FolderAccess{GID: 61000, SetGroup: true, Mode: 0o750}},
+		{yaml: "job:\n  directory_mode: 0750\n", want: jobdir.FolderAccess{Mode: 0o750}}, // YAML 1.1 octal or text
 		{yaml: "job:\n  directory_mode: \"0755\"\n", err: "job.directory_mode"},
 		{env: map[string]string{"ANALYSIS_JOB_DIRECTORY_GROUP": "root", "ANALYSIS_JOB_DIRECTORY_MODE": "0750"},
-			want: analysis.FolderAccess{GID: 0, SetGroup: true, Mode: 0o750}}, // last: t.Setenv lasts to the end
+			want: jobdir.FolderAccess{GID: 0, SetGroup: true, Mode: 0o750}}, // last: t.Setenv lasts to the end
 	} {
 		args := []string{}
 		if c.yaml != "" {
@@ -48,7 +48,7 @@ func TestConfig_DirectoryAccess(t *testing.T) {
 			t.Errorf("%q %v: %v", c.yaml, c.env, err)
 			continue
 		}
-		got, err := analysis.ParseFolderAccess(cfg.Job.DirectoryGroup, cfg.Job.DirectoryMode)
+		got, err := jobdir.ParseFolderAccess(cfg.Job.DirectoryGroup, cfg.Job.DirectoryMode)
 		if err != nil || got != c.want {
 			t.Errorf("%q %v: %+v, %v", c.yaml, c.env, got, err)
 		}

@@ -10,15 +10,18 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
 	"github.com/openir/platform/analysis-svc/internal/jobevent"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/builtin"
 	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
 	"github.com/openir/platform/analysis-svc/internal/runner/docker"
+	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
 	"github.com/openir/platform/analysis-svc/internal/store"
 )
 
-// jobService builds the analyzer catalog (built-ins, then analyzer.paths/responder.paths), the runners of
-// job.runner and the job queue; opts.Catalog and opts.Jobs replace the catalog and the queue's settings.
+// jobService builds the executors of job.runner, the analyzer catalog (built-ins, then
+// analyzer.paths/responder.paths) and the job queue; opts.Runners, opts.Catalog and opts.Jobs replace the
+// runners' settings, the catalog and the queue's settings.
 func (a *App) jobService(ctx context.Context, opts Options) error {
 	cfg, log, db := a.Config, a.Log, a.DB
 	var err error
@@ -37,15 +40,29 @@ func (a *App) jobService(ctx context.Context, opts Options) error {
 		if jcfg.Log == nil {
 			jcfg.Log = log
 		}
-	} else if jcfg, err = a.jobsConfig(ctx); err != nil {
+	} else if jcfg, err = a.jobsConfig(); err != nil {
 		return err
 	}
+	var ropts runner.Options
+	if opts.Runners != nil {
+		ropts = *opts.Runners
+	} else if ropts, err = a.runnerOptions(ctx); err != nil {
+		return err
+	}
+	ropts.Files = a.Files
+	if ropts.Log == nil {
+		ropts.Log = log
+	}
+	a.Runners = runner.New(ropts)
 	a.Catalog = opts.Catalog
 	if a.Catalog == nil {
-		// Built-ins are fixed; the definitions of analyzer.paths and responder.paths are read now and again on
-		// POST /api/{analyzer,responder}definition/scan.
+		// Built-ins are fixed; the definitions of analyzer.paths and responder.paths are read at start-up (below)
+		// and again on POST /api/{analyzer,responder}definition/scan.
 		a.Catalog = analysis.NewCatalog(append(builtin.Analyzers(), builtin.Responders()...)...)
-		a.Catalog.SetScanner(catalog.Scanner(cfg.Analyzer.Paths, cfg.Responder.Paths, runnable(jcfg.Runners), log), log)
+		a.Catalog.SetScanner(catalog.Scanner(cfg.Analyzer.Paths, cfg.Responder.Paths, a.Runners.Runnable, log), log)
+	}
+	a.Catalog.SetExecutors(a.Runners) // each definition resolved to its executor once, here or when a scan loads it
+	if opts.Catalog == nil {
 		for _, k := range []analysis.Kind{analysis.KindAnalyzer, analysis.KindResponder} {
 			rep := a.Catalog.Rescan(k)
 			log.Info("definitions", "kind", string(k), "count", rep.Definitions, "loaded", len(rep.Added),
@@ -58,21 +75,35 @@ func (a *App) jobService(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// jobsConfig is the job queue's settings of job.*, with the runners of job.runner.
-func (a *App) jobsConfig(ctx context.Context) (analysis.JobsConfig, error) {
-	cfg, log := a.Config, a.Log
-	access, err := analysis.ParseFolderAccess(cfg.Job.DirectoryGroup, cfg.Job.DirectoryMode)
+// jobsConfig is the job queue's settings of job.*.
+func (a *App) jobsConfig() (analysis.JobsConfig, error) {
+	cfg := a.Config
+	maxFile, err := bytesize(cfg.Job.MaxFile)
 	if err != nil {
-		return analysis.JobsConfig{}, err
+		return analysis.JobsConfig{}, fmt.Errorf("job.max_file: %w", err)
+	}
+	return analysis.JobsConfig{
+		Workers: cfg.Job.Workers, OrgMax: cfg.Job.OrgMax, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
+		DefaultTimeout: cfg.Job.Timeout, WaitMax: cfg.Job.Waitreport.Max, MaxFileSize: maxFile,
+		Extract: builtin.Extract, Log: a.Log,
+	}, nil
+}
+
+// runnerOptions is the job folders' settings of job.* and the runners of job.runner.
+func (a *App) runnerOptions(ctx context.Context) (runner.Options, error) {
+	cfg, log := a.Config, a.Log
+	access, err := jobdir.ParseFolderAccess(cfg.Job.DirectoryGroup, cfg.Job.DirectoryMode)
+	if err != nil {
+		return runner.Options{}, err
 	}
 	if access.Shared() || access.SetGroup {
 		log.Info("job folders are open to a group (job.directory_group, job.directory_mode)", "access", access.String())
 	}
-	runners := map[string]analysis.Runner{}
+	o := runner.Options{Dir: cfg.Job.Directory, Access: access, Log: log}
 	for _, r := range cfg.Job.Runner {
 		switch r {
 		case "process":
-			runners[r] = process.New(process.Options{Path: cfg.Job.Process.Path, Env: cfg.Job.Process.Env,
+			o.Process = process.New(process.Options{Path: cfg.Job.Process.Path, Env: cfg.Job.Process.Env,
 				Access: access, Log: log})
 		case "docker":
 			d := docker.New(docker.Options{Host: cfg.Job.Docker.Host, Network: cfg.Job.Docker.Network,
@@ -82,34 +113,10 @@ func (a *App) jobsConfig(ctx context.Context) (analysis.JobsConfig, error) {
 				log.Warn("job.runner includes docker but no Docker engine answers: docker analyzers are disabled")
 				continue
 			}
-			runners[r] = d
+			o.Docker = d
 		}
 	}
-	maxFile, err := bytesize(cfg.Job.MaxFile)
-	if err != nil {
-		return analysis.JobsConfig{}, fmt.Errorf("job.max_file: %w", err)
-	}
-	return analysis.JobsConfig{
-		Workers: cfg.Job.Workers, OrgMax: cfg.Job.OrgMax, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
-		DefaultTimeout: cfg.Job.Timeout, WaitMax: cfg.Job.Waitreport.Max, MaxFileSize: maxFile,
-		TempDir: cfg.Job.Directory, Folder: access, Runners: runners, Extract: builtin.Extract, Log: log,
-	}, nil
-}
-
-// runnable refuses the definitions no enabled runner (job.runner) can run.
-func runnable(runners map[string]analysis.Runner) catalog.Runnable {
-	return func(d analysis.Definition) string {
-		switch {
-		case d.Command != "" && runners["process"] != nil, d.DockerImage != "" && runners["docker"] != nil:
-			return ""
-		case d.Command != "" && d.DockerImage != "":
-			return "neither the process nor the docker runner is enabled (job.runner)"
-		case d.Command != "":
-			return "a command definition needs the process runner (job.runner)"
-		default:
-			return "a dockerImage definition needs the docker runner (job.runner) and a Docker engine that answers"
-		}
-	}
+	return o, nil
 }
 
 // bytesize reads sizes such as 512K, 100M, 1G (powers of 1024) or a plain number of bytes.

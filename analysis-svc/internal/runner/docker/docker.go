@@ -55,6 +55,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 	"github.com/openir/platform/pkg/apperr"
 )
@@ -108,7 +109,7 @@ type Options struct {
 	// LogLines is how many of the last log lines are fetched (default 10000).
 	LogLines int
 	// Access opens the job folder to a group (job.directory_group, job.directory_mode; see jobdir.Options).
-	Access analysis.FolderAccess
+	Access jobdir.FolderAccess
 	// GroupReadable makes the job folder 0750/0640 (see jobdir.Options).
 	GroupReadable bool
 	// Log receives warnings (dropped artifacts, cleanup failures); nil = discard.
@@ -122,7 +123,7 @@ type Runner struct {
 	err    error // a bad Host: every call fails with it
 }
 
-var _ analysis.Runner = (*Runner)(nil)
+var _ runner.Runner = (*Runner)(nil)
 
 // cleanupTimeout bounds kill, logs and remove calls made after the job's context is done.
 const cleanupTimeout = 30 * time.Second

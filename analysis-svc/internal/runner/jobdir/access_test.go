@@ -71,7 +71,7 @@ func TestPrepare_folderAccess(t *testing.T) {
 	if err := os.WriteFile(src, []byte("EICAR-like test content"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	prepare := func(t *testing.T, access analysis.FolderAccess) (dir, attachment string) {
+	prepare := func(t *testing.T, access FolderAccess) (dir, attachment string) {
 		t.Helper()
 		dir = filepath.Join(base, strings.ReplaceAll(t.Name(), "/", "_"), "run")
 		if err := os.MkdirAll(filepath.Dir(dir), 0o711); err != nil {
@@ -89,7 +89,7 @@ func TestPrepare_folderAccess(t *testing.T) {
 	}
 
 	t.Run("group 0750", func(t *testing.T) {
-		access, err := analysis.ParseFolderAccess("61000", "")
+		access, err := ParseFolderAccess("61000", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestPrepare_folderAccess(t *testing.T) {
 		}
 	})
 	t.Run("group 0710", func(t *testing.T) {
-		access, err := analysis.ParseFolderAccess("61000", "0710")
+		access, err := ParseFolderAccess("61000", "0710")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestPrepare_folderAccess(t *testing.T) {
 		}
 	})
 	t.Run("default private", func(t *testing.T) {
-		_, att := prepare(t, analysis.FolderAccess{})
+		_, att := prepare(t, FolderAccess{})
 		if err := readAs(t, memberUID, daemonGroup, att, false); err == nil {
 			t.Error("without job.directory_group another user read the observable")
 		}
@@ -145,19 +145,19 @@ func TestPrepare_folderAccess(t *testing.T) {
 func TestParseFolderAccess(t *testing.T) {
 	for _, c := range []struct {
 		group, mode string
-		want        analysis.FolderAccess
+		want        FolderAccess
 		err         bool
 	}{
-		{"", "", analysis.FolderAccess{}, false},
-		{"61000", "", analysis.FolderAccess{GID: 61000, SetGroup: true, Mode: 0o750}, false},
-		{"root", "0710", analysis.FolderAccess{GID: 0, SetGroup: true, Mode: 0o710}, false},
-		{"", "750", analysis.FolderAccess{Mode: 0o750}, false},
-		{"", "0755", analysis.FolderAccess{}, true}, // never world-readable
-		{"", "0770", analysis.FolderAccess{}, true},
-		{"", "rwx", analysis.FolderAccess{}, true},
-		{"no-such-group-anywhere", "", analysis.FolderAccess{}, true},
+		{"", "", FolderAccess{}, false},
+		{"61000", "", FolderAccess{GID: 61000, SetGroup: true, Mode: 0o750}, false},
+		{"root", "0710", FolderAccess{GID: 0, SetGroup: true, Mode: 0o710}, false},
+		{"", "750", FolderAccess{Mode: 0o750}, false},
+		{"", "0755", FolderAccess{}, true}, // never world-readable
+		{"", "0770", FolderAccess{}, true},
+		{"", "rwx", FolderAccess{}, true},
+		{"no-such-group-anywhere", "", FolderAccess{}, true},
 	} {
-		got, err := analysis.ParseFolderAccess(c.group, c.mode)
+		got, err := ParseFolderAccess(c.group, c.mode)
 		if (err != nil) != c.err || (err == nil && got != c.want) {
 			t.Errorf("ParseFolderAccess(%q, %q) = %+v, %v", c.group, c.mode, got, err)
 		}

@@ -48,12 +48,12 @@ const DefaultContentType = "application/octet-stream"
 // Options tunes how a job folder is written.
 type Options struct {
 	// Access is who besides the service may read the folder (zero value: folders 0700, files 0600).
-	Access analysis.FolderAccess
+	Access FolderAccess
 	// GroupReadable makes folders 0750 and files 0640 instead of 0700/0600 (when Access does not set a mode).
 	GroupReadable bool
 }
 
-func (o Options) access() analysis.FolderAccess {
+func (o Options) access() FolderAccess {
 	a := o.Access
 	if o.GroupReadable && a.Mode == 0 {
 		a.Mode = 0o750
@@ -203,7 +203,7 @@ func proxy(conf map[string]any, scheme string) string {
 }
 
 // copyAttachment copies src to inDir/attachment<random> and returns the base name.
-func copyAttachment(src, inDir string, access analysis.FolderAccess) (string, error) {
+func copyAttachment(src, inDir string, access FolderAccess) (string, error) {
 	r, err := os.Open(src)
 	if err != nil {
 		return "", fmt.Errorf("read the observable's file: %w", err)
@@ -229,7 +229,7 @@ func copyAttachment(src, inDir string, access analysis.FolderAccess) (string, er
 	return filepath.Base(w.Name()), nil
 }
 
-func writeFile(path string, data []byte, access analysis.FolderAccess) error {
+func writeFile(path string, data []byte, access FolderAccess) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err

@@ -48,6 +48,7 @@ import (
 	"unsafe"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 )
 
@@ -68,8 +69,8 @@ type Options struct {
 	// TailSize is how much console output is kept for failure messages (jobdir.DefaultTailSize when <= 0).
 	TailSize int
 	// Access opens the job folder to a group (job.directory_group, job.directory_mode), for workers that hand
-	// files to a daemon running as another user (e.g. clamd): see analysis.FolderAccess.
-	Access analysis.FolderAccess
+	// files to a daemon running as another user (e.g. clamd): see jobdir.FolderAccess.
+	Access jobdir.FolderAccess
 	// GroupReadable makes the job folder group-readable (0750/0640) in the service's group when Access sets
 	// no mode.
 	GroupReadable bool
@@ -86,7 +87,7 @@ type Runner struct {
 	starter starter  // starts workers from one thread, for their parent-death signal (start.go)
 }
 
-var _ analysis.Runner = (*Runner)(nil)
+var _ runner.Runner = (*Runner)(nil)
 
 // New returns a Runner.
 func New(opts Options) *Runner {

@@ -1,9 +1,8 @@
-package analysis
+package runner
 
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,25 +15,16 @@ import (
 // process is gone (a crash or kill -9 skipped their removal), and nothing else.
 const JobDirPrefix = "analysis-svc-job-"
 
-// ErrInterrupted is the errorMessage of a responder job whose run was interrupted (the service stopped or
-// crashed while it ran): it is failed, never run a second time.
-const ErrInterrupted = "interrupted; not retried"
-
 func jobDirPattern(jobID string) string {
 	return fmt.Sprintf("%s%d-%s-", JobDirPrefix, os.Getpid(), jobID)
 }
 
-// interrupted is j failed with ErrInterrupted.
-func (s *Jobs) interrupted(j Job) Job {
-	now := s.clock()
-	j.Status, j.ErrorMessage, j.EndDate, j.UpdatedAt = JobFailure, ErrInterrupted, now, now
-	return j
-}
-
-// RemoveStaleJobDirs removes the job folders under dir ("" = the system temp folder) left by service
-// processes that no longer run. A folder whose process still runs (another instance on this machine, or
-// this one) is kept; so is anything not named by JobDirPrefix.
-func RemoveStaleJobDirs(dir string, log *slog.Logger) {
+// RemoveStale removes the job folders under Options.Dir ("" = the system temp folder) left by service
+// processes that no longer run (a crash or kill -9 skipped their removal); run it before the job workers
+// start. A folder whose process still runs (another instance on this machine, or this one) is kept; so is
+// anything not named by JobDirPrefix.
+func (e *Executors) RemoveStale() {
+	dir, log := e.opts.Dir, e.opts.Log
 	if dir == "" {
 		dir = os.TempDir()
 	}
