@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -103,13 +104,13 @@ type caseV1Response struct {
 	UUpdatedAt *int64         `json:"_updatedAt"`
 }
 
-func (h *handler) caseV1JSON(cl cases.Caller, cs cases.Case) caseV1Response {
+func (h *handler) caseV1JSON(cl identity.Caller, cs cases.Case) caseV1Response {
 	r := h.caseJSON(cl, cs, nil)
 	return caseV1Response{caseResponse: r, Number: cs.Number, ExtraData: map[string]any{}, UCreatedBy: r.CreatedBy,
 		UCreatedAt: r.CreatedAt, UUpdatedBy: r.UpdatedBy, UUpdatedAt: r.UpdatedAt}
 }
 
-func (h *handler) similarJSON(cl cases.Caller, sc cases.SimilarCase, v0 bool) similarCaseResponse {
+func (h *handler) similarJSON(cl identity.Caller, sc cases.SimilarCase, v0 bool) similarCaseResponse {
 	types := sc.ObservableTypes
 	if types == nil {
 		types = map[string]int{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/openapi"
 	"github.com/openir/platform/pkg/web"
 )
@@ -36,7 +37,7 @@ type Config struct {
 }
 
 type handler struct {
-	ids      *cases.Identity
+	ids      *identity.Service
 	svc      *cases.Service
 	analyses *cases.Analyses
 	cfg      Config
@@ -46,7 +47,7 @@ type handler struct {
 }
 
 // New returns the service's HTTP handler with every route registered.
-func New(cfg Config, ids *cases.Identity, svc *cases.Service, analyses *cases.Analyses) *echo.Echo {
+func New(cfg Config, ids *identity.Service, svc *cases.Service, analyses *cases.Analyses) *echo.Echo {
 	opts := web.Options{Log: cfg.Log, Limits: cfg.Limits, Ready: cfg.Ready}
 	if cfg.Events != nil {
 		opts.Collectors = cfg.Events.Metrics.Collectors()
@@ -65,7 +66,7 @@ func New(cfg Config, ids *cases.Identity, svc *cases.Service, analyses *cases.An
 // /api and /api/v0 and its v1 API at /api/v1; identity routes exist in both versions with the same shapes
 // here, so they are served under all three prefixes.
 func (h *handler) routes(e *echo.Echo) {
-	authn := web.Authenticate[cases.User](h.ids, h.auth)
+	authn := web.Authenticate[identity.User](h.ids, h.auth)
 	secure := web.RequireSecure(h.cfg.Secure)
 	upload := web.Upload(h.cfg.MaxFile)
 	web.ServeOpenAPI(e, func() ([]byte, error) { return openapi.JSON(openapiYAML) }) // GET /api/openapi.json, without credentials
@@ -257,11 +258,11 @@ const callerKey = "case.caller"
 // naming an organisation the user does not belong to is a 403; a stale cookie falls back to the default.
 func (h *handler) organisation(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		u := web.Caller[cases.User](c)
+		u := web.Caller[identity.User](c)
 		org := c.Request().Header.Get(orgHeader)
 		if org == "" {
 			if ck, err := c.Cookie(orgHeader); err == nil && ck.Value != "" {
-				if _, member := u.ProfileIn(cases.IDName(ck.Value)); member {
+				if _, member := u.ProfileIn(identity.IDName(ck.Value)); member {
 					org = ck.Value
 				}
 			}
@@ -277,7 +278,7 @@ func (h *handler) organisation(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // caller returns the caller set by organisation.
-func caller(c echo.Context) cases.Caller {
-	cl, _ := c.Get(callerKey).(cases.Caller)
+func caller(c echo.Context) identity.Caller {
+	cl, _ := c.Get(callerKey).(identity.Caller)
 	return cl
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/web"
 )
@@ -51,7 +51,7 @@ func (h *handler) bulkIDs(c echo.Context) ([]string, error) {
 }
 
 // bulkCheck requires the permission and finds every id in the caller's organisation before any change.
-func bulkCheck(ctx context.Context, cl cases.Caller, perm cases.Permission, ids []string, find func(context.Context, string) error) error {
+func bulkCheck(ctx context.Context, cl identity.Caller, perm identity.Permission, ids []string, find func(context.Context, string) error) error {
 	if err := cl.Require(perm); err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (h *handler) bulkUpdateCases(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := bulkCheck(ctx, cl, cases.ManageCase, ids, func(ctx context.Context, id string) error {
+	if err := bulkCheck(ctx, cl, identity.ManageCase, ids, func(ctx context.Context, id string) error {
 		_, err := h.svc.Case(ctx, cl, id)
 		return err
 	}); err != nil {
@@ -102,7 +102,7 @@ func (h *handler) bulkUpdateObservables(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := bulkCheck(ctx, cl, cases.ManageObservable, ids, func(ctx context.Context, id string) error {
+	if err := bulkCheck(ctx, cl, identity.ManageObservable, ids, func(ctx context.Context, id string) error {
 		_, err := h.svc.Observable(ctx, cl, id)
 		return err
 	}); err != nil {
@@ -123,7 +123,7 @@ func (h *handler) bulkDeleteAlerts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := bulkCheck(ctx, cl, cases.ManageAlert, ids, func(ctx context.Context, id string) error {
+	if err := bulkCheck(ctx, cl, identity.ManageAlert, ids, func(ctx context.Context, id string) error {
 		_, err := h.svc.Alert(ctx, cl, id)
 		return err
 	}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/web"
 )
@@ -31,7 +32,7 @@ type caseResponse struct {
 	Owner            *string                   `json:"owner"`
 	CustomFields     map[string]map[string]any `json:"customFields"`
 	Stats            any                       `json:"stats"`
-	Permissions      []cases.Permission        `json:"permissions"`
+	Permissions      []identity.Permission     `json:"permissions"`
 }
 
 // statsResponse is the reference system's case stats (v0, nstats=true).
@@ -45,7 +46,7 @@ type statsResponse struct {
 	ShareCount int              `json:"shareCount"`
 }
 
-func (h *handler) caseJSON(cl cases.Caller, cs cases.Case, stats any) caseResponse {
+func (h *handler) caseJSON(cl identity.Caller, cs cases.Case, stats any) caseResponse {
 	tags := cs.Tags
 	if tags == nil {
 		tags = []string{}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -43,7 +44,7 @@ func (h *handler) rewriteChildQuery(c echo.Context) error {
 	return nil
 }
 
-func (h *handler) childFilter(ctx context.Context, cl cases.Caller, q any, depth int) (any, error) {
+func (h *handler) childFilter(ctx context.Context, cl identity.Caller, q any, depth int) (any, error) {
 	if depth > 64 {
 		return nil, apperr.New(apperr.BadRequest, "query is nested too deeply")
 	}
@@ -75,7 +76,7 @@ func (h *handler) childFilter(ctx context.Context, cl cases.Caller, q any, depth
 	return q, nil
 }
 
-func (h *handler) childCases(ctx context.Context, cl cases.Caller, ch any) (any, error) {
+func (h *handler) childCases(ctx context.Context, cl identity.Caller, ch any) (any, error) {
 	bad := apperr.New(apperr.BadRequest, `_child supports {"_type": "case_task" or "case_artifact", "_query": {...}}`)
 	m, ok := ch.(map[string]any)
 	if !ok {

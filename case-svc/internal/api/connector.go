@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/web"
 )
@@ -133,7 +134,7 @@ func (h *handler) runResponder(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	if err := caller(c).Require(cases.ManageAction); err != nil {
+	if err := caller(c).Require(identity.ManageAction); err != nil {
 		return err
 	}
 	if req.AnalysisID == "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/events"
@@ -56,7 +57,7 @@ func (h *handler) eventRoutes(a prefixed) {
 
 // withActor puts the caller and the request id in the request's context, for the audit records of its
 // changes.
-func withActor(c echo.Context, cl cases.Caller) {
+func withActor(c echo.Context, cl identity.Caller) {
 	r := c.Request()
 	c.SetRequest(r.WithContext(audit.WithActor(r.Context(), audit.Actor{User: cl.Login, Org: cl.Org, RequestID: web.RequestID(c)})))
 }
@@ -76,7 +77,7 @@ func (h *handler) auditObject(v any) map[string]any {
 	var r any
 	switch x := v.(type) {
 	case cases.Case:
-		r = h.caseJSON(cases.Caller{}, x, nil)
+		r = h.caseJSON(identity.Caller{}, x, nil)
 	case cases.Alert:
 		r = alertJSON(x, nil)
 	case cases.Observable:
@@ -93,9 +94,9 @@ func (h *handler) auditObject(v any) map[string]any {
 		r = templateJSON(x)
 	case cases.CustomField:
 		r = customFieldJSON(x)
-	case cases.User:
+	case identity.User:
 		r = userJSON(x, "")
-	case cases.Organisation:
+	case identity.Organisation:
 		r = orgJSON(x)
 	default:
 		return nil
@@ -240,7 +241,7 @@ func (h *handler) auditQuery(c echo.Context, steps []map[string]any, v1 bool) er
 }
 
 // startSteps runs the steps of a query of records (before audits).
-func (h *handler) startSteps(ctx context.Context, cl cases.Caller, q *query.Engine, steps []map[string]any) (*query.Pipeline, error) {
+func (h *handler) startSteps(ctx context.Context, cl identity.Caller, q *query.Engine, steps []map[string]any) (*query.Pipeline, error) {
 	var p *query.Pipeline
 	var out query.Output
 	for _, step := range steps {

@@ -6,7 +6,6 @@ package api_test
 
 import (
 	"context"
-	"github.com/openir/platform/pkg/apitest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,12 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openir/platform/pkg/apitest"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/app"
 	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
@@ -168,8 +170,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 				o.events(c)
 			}
 		},
-		IdentityStore: func(st cases.IdentityStore) cases.IdentityStore {
-			return countingIdentity{IdentityStore: st, userReads: userReads}
+		IdentityStore: func(st identity.Store) identity.Store {
+			return countingIdentity{Store: st, userReads: userReads}
 		},
 	})
 	if err != nil {
@@ -197,13 +199,13 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 
 // countingIdentity is the identity store counting its reads of a user by login.
 type countingIdentity struct {
-	cases.IdentityStore
+	identity.Store
 	userReads *atomic.Int64
 }
 
-func (c countingIdentity) User(ctx context.Context, login string) (cases.User, error) {
+func (c countingIdentity) User(ctx context.Context, login string) (identity.User, error) {
 	c.userReads.Add(1)
-	return c.IdentityStore.User(ctx, login)
+	return c.Store.User(ctx, login)
 }
 
 // The client, its responses and their checks are pkg/apitest's; these names keep the tests short.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -23,24 +23,24 @@ type membershipResponse struct {
 
 type userResponse struct {
 	meta
-	Login         string               `json:"login"`
-	Name          string               `json:"name"`
-	Organisation  string               `json:"organisation"`
-	Profile       string               `json:"profile"`
-	Permissions   []cases.Permission   `json:"permissions"`
-	Organisations []membershipResponse `json:"organisations"`
-	Status        string               `json:"status"`
-	Locked        bool                 `json:"locked"`
-	HasKey        bool                 `json:"hasKey"`
-	HasPassword   bool                 `json:"hasPassword"`
-	HasMFA        bool                 `json:"hasMFA"`
+	Login         string                `json:"login"`
+	Name          string                `json:"name"`
+	Organisation  string                `json:"organisation"`
+	Profile       string                `json:"profile"`
+	Permissions   []identity.Permission `json:"permissions"`
+	Organisations []membershipResponse  `json:"organisations"`
+	Status        string                `json:"status"`
+	Locked        bool                  `json:"locked"`
+	HasKey        bool                  `json:"hasKey"`
+	HasPassword   bool                  `json:"hasPassword"`
+	HasMFA        bool                  `json:"hasMFA"`
 }
 
 // userJSON renders a user as seen from an organisation: organisation, profile and permissions are those of
 // that organisation when the user belongs to it, else of the user's default organisation.
-func userJSON(u cases.User, org string) userResponse {
+func userJSON(u identity.User, org string) userResponse {
 	r := userResponse{meta: metaOf("~"+u.Login, "user", u.Meta), Login: u.Login, Name: u.Name,
-		Permissions: []cases.Permission{}, Organisations: []membershipResponse{}, Status: "Ok", Locked: u.Locked,
+		Permissions: []identity.Permission{}, Organisations: []membershipResponse{}, Status: "Ok", Locked: u.Locked,
 		HasKey: u.HasKey(), HasPassword: u.HasPassword()}
 	if u.Locked {
 		r.Status = "Locked"
@@ -51,15 +51,15 @@ func userJSON(u cases.User, org string) userResponse {
 			r.Organisation, r.Profile = m.Org, m.Profile
 		}
 	}
-	if p, ok := cases.ProfileNamed(r.Profile); ok {
+	if p, ok := identity.ProfileNamed(r.Profile); ok {
 		r.Permissions = p.Permissions
 	}
 	return r
 }
 
-func (h *handler) usersJSON(c echo.Context, us []cases.User) []userResponse {
+func (h *handler) usersJSON(c echo.Context, us []identity.User) []userResponse {
 	org := caller(c).Org
-	return mapSlice(us, func(u cases.User) userResponse { return userJSON(u, org) })
+	return mapSlice(us, func(u identity.User) userResponse { return userJSON(u, org) })
 }
 
 type orgResponse struct {
@@ -68,19 +68,19 @@ type orgResponse struct {
 	Description string `json:"description"`
 }
 
-func orgJSON(o cases.Organisation) orgResponse {
+func orgJSON(o identity.Organisation) orgResponse {
 	return orgResponse{meta: metaOf("~"+o.Name, "organisation", o.Meta), Name: o.Name, Description: o.Description}
 }
 
 type profileResponse struct {
 	meta
-	Name        string             `json:"name"`
-	Permissions []cases.Permission `json:"permissions"`
-	Editable    bool               `json:"editable"`
-	IsAdmin     bool               `json:"isAdmin"`
+	Name        string                `json:"name"`
+	Permissions []identity.Permission `json:"permissions"`
+	Editable    bool                  `json:"editable"`
+	IsAdmin     bool                  `json:"isAdmin"`
 }
 
-func profileJSON(p cases.Profile) profileResponse {
+func profileJSON(p identity.Profile) profileResponse {
 	return profileResponse{meta: metaOf("~"+p.Name, "profile", record.Meta{CreatedBy: "system"}), Name: p.Name,
 		Permissions: p.Permissions, IsAdmin: p.Admin}
 }
@@ -101,7 +101,7 @@ func (h *handler) login(c echo.Context) error {
 	if req.User == "" || req.Password == "" {
 		return web.ErrAuthentication
 	}
-	u, err := web.CheckLogin(c, h.auth, req.User, func() (cases.User, error) {
+	u, err := web.CheckLogin(c, h.auth, req.User, func() (identity.User, error) {
 		return h.ids.Login(c.Request().Context(), req.User, req.Password)
 	})
 	if err != nil {
@@ -127,7 +127,7 @@ func (h *handler) login(c echo.Context) error {
 // logout ends the user's sessions server-side (a copy of the cookie no longer works either) and clears the
 // cookies.
 func (h *handler) logout(c echo.Context) error {
-	if err := web.Logout[cases.User](c, h.ids, h.auth, h.ids.Logout); err != nil {
+	if err := web.Logout[identity.User](c, h.ids, h.auth, h.ids.Logout); err != nil {
 		return err
 	}
 	c.SetCookie(&http.Cookie{Name: orgHeader, Value: "", Path: "/", MaxAge: -1, Secure: h.auth.Secure,
@@ -146,7 +146,7 @@ func (h *handler) currentUser(c echo.Context) error {
 // --- users ---
 
 func (h *handler) listUsers(c echo.Context) error {
-	f, p, err := web.Search(c, cases.UserFields, h.max)
+	f, p, err := web.Search(c, identity.UserFields, h.max)
 	if err != nil {
 		return err
 	}
@@ -175,14 +175,14 @@ func (h *handler) createUser(c echo.Context) error {
 			return err
 		}
 	}
-	u, err := h.ids.CreateUser(c.Request().Context(), caller(c), cases.NewUser{Login: req.Login, Name: req.Name,
+	u, err := h.ids.CreateUser(c.Request().Context(), caller(c), identity.NewUser{Login: req.Login, Name: req.Name,
 		Org: req.Organisation, Profile: req.Profile, Password: req.Password})
 	if err != nil {
 		return err
 	}
 	org := caller(c).Org
 	if req.Organisation != "" {
-		org = cases.IDName(req.Organisation)
+		org = identity.IDName(req.Organisation)
 	}
 	return c.JSON(http.StatusCreated, userJSON(u, org))
 }
@@ -229,7 +229,7 @@ func (h *handler) updateUser(c echo.Context) error {
 	if req.Login.Set {
 		return apperr.Fields(apperr.FieldError{Name: "login", Message: "read-only"})
 	}
-	u := cases.UserUpdate{Name: change(req.Name), Locked: change(req.Locked), Profile: change(req.Profile),
+	u := identity.UserUpdate{Name: change(req.Name), Locked: change(req.Locked), Profile: change(req.Profile),
 		ProfileOrg: req.Organisation}
 	if req.Status.Set {
 		switch req.Status.V {
@@ -242,11 +242,11 @@ func (h *handler) updateUser(c echo.Context) error {
 		}
 	}
 	if req.Organisations.Set {
-		ms := make([]cases.Membership, len(req.Organisations.V))
+		ms := make([]identity.Membership, len(req.Organisations.V))
 		for i, m := range req.Organisations.V {
-			ms[i] = cases.Membership{Org: m.Organisation, Profile: m.Profile}
+			ms[i] = identity.Membership{Org: m.Organisation, Profile: m.Profile}
 		}
-		u.Memberships = record.Change[[]cases.Membership]{Set: true, Null: req.Organisations.Null, V: ms}
+		u.Memberships = record.Change[[]identity.Membership]{Set: true, Null: req.Organisations.Null, V: ms}
 	}
 	user, err := h.ids.UpdateUser(c.Request().Context(), caller(c), c.Param("userId"), u)
 	if err != nil {
@@ -254,7 +254,7 @@ func (h *handler) updateUser(c echo.Context) error {
 	}
 	org := caller(c).Org
 	if req.Organisation != "" {
-		org = cases.IDName(req.Organisation)
+		org = identity.IDName(req.Organisation)
 	}
 	return c.JSON(http.StatusOK, userJSON(user, org))
 }
@@ -342,7 +342,7 @@ func (h *handler) createOrg(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	o, err := h.ids.CreateOrg(c.Request().Context(), caller(c), cases.NewOrg{Name: req.Name, Description: req.Description})
+	o, err := h.ids.CreateOrg(c.Request().Context(), caller(c), identity.NewOrg{Name: req.Name, Description: req.Description})
 	if err != nil {
 		return err
 	}
@@ -358,7 +358,7 @@ func (h *handler) getOrg(c echo.Context) error {
 }
 
 func (h *handler) listOrgs(c echo.Context) error {
-	f, p, err := web.Search(c, cases.OrgFields, h.max)
+	f, p, err := web.Search(c, identity.OrgFields, h.max)
 	if err != nil {
 		return err
 	}
@@ -379,11 +379,11 @@ func (h *handler) updateOrg(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	if req.Name.Set && cases.IDName(req.Name.V) != cases.IDName(c.Param("orgId")) {
+	if req.Name.Set && identity.IDName(req.Name.V) != identity.IDName(c.Param("orgId")) {
 		return apperr.Fields(apperr.FieldError{Name: "name", Message: "read-only"})
 	}
 	o, err := h.ids.UpdateOrg(c.Request().Context(), caller(c), c.Param("orgId"),
-		cases.OrgUpdate{Description: change(req.Description)})
+		identity.OrgUpdate{Description: change(req.Description)})
 	if err != nil {
 		return err
 	}
@@ -403,14 +403,14 @@ func (h *handler) listProfiles(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var all []cases.Profile
-	for _, pr := range cases.Profiles() {
+	var all []identity.Profile
+	for _, pr := range identity.Profiles() {
 		if !filtered || slices.Contains(want, pr.Name) {
 			all = append(all, pr)
 		}
 	}
 	if len(p.Sort) > 0 {
-		slices.SortFunc(all, func(a, b cases.Profile) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(all, func(a, b identity.Profile) int { return strings.Compare(a.Name, b.Name) })
 		if p.Sort[0].Desc {
 			slices.Reverse(all)
 		}
@@ -421,7 +421,7 @@ func (h *handler) listProfiles(c echo.Context) error {
 }
 
 func (h *handler) getProfile(c echo.Context) error {
-	p, ok := cases.ProfileNamed(c.Param("profileId"))
+	p, ok := identity.ProfileNamed(c.Param("profileId"))
 	if !ok {
 		return apperr.New(apperr.NotFound, "Profile not found")
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -17,7 +18,7 @@ type linkedCaseResponse struct {
 	LinksCount int                  `json:"linksCount"`
 }
 
-func (h *handler) linkedJSON(cl cases.Caller, lc cases.LinkedCase) linkedCaseResponse {
+func (h *handler) linkedJSON(cl identity.Caller, lc cases.LinkedCase) linkedCaseResponse {
 	return linkedCaseResponse{caseResponse: h.caseJSON(cl, lc.Case, nil),
 		LinkedWith: mapSlice(lc.Shared, observableJSON), LinksCount: len(lc.Shared)}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -64,7 +65,7 @@ func (h *handler) query(v1 bool) echo.HandlerFunc {
 
 // finish runs the pipeline and writes its output: a number for count, an object for an aggregation, else an
 // array (X-Total for a v0 page, and for a v1 page whose extraData names "total").
-func (h *handler) finish(c echo.Context, cl cases.Caller, p *query.Pipeline, out query.Output, v1 bool) error {
+func (h *handler) finish(c echo.Context, cl identity.Caller, p *query.Pipeline, out query.Output, v1 bool) error {
 	ctx := c.Request().Context()
 	q := h.queries()
 	if out.Count || out.Agg != nil {
@@ -127,7 +128,7 @@ var extraNames = map[query.Kind][]string{
 
 // render writes one record as its v0 JSON; v1 adds the bookkeeping fields under their v1 names (_createdBy,
 // _createdAt, _updatedBy, _updatedAt); extraData, when asked, is an object of the named values.
-func (h *handler) render(ctx context.Context, cl cases.Caller, it any, v1 bool, extras []string) (any, error) {
+func (h *handler) render(ctx context.Context, cl identity.Caller, it any, v1 bool, extras []string) (any, error) {
 	var v any
 	switch x := it.(type) {
 	case cases.Case:
@@ -194,7 +195,7 @@ func toMap(v any) (map[string]any, error) {
 }
 
 // extra computes one extraData value of a record.
-func (h *handler) extra(ctx context.Context, cl cases.Caller, it any, name string) (any, error) {
+func (h *handler) extra(ctx context.Context, cl identity.Caller, it any, name string) (any, error) {
 	switch x := it.(type) {
 	case cases.Case:
 		switch name {

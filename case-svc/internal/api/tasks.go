@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -222,7 +223,7 @@ func (h *handler) updateLog(c echo.Context) error {
 		err error
 	)
 	if req.Message == nil {
-		if err = cl.Require(cases.ManageTask); err == nil {
+		if err = cl.Require(identity.ManageTask); err == nil {
 			l, err = h.svc.Log(ctx, cl, c.Param("logId"))
 		}
 	} else {

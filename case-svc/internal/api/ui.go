@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -56,7 +57,7 @@ var describedModels = []struct {
 	{"case_task_log", "log", cases.LogFields}, {"alert", "alert", cases.AlertFields},
 	{"case_artifact", "observable", cases.ObservableFields}, {"case_artifact_job", "job", cases.JobFields},
 	{"caseTemplate", "caseTemplate", cases.TemplateFields}, {"customField", "customField", cases.CustomFieldFields},
-	{"user", "user", cases.UserFields}, {"organisation", "organisation", cases.OrgFields},
+	{"user", "user", identity.UserFields}, {"organisation", "organisation", identity.OrgFields},
 	{"profile", "profile", profileFields}, {"observableType", "observableType", observableTypeFields},
 }
 
@@ -176,7 +177,7 @@ var configPathRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
 // listConfig is GET /config (manageConfig): the service's configuration items that a client may read.
 func (h *handler) listConfig(c echo.Context) error {
-	if err := caller(c).Require(cases.ManageConfig); err != nil {
+	if err := caller(c).Require(identity.ManageConfig); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, []configItem{
@@ -227,7 +228,7 @@ type uiPipeline struct {
 	sort   []search.SortKey
 }
 
-var uiFields = map[string]search.Fields{"user": cases.UserFields, "organisation": cases.OrgFields,
+var uiFields = map[string]search.Fields{"user": identity.UserFields, "organisation": identity.OrgFields,
 	"customField": cases.CustomFieldFields, "caseTemplate": cases.TemplateFields, "profile": profileFields,
 	"observableType": observableTypeFields}
 
@@ -295,7 +296,7 @@ func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
 	return c.JSON(http.StatusOK, items)
 }
 
-func (h *handler) uiStart(ctx context.Context, cl cases.Caller, name string, step map[string]any) (*uiPipeline, error) {
+func (h *handler) uiStart(ctx context.Context, cl identity.Caller, name string, step map[string]any) (*uiPipeline, error) {
 	everything := search.Node{Op: search.OpAll}
 	lists := map[string]string{"listUser": "user", "listOrganisation": "organisation", "listCustomField": "customField",
 		"listCaseTemplate": "caseTemplate", "listProfile": "profile", "listObservableType": "observableType"}
@@ -316,7 +317,7 @@ func (h *handler) uiStart(ctx context.Context, cl cases.Caller, name string, ste
 		var err error
 		switch name {
 		case "getOrganisation":
-			var o cases.Organisation
+			var o identity.Organisation
 			if o, err = h.ids.Org(ctx, cl, id); err == nil {
 				return &uiPipeline{what: "organisation", filter: search.Node{Op: search.OpEq, Path: "_id", Value: o.Name}}, nil
 			}
@@ -335,7 +336,7 @@ func (h *handler) uiStart(ctx context.Context, cl cases.Caller, name string, ste
 	return nil, query.BadStep(name, "does not start this query")
 }
 
-func (h *handler) uiNext(ctx context.Context, cl cases.Caller, p *uiPipeline, out *query.Output, name string, step map[string]any) error {
+func (h *handler) uiNext(ctx context.Context, cl identity.Caller, p *uiPipeline, out *query.Output, name string, step map[string]any) error {
 	switch name {
 	case "assignableUsers":
 		if err := query.Params(name, step); err != nil {
@@ -346,7 +347,7 @@ func (h *handler) uiNext(ctx context.Context, cl cases.Caller, p *uiPipeline, ou
 		}
 		// the users who may be given the record: the unlocked users of the caller's organisation
 		*p = uiPipeline{what: "user", filter: search.Node{Op: search.OpAnd, Children: []search.Node{
-			{Op: search.OpEq, Path: cases.PathUserOrgs, Value: cl.Org}, {Op: search.OpEq, Path: "locked", Value: false}}}}
+			{Op: search.OpEq, Path: identity.PathUserOrgs, Value: cl.Org}, {Op: search.OpEq, Path: "locked", Value: false}}}}
 		return nil
 	case "users":
 		if err := query.Params(name, step); err != nil {
@@ -363,7 +364,7 @@ func (h *handler) uiNext(ctx context.Context, cl cases.Caller, p *uiPipeline, ou
 		for i, o := range orgs {
 			names[i] = o.Name
 		}
-		*p = uiPipeline{what: "user", filter: search.Node{Op: search.OpIn, Path: cases.PathUserOrgs, Values: names}}
+		*p = uiPipeline{what: "user", filter: search.Node{Op: search.OpIn, Path: identity.PathUserOrgs, Values: names}}
 		return nil
 	}
 	if p.what == "record" {
@@ -408,14 +409,14 @@ func (h *handler) uiNext(ctx context.Context, cl cases.Caller, p *uiPipeline, ou
 }
 
 // uiRun reads a page of what the pipeline lists, rendered, and the total.
-func (h *handler) uiRun(ctx context.Context, cl cases.Caller, p *uiPipeline, pg search.Page) ([]any, int64, error) {
+func (h *handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, pg search.Page) ([]any, int64, error) {
 	switch p.what {
 	case "user":
 		us, total, err := h.ids.Users(ctx, cl, p.filter, pg)
-		return mapSlice(us, func(u cases.User) any { return userJSON(u, cl.Org) }), total, err
+		return mapSlice(us, func(u identity.User) any { return userJSON(u, cl.Org) }), total, err
 	case "organisation":
 		os, total, err := h.ids.Orgs(ctx, cl, p.filter, pg)
-		return mapSlice(os, func(o cases.Organisation) any { return orgJSON(o) }), total, err
+		return mapSlice(os, func(o identity.Organisation) any { return orgJSON(o) }), total, err
 	case "customField":
 		fs, total, err := h.svc.CustomFields(ctx, cl, p.filter, pg)
 		return mapSlice(fs, func(f cases.CustomField) any { return customFieldJSON(f) }), total, err
@@ -430,7 +431,7 @@ func (h *handler) uiRun(ctx context.Context, cl cases.Caller, p *uiPipeline, pg 
 	}
 	var l []any
 	if p.what == "profile" {
-		for _, pr := range cases.Profiles() {
+		for _, pr := range identity.Profiles() {
 			if !filtered || slices.Contains(want, pr.Name) {
 				l = append(l, profileJSON(pr))
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
@@ -42,7 +43,7 @@ type Options struct {
 	// Events adjusts the settings of the audit trail, streams and webhooks built from the configuration.
 	Events func(*audit.Config)
 	// IdentityStore wraps the identity store (a test counting its reads).
-	IdentityStore func(cases.IdentityStore) cases.IdentityStore
+	IdentityStore func(identity.Store) identity.Store
 	// NoAudit leaves out the decorators that record every write in the audit trail (the benchmark's
 	// "without audit" figure). The audit, stream and webhook routes remain; nothing is recorded.
 	NoAudit bool
@@ -55,7 +56,7 @@ type App struct {
 	conf.Base
 	// Echo is the router with every route and limit.
 	Echo     *echo.Echo
-	Identity *cases.Identity
+	Identity *identity.Service
 	Cases    *cases.Service
 	// Analyses is the connector: its jobs and responder actions, and the tracker of pending ones (Run).
 	Analyses *cases.Analyses
@@ -154,7 +155,7 @@ func (a *App) wire(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	var ids cases.IdentityStore = idStore
+	var ids identity.Store = idStore
 	if opts.IdentityStore != nil {
 		ids = opts.IdentityStore(ids)
 	}
@@ -165,7 +166,7 @@ func (a *App) wire(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	a.Identity = cases.NewIdentity(ids, cred, time.Now)
+	a.Identity = identity.New(ids, cred, time.Now)
 	st := cases.Stores{Members: a.Identity, Zip: zips}
 	for _, open := range []func() error{
 		func() (err error) { st.Cases, err = store.NewCaseStore(ctx, db); return err },

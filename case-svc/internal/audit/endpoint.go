@@ -3,7 +3,7 @@ package audit
 import (
 	"context"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -12,15 +12,15 @@ import (
 var errNoWebhooks = apperr.New(apperr.NotFound, "webhooks are not configured")
 
 // webhooks checks that webhooks are configured and that the caller has manageConfig.
-func (s *Service) webhooks(c cases.Caller) error {
+func (s *Service) webhooks(c identity.Caller) error {
 	if s.bus.Webhooks() == nil {
 		return errNoWebhooks
 	}
-	return c.Require(cases.ManageConfig)
+	return c.Require(identity.ManageConfig)
 }
 
 // CreateEndpoint adds a webhook to the caller's organisation (manageConfig).
-func (s *Service) CreateEndpoint(ctx context.Context, c cases.Caller, in EndpointInput) (Endpoint, error) {
+func (s *Service) CreateEndpoint(ctx context.Context, c identity.Caller, in EndpointInput) (Endpoint, error) {
 	if err := s.webhooks(c); err != nil {
 		return Endpoint{}, err
 	}
@@ -28,7 +28,7 @@ func (s *Service) CreateEndpoint(ctx context.Context, c cases.Caller, in Endpoin
 }
 
 // UpdateEndpoint changes a webhook of the caller's organisation.
-func (s *Service) UpdateEndpoint(ctx context.Context, c cases.Caller, id string, in EndpointInput) (Endpoint, error) {
+func (s *Service) UpdateEndpoint(ctx context.Context, c identity.Caller, id string, in EndpointInput) (Endpoint, error) {
 	if err := s.webhooks(c); err != nil {
 		return Endpoint{}, err
 	}
@@ -36,7 +36,7 @@ func (s *Service) UpdateEndpoint(ctx context.Context, c cases.Caller, id string,
 }
 
 // Endpoint returns a webhook of the caller's organisation.
-func (s *Service) Endpoint(ctx context.Context, c cases.Caller, id string) (Endpoint, error) {
+func (s *Service) Endpoint(ctx context.Context, c identity.Caller, id string) (Endpoint, error) {
 	if err := s.webhooks(c); err != nil {
 		return Endpoint{}, err
 	}
@@ -44,7 +44,7 @@ func (s *Service) Endpoint(ctx context.Context, c cases.Caller, id string) (Endp
 }
 
 // Endpoints lists the webhooks of the caller's organisation.
-func (s *Service) Endpoints(ctx context.Context, c cases.Caller) ([]Endpoint, error) {
+func (s *Service) Endpoints(ctx context.Context, c identity.Caller) ([]Endpoint, error) {
 	if err := s.webhooks(c); err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (s *Service) Endpoints(ctx context.Context, c cases.Caller) ([]Endpoint, er
 }
 
 // DeleteEndpoint removes a webhook; its pending deliveries stay in the outbox, unsent.
-func (s *Service) DeleteEndpoint(ctx context.Context, c cases.Caller, id string) error {
+func (s *Service) DeleteEndpoint(ctx context.Context, c identity.Caller, id string) error {
 	if err := s.webhooks(c); err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (s *Service) DeleteEndpoint(ctx context.Context, c cases.Caller, id string)
 }
 
 // Deliveries lists the recent deliveries of a webhook, newest first.
-func (s *Service) Deliveries(ctx context.Context, c cases.Caller, id string, p search.Page) ([]Delivery, int64, error) {
+func (s *Service) Deliveries(ctx context.Context, c identity.Caller, id string, p search.Page) ([]Delivery, int64, error) {
 	if err := s.webhooks(c); err != nil {
 		return nil, 0, err
 	}
@@ -68,7 +68,7 @@ func (s *Service) Deliveries(ctx context.Context, c cases.Caller, id string, p s
 }
 
 // Resend makes a delivery of the caller's organisation go out again (dead, delivered or pending).
-func (s *Service) Resend(ctx context.Context, c cases.Caller, endpoint, id string) (Delivery, error) {
+func (s *Service) Resend(ctx context.Context, c identity.Caller, endpoint, id string) (Delivery, error) {
 	if err := s.webhooks(c); err != nil {
 		return Delivery{}, err
 	}

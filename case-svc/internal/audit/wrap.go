@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -38,7 +39,7 @@ func (s *Service) Wrap(st cases.Stores) cases.Stores {
 }
 
 // WrapIdentity returns the identity store with its writes of users and organisations audited.
-func (s *Service) WrapIdentity(st cases.IdentityStore) cases.IdentityStore {
+func (s *Service) WrapIdentity(st identity.Store) identity.Store {
 	return identityStore{st, s}
 }
 
@@ -414,25 +415,25 @@ func (w actionStore) DeleteAction(ctx context.Context, id string) error {
 }
 
 type identityStore struct {
-	cases.IdentityStore
+	identity.Store
 	s *Service
 }
 
 // public drops a user's secrets (password hash, sealed key, key hash): they never reach an event.
-func public(u cases.User) cases.User {
+func public(u identity.User) identity.User {
 	u.PasswordHash, u.KeySealed, u.KeyHash = "", "", ""
 	return u
 }
 
-func (w identityStore) CreateOrg(ctx context.Context, o cases.Organisation) error {
-	if err := w.IdentityStore.CreateOrg(ctx, o); err != nil {
+func (w identityStore) CreateOrg(ctx context.Context, o identity.Organisation) error {
+	if err := w.Store.CreateOrg(ctx, o); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Creation, objectType: TypeOrg, id: o.Name, by: o.CreatedBy, obj: o})
 }
 
-func (w identityStore) UpdateOrg(ctx context.Context, name, description, by string, at time.Time) (cases.Organisation, error) {
-	out, err := w.IdentityStore.UpdateOrg(ctx, name, description, by, at)
+func (w identityStore) UpdateOrg(ctx context.Context, name, description, by string, at time.Time) (identity.Organisation, error) {
+	out, err := w.Store.UpdateOrg(ctx, name, description, by, at)
 	if err != nil {
 		return out, err
 	}
@@ -440,29 +441,29 @@ func (w identityStore) UpdateOrg(ctx context.Context, name, description, by stri
 }
 
 func (w identityStore) DeleteUser(ctx context.Context, login string) error {
-	before, err := w.IdentityStore.User(ctx, login)
+	before, err := w.Store.User(ctx, login)
 	if err != nil {
 		return err
 	}
-	if err := w.IdentityStore.DeleteUser(ctx, login); err != nil {
+	if err := w.Store.DeleteUser(ctx, login); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Delete, objectType: TypeUser, id: login, obj: public(before)})
 }
 
-func (w identityStore) CreateUser(ctx context.Context, u cases.User) error {
-	if err := w.IdentityStore.CreateUser(ctx, u); err != nil {
+func (w identityStore) CreateUser(ctx context.Context, u identity.User) error {
+	if err := w.Store.CreateUser(ctx, u); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Creation, objectType: TypeUser, id: u.Login, by: u.CreatedBy, obj: public(u)})
 }
 
-func (w identityStore) UpdateUser(ctx context.Context, u cases.User, by string, at time.Time) (cases.User, error) {
-	before, err := w.IdentityStore.User(ctx, u.Login)
+func (w identityStore) UpdateUser(ctx context.Context, u identity.User, by string, at time.Time) (identity.User, error) {
+	before, err := w.Store.User(ctx, u.Login)
 	if err != nil {
-		return cases.User{}, err
+		return identity.User{}, err
 	}
-	out, err := w.IdentityStore.UpdateUser(ctx, u, by, at)
+	out, err := w.Store.UpdateUser(ctx, u, by, at)
 	if err != nil {
 		return out, err
 	}
@@ -471,21 +472,21 @@ func (w identityStore) UpdateUser(ctx context.Context, u cases.User, by string, 
 
 // SetPassword and SetKey record that the credential changed, never its value.
 func (w identityStore) SetPassword(ctx context.Context, login, hash, by string, at time.Time) error {
-	if err := w.IdentityStore.SetPassword(ctx, login, hash, by, at); err != nil {
+	if err := w.Store.SetPassword(ctx, login, hash, by, at); err != nil {
 		return err
 	}
 	return w.credential(ctx, login, by, "password")
 }
 
 func (w identityStore) SetKey(ctx context.Context, login, sealed, hash, by string, at time.Time) error {
-	if err := w.IdentityStore.SetKey(ctx, login, sealed, hash, by, at); err != nil {
+	if err := w.Store.SetKey(ctx, login, sealed, hash, by, at); err != nil {
 		return err
 	}
 	return w.credential(ctx, login, by, "key")
 }
 
 func (w identityStore) credential(ctx context.Context, login, by, what string) error {
-	u, err := w.IdentityStore.User(ctx, login)
+	u, err := w.Store.User(ctx, login)
 	if err != nil {
 		return err
 	}

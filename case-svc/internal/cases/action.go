@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -99,8 +100,8 @@ func ObjectTypeLabel(t string) string {
 // RunResponder starts a responder on an object. Without analysisID the first server (in configuration
 // order) that offers the responder runs it. As for analyzer jobs, an action whose server cannot be reached
 // is accepted Waiting, with a message, and submitted by the tracker when the server answers.
-func (a *Analyses) RunResponder(ctx context.Context, c Caller, analysisID, responderID string, obj ResponderObject) (Action, error) {
-	if err := c.Require(ManageAction); err != nil {
+func (a *Analyses) RunResponder(ctx context.Context, c identity.Caller, analysisID, responderID string, obj ResponderObject) (Action, error) {
+	if err := c.Require(identity.ManageAction); err != nil {
 		return Action{}, err
 	}
 	if responderID == "" {
@@ -204,7 +205,7 @@ func (a *Analyses) submitAction(ctx context.Context, act Action) (RemoteJob, err
 }
 
 // Action returns an action of the caller's organisation.
-func (a *Analyses) Action(ctx context.Context, c Caller, id string) (Action, error) {
+func (a *Analyses) Action(ctx context.Context, c identity.Caller, id string) (Action, error) {
 	act, err := a.actions.Action(ctx, id)
 	if err != nil {
 		return Action{}, err

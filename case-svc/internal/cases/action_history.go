@@ -3,6 +3,7 @@ package cases
 import (
 	"context"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
@@ -10,7 +11,7 @@ import (
 // ActionsOf returns the responder actions run on an object of the caller's organisation, newest first (the
 // reference system's GET /api/connector/cortex/action/{type}/{id}). The caller checks first that the object is
 // the organisation's; objectType is normalised (case_task, case_task_log, case, alert, case_artifact).
-func (a *Analyses) ActionsOf(ctx context.Context, c Caller, objectType, objectID string, p search.Page) ([]Action, int64, error) {
+func (a *Analyses) ActionsOf(ctx context.Context, c identity.Caller, objectType, objectID string, p search.Page) ([]Action, int64, error) {
 	typ, err := NormalizeObjectType(objectType)
 	if err != nil {
 		return nil, 0, err
@@ -34,6 +35,6 @@ var ActionFields = search.Fields{
 }
 
 // Actions lists and searches the responder actions of the caller's organisation.
-func (a *Analyses) Actions(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Action, int64, error) {
+func (a *Analyses) Actions(ctx context.Context, c identity.Caller, f search.Node, p search.Page) ([]Action, int64, error) {
 	return a.actions.Actions(ctx, record.And(f, record.InOrg(c.Org)), p)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -160,8 +161,8 @@ var AlertFields = search.Fields{
 
 // CreateAlert creates an alert in the caller's organisation (manageAlert) with its artifacts as
 // observables; artifacts repeating a value are dropped, as in the reference system.
-func (s *Service) CreateAlert(ctx context.Context, c Caller, n NewAlert) (Alert, []Observable, error) {
-	if err := c.Require(ManageAlert); err != nil {
+func (s *Service) CreateAlert(ctx context.Context, c identity.Caller, n NewAlert) (Alert, []Observable, error) {
+	if err := c.Require(identity.ManageAlert); err != nil {
 		return Alert{}, nil, err
 	}
 	now := s.clock()
@@ -253,7 +254,7 @@ func (s *Service) CreateAlert(ctx context.Context, c Caller, n NewAlert) (Alert,
 
 // Alert returns an alert of the caller's organisation by id, or by the reference system's name
 // "type;source;sourceRef".
-func (s *Service) Alert(ctx context.Context, c Caller, idOrName string) (Alert, error) {
+func (s *Service) Alert(ctx context.Context, c identity.Caller, idOrName string) (Alert, error) {
 	id := idOrName
 	if !strings.HasPrefix(id, "~") {
 		parts := strings.SplitN(id, ";", 3)
@@ -289,13 +290,13 @@ func (s *Service) AlertObservables(ctx context.Context, a Alert) ([]Observable, 
 }
 
 // Alerts lists and searches the alerts of the caller's organisation.
-func (s *Service) Alerts(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Alert, int64, error) {
+func (s *Service) Alerts(ctx context.Context, c identity.Caller, f search.Node, p search.Page) ([]Alert, int64, error) {
 	return s.alerts.Alerts(ctx, record.And(f, record.InOrg(c.Org)), p)
 }
 
 // UpdateAlert changes an alert (manageAlert).
-func (s *Service) UpdateAlert(ctx context.Context, c Caller, id string, u AlertUpdate) (Alert, error) {
-	if err := c.Require(ManageAlert); err != nil {
+func (s *Service) UpdateAlert(ctx context.Context, c identity.Caller, id string, u AlertUpdate) (Alert, error) {
+	if err := c.Require(identity.ManageAlert); err != nil {
 		return Alert{}, err
 	}
 	a, err := s.Alert(ctx, c, id)
@@ -407,8 +408,8 @@ func (s *Service) UpdateAlert(ctx context.Context, c Caller, id string, u AlertU
 }
 
 // DeleteAlert removes an alert and its observables (manageAlert); a case made from it stays.
-func (s *Service) DeleteAlert(ctx context.Context, c Caller, id string) error {
-	if err := c.Require(ManageAlert); err != nil {
+func (s *Service) DeleteAlert(ctx context.Context, c identity.Caller, id string) error {
+	if err := c.Require(identity.ManageAlert); err != nil {
 		return err
 	}
 	a, err := s.Alert(ctx, c, id)
@@ -424,8 +425,8 @@ func (s *Service) DeleteAlert(ctx context.Context, c Caller, id string) error {
 // MarkAsRead sets whether an alert was read (manageAlert) and returns it; its status follows. The change is
 // conditional on the alert's case, so a concurrent import never leaves a status that contradicts read and
 // case.
-func (s *Service) MarkAsRead(ctx context.Context, c Caller, id string, read bool) (Alert, error) {
-	if err := c.Require(ManageAlert); err != nil {
+func (s *Service) MarkAsRead(ctx context.Context, c identity.Caller, id string, read bool) (Alert, error) {
+	if err := c.Require(identity.ManageAlert); err != nil {
 		return Alert{}, err
 	}
 	for range 100 {
@@ -442,7 +443,7 @@ func (s *Service) MarkAsRead(ctx context.Context, c Caller, id string, read bool
 }
 
 // Follow sets whether an alert is followed (manageAlert).
-func (s *Service) Follow(ctx context.Context, c Caller, id string, follow bool) (Alert, error) {
+func (s *Service) Follow(ctx context.Context, c identity.Caller, id string, follow bool) (Alert, error) {
 	return s.UpdateAlert(ctx, c, id, AlertUpdate{Follow: record.Change[bool]{Set: true, V: follow}})
 }
 
@@ -450,11 +451,11 @@ func (s *Service) Follow(ctx context.Context, c Caller, id string, follow bool) 
 // description, severity, tlp, pap, tags and custom fields, the template given (else the alert's), and copies
 // of its observables. The alert then belongs to the case and is read (Imported). An alert that already has a
 // case returns that case, with created false.
-func (s *Service) CreateCaseFromAlert(ctx context.Context, c Caller, id, template string) (cs Case, created bool, err error) {
-	if err := c.Require(ManageAlert); err != nil {
+func (s *Service) CreateCaseFromAlert(ctx context.Context, c identity.Caller, id, template string) (cs Case, created bool, err error) {
+	if err := c.Require(identity.ManageAlert); err != nil {
 		return Case{}, false, err
 	}
-	if err := c.Require(ManageCase); err != nil {
+	if err := c.Require(identity.ManageCase); err != nil {
 		return Case{}, false, err
 	}
 	a, err := s.Alert(ctx, c, id)
@@ -518,11 +519,11 @@ func (s *Service) CreateCaseFromAlert(ctx context.Context, c Caller, id, templat
 // observables (a value the case has gains the copy's tags), its tags, the custom fields it lacks, and its
 // description appended as the reference system does; the alert belongs to the case and is read. An alert
 // that already has a case is refused.
-func (s *Service) MergeAlert(ctx context.Context, c Caller, alertID, caseID string) (Case, error) {
-	if err := c.Require(ManageAlert); err != nil {
+func (s *Service) MergeAlert(ctx context.Context, c identity.Caller, alertID, caseID string) (Case, error) {
+	if err := c.Require(identity.ManageAlert); err != nil {
 		return Case{}, err
 	}
-	if err := c.Require(ManageCase); err != nil {
+	if err := c.Require(identity.ManageCase); err != nil {
 		return Case{}, err
 	}
 	a, err := s.Alert(ctx, c, alertID)
@@ -556,11 +557,11 @@ func (s *Service) MergeAlert(ctx context.Context, c Caller, alertID, caseID stri
 
 // MergeAlerts merges alerts into a case one after the other (MergeAlert); it stops at the first refusal,
 // keeping the merges made, and returns the case.
-func (s *Service) MergeAlerts(ctx context.Context, c Caller, caseID string, alertIDs []string) (Case, error) {
-	if err := c.Require(ManageAlert); err != nil {
+func (s *Service) MergeAlerts(ctx context.Context, c identity.Caller, caseID string, alertIDs []string) (Case, error) {
+	if err := c.Require(identity.ManageAlert); err != nil {
 		return Case{}, err
 	}
-	if err := c.Require(ManageCase); err != nil {
+	if err := c.Require(identity.ManageCase); err != nil {
 		return Case{}, err
 	}
 	cs, err := s.Case(ctx, c, caseID)
@@ -575,7 +576,7 @@ func (s *Service) MergeAlerts(ctx context.Context, c Caller, caseID string, aler
 	return cs, nil
 }
 
-func (s *Service) mergeInto(ctx context.Context, c Caller, a Alert, cs Case) (Case, error) {
+func (s *Service) mergeInto(ctx context.Context, c identity.Caller, a Alert, cs Case) (Case, error) {
 	obs, err := s.AlertObservables(ctx, a)
 	if err != nil {
 		return Case{}, err
@@ -602,7 +603,7 @@ func (s *Service) mergeInto(ctx context.Context, c Caller, a Alert, cs Case) (Ca
 }
 
 // CaseAlerts returns the alerts imported into or merged with a case.
-func (s *Service) CaseAlerts(ctx context.Context, c Caller, caseID string) ([]Alert, error) {
+func (s *Service) CaseAlerts(ctx context.Context, c identity.Caller, caseID string) ([]Alert, error) {
 	as, _, err := s.alerts.Alerts(ctx, record.And(record.InOrg(c.Org), search.Node{Op: search.OpEq, Path: PathCaseID, Value: caseID}),
 		search.Page{})
 	return as, err
@@ -656,7 +657,7 @@ var ErrTooSimilar = apperr.Errorf(apperr.BadRequest,
 // SimilarCases returns the cases of the caller's organisation (other than the alert's own) holding
 // observables with the same data as the alert's — of any type; files compare by content — matching
 // caseFilter, newest case first. Observables marked ignoreSimilarity count on neither side.
-func (s *Service) SimilarCases(ctx context.Context, c Caller, a Alert, caseFilter search.Node) ([]SimilarCase, error) {
+func (s *Service) SimilarCases(ctx context.Context, c identity.Caller, a Alert, caseFilter search.Node) ([]SimilarCase, error) {
 	obs, err := s.AlertObservables(ctx, a)
 	if err != nil {
 		return nil, err

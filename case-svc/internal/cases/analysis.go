@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 )
@@ -190,7 +191,7 @@ func NewAnalyses(svc *Service, servers []AnalysisServer, pending PendingStore, a
 func (a *Analyses) clock() time.Time { return record.Millis(a.now()) }
 
 // server returns the named server if the caller's organisation may use it; 400 otherwise.
-func (a *Analyses) server(c Caller, name string) (AnalysisServer, error) {
+func (a *Analyses) server(c identity.Caller, name string) (AnalysisServer, error) {
 	s, ok := a.servers[name]
 	if !ok || !s.Serves(c.Org) {
 		if name == "" {
@@ -201,7 +202,7 @@ func (a *Analyses) server(c Caller, name string) (AnalysisServer, error) {
 	return s, nil
 }
 
-func (a *Analyses) usable(c Caller) []string {
+func (a *Analyses) usable(c identity.Caller) []string {
 	var out []string
 	for _, n := range a.order {
 		if a.servers[n].Serves(c.Org) {
@@ -219,8 +220,8 @@ type ServerWorkers struct {
 
 // Workers lists the analyzers (or responders) of every server the caller's organisation may use, merged by
 // name. A server that cannot be reached is left out and named in the warnings.
-func (a *Analyses) Workers(ctx context.Context, c Caller, responder bool, dataType string) ([]ServerWorkers, []string, error) {
-	if err := c.Require(ManageAnalyse); !responder && err != nil {
+func (a *Analyses) Workers(ctx context.Context, c identity.Caller, responder bool, dataType string) ([]ServerWorkers, []string, error) {
+	if err := c.Require(identity.ManageAnalyse); !responder && err != nil {
 		return nil, nil, err
 	}
 	type result struct {
@@ -271,8 +272,8 @@ func (a *Analyses) Workers(ctx context.Context, c Caller, responder bool, dataTy
 // server is called, and the call carries the record id as its Idempotency-Key: when the server cannot be
 // reached the job is still accepted, stays Waiting with a message naming the server, and the tracker submits
 // it when the server answers. A refusal (unknown analyzer, data type, rate limit…) leaves no record.
-func (a *Analyses) RunAnalyzer(ctx context.Context, c Caller, analysisID, observableID, analyzerID string) (Job, error) {
-	if err := c.Require(ManageAnalyse); err != nil {
+func (a *Analyses) RunAnalyzer(ctx context.Context, c identity.Caller, analysisID, observableID, analyzerID string) (Job, error) {
+	if err := c.Require(identity.ManageAnalyse); err != nil {
 		return Job{}, err
 	}
 	srv, err := a.server(c, analysisID)
@@ -420,7 +421,7 @@ func (a *Analyses) wake(server string) {
 }
 
 // AnalyzerJob returns an analyzer job record (with its report once finished).
-func (a *Analyses) AnalyzerJob(ctx context.Context, c Caller, id string) (Job, error) {
+func (a *Analyses) AnalyzerJob(ctx context.Context, c identity.Caller, id string) (Job, error) {
 	return a.svc.Job(ctx, c, id)
 }
 
@@ -730,9 +731,9 @@ func artifactJSON(a RemoteArtifact) map[string]any {
 
 // system is the identity the connector acts with when it imports results: the job's creator, in the job's
 // organisation, allowed to add observables, tasks and logs.
-func system(login, org string) Caller {
-	return Caller{Login: login, Org: org, Orgs: []string{org}, Profile: "connector",
-		Permissions: []Permission{ManageObservable, ManageTask, ManageCase, ManageAlert, ManageCustomField}}
+func system(login, org string) identity.Caller {
+	return identity.Caller{Login: login, Org: org, Orgs: []string{org}, Profile: "connector",
+		Permissions: []identity.Permission{identity.ManageObservable, identity.ManageTask, identity.ManageCase, identity.ManageAlert, identity.ManageCustomField}}
 }
 
 // importArtifacts adds the report's artifacts to the case as observables tagged with their origin; values

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
@@ -150,14 +151,14 @@ type Stats struct {
 
 // CreateCase creates a case in the caller's organisation (manageCase), optionally from a template and with
 // tasks. Custom fields the template does not bring need manageCustomField, except mandatory ones.
-func (s *Service) CreateCase(ctx context.Context, c Caller, n NewCase) (Case, []Task, error) {
+func (s *Service) CreateCase(ctx context.Context, c identity.Caller, n NewCase) (Case, []Task, error) {
 	return s.createCase(ctx, c, n, false)
 }
 
 // createCase is CreateCase; trustedFields skips the manageCustomField check, for custom fields that come
 // from an alert rather than from the caller.
-func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFields bool) (Case, []Task, error) {
-	if err := c.Require(ManageCase); err != nil {
+func (s *Service) createCase(ctx context.Context, c identity.Caller, n NewCase, trustedFields bool) (Case, []Task, error) {
+	if err := c.Require(identity.ManageCase); err != nil {
 		return Case{}, nil, err
 	}
 	var tmpl Template
@@ -179,7 +180,7 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 		if _, fromTemplate := tmpl.CustomFields[name]; fromTemplate || defs[name].Mandatory || trustedFields {
 			continue
 		}
-		if err := c.Require(ManageCustomField); err != nil {
+		if err := c.Require(identity.ManageCustomField); err != nil {
 			return Case{}, nil, err
 		}
 	}
@@ -312,7 +313,7 @@ func (s *Service) createCase(ctx context.Context, c Caller, n NewCase, trustedFi
 
 // Case returns a case of the caller's organisation by id ("~42") or number ("42": numbers are per
 // organisation, so a number is looked up in the caller's organisation only).
-func (s *Service) Case(ctx context.Context, c Caller, idOrNumber string) (Case, error) {
+func (s *Service) Case(ctx context.Context, c identity.Caller, idOrNumber string) (Case, error) {
 	id := idOrNumber
 	if len(id) == 0 || id[0] != '~' {
 		n, err := strconv.ParseInt(id, 10, 64)
@@ -332,7 +333,7 @@ func (s *Service) Case(ctx context.Context, c Caller, idOrNumber string) (Case, 
 }
 
 // Cases lists and searches the cases of the caller's organisation.
-func (s *Service) Cases(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Case, int64, error) {
+func (s *Service) Cases(ctx context.Context, c identity.Caller, f search.Node, p search.Page) ([]Case, int64, error) {
 	return s.cases.Cases(ctx, record.And(f, record.InOrg(c.Org)), p)
 }
 
@@ -340,8 +341,8 @@ func (s *Service) Cases(ctx context.Context, c Caller, f search.Node, p search.P
 // (unless given) and its Waiting tasks are cancelled, InProgress ones completed. Setting Open again reopens
 // it (endDate cleared unless given). customFields, when given, replace the case's: a field the case does not
 // have yet needs manageCustomField (unless mandatory), and mandatory fields keep a value.
-func (s *Service) UpdateCase(ctx context.Context, c Caller, id string, u CaseUpdate) (Case, error) {
-	if err := c.Require(ManageCase); err != nil {
+func (s *Service) UpdateCase(ctx context.Context, c identity.Caller, id string, u CaseUpdate) (Case, error) {
+	if err := c.Require(identity.ManageCase); err != nil {
 		return Case{}, err
 	}
 	cs, err := s.Case(ctx, c, id)
@@ -436,7 +437,7 @@ func (s *Service) UpdateCase(ctx context.Context, c Caller, id string, u CaseUpd
 			if _, has := cs.CustomFields[name]; has || defs[name].Mandatory {
 				continue
 			}
-			if err := c.Require(ManageCustomField); err != nil {
+			if err := c.Require(identity.ManageCustomField); err != nil {
 				return Case{}, err
 			}
 		}
@@ -490,8 +491,8 @@ func (s *Service) UpdateCase(ctx context.Context, c Caller, id string, u CaseUpd
 // DeleteCase removes a case with its observables, tasks and their logs (manageCase); its alerts lose their
 // case (New or Ignored again). Children go first, so an interrupted delete leaves the case visible and
 // deletable again.
-func (s *Service) DeleteCase(ctx context.Context, c Caller, id string) error {
-	if err := c.Require(ManageCase); err != nil {
+func (s *Service) DeleteCase(ctx context.Context, c identity.Caller, id string) error {
+	if err := c.Require(identity.ManageCase); err != nil {
 		return err
 	}
 	cs, err := s.Case(ctx, c, id)
@@ -516,7 +517,7 @@ func (s *Service) removeCase(ctx context.Context, id string) error {
 }
 
 // Stats computes the counts shown with a case: tasks by status, observables, and the alerts it came from.
-func (s *Service) Stats(ctx context.Context, c Caller, cs Case) (Stats, error) {
+func (s *Service) Stats(ctx context.Context, c identity.Caller, cs Case) (Stats, error) {
 	counts, err := s.tasks.CountTasks(ctx, cs.ID)
 	if err != nil {
 		return Stats{}, err
@@ -534,4 +535,6 @@ func (s *Service) Stats(ctx context.Context, c Caller, cs Case) (Stats, error) {
 
 // Permissions returns what the caller may do on a case: the permissions of its profile, since a case is
 // owned by the caller's organisation.
-func (s *Service) Permissions(c Caller, _ Case) []Permission { return slices.Clone(c.Permissions) }
+func (s *Service) Permissions(c identity.Caller, _ Case) []identity.Permission {
+	return slices.Clone(c.Permissions)
+}

@@ -1,7 +1,8 @@
-// Package cases is the domain of case-svc: organisations, users and their profiles, cases, case templates,
-// tasks and their logs, custom fields, observables of cases and alerts, alerts, similar cases and analyzer
-// job records. It owns the types, the rules (who may do what in which organisation, defaults, validation,
-// status transitions) and the interfaces of the stores it consumes.
+// Package cases is the case management domain of case-svc: cases, case templates, tasks and their logs,
+// custom fields, observables of cases and alerts, alerts, similar cases and analyzer job records. It owns the
+// types, the rules (defaults, validation, status transitions, what a caller's permissions allow in its
+// organisation) and the interfaces of the stores it consumes. Who the caller is and what its profile permits
+// are package identity's.
 package cases
 
 import (

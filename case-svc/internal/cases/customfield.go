@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -118,16 +119,16 @@ type NewCustomField struct {
 // fixed and observable types are not definitions here) to a platform administrator only, as in the
 // reference system: an org-admin's manageCustomField lets it set values of any field on its cases, never
 // define, make mandatory or delete a field for every organisation (issue 15).
-func sharedDefinition(c Caller) error {
+func sharedDefinition(c identity.Caller) error {
 	if c.PlatformAdmin() {
 		return nil
 	}
 	return apperr.Errorf(apperr.Forbidden,
-		"missing permission %s as a platform administrator (admin profile of the admin organisation): custom fields are shared by every organisation", ManageCustomField)
+		"missing permission %s as a platform administrator (admin profile of the admin organisation): custom fields are shared by every organisation", identity.ManageCustomField)
 }
 
 // CreateCustomField defines a custom field (a platform administrator: see sharedDefinition).
-func (s *Service) CreateCustomField(ctx context.Context, c Caller, n NewCustomField) (CustomField, error) {
+func (s *Service) CreateCustomField(ctx context.Context, c identity.Caller, n NewCustomField) (CustomField, error) {
 	if err := sharedDefinition(c); err != nil {
 		return CustomField{}, err
 	}
@@ -182,7 +183,7 @@ func checkOptions(p *record.Problems, t FieldType, in []any) []any {
 }
 
 // CustomField returns a definition by id or name (any authenticated user).
-func (s *Service) CustomField(ctx context.Context, _ Caller, idOrName string) (CustomField, error) {
+func (s *Service) CustomField(ctx context.Context, _ identity.Caller, idOrName string) (CustomField, error) {
 	if len(idOrName) > 0 && idOrName[0] == '~' {
 		return s.fields.CustomField(ctx, idOrName)
 	}
@@ -190,13 +191,13 @@ func (s *Service) CustomField(ctx context.Context, _ Caller, idOrName string) (C
 }
 
 // CustomFields lists the definitions (any authenticated user).
-func (s *Service) CustomFields(ctx context.Context, _ Caller, f search.Node, p search.Page) ([]CustomField, int64, error) {
+func (s *Service) CustomFields(ctx context.Context, _ identity.Caller, f search.Node, p search.Page) ([]CustomField, int64, error) {
 	return s.fields.CustomFields(ctx, f, p)
 }
 
 // UpdateCustomField changes a definition's display name, description, options or mandatory flag
 // (a platform administrator). Values already on cases are kept as they are.
-func (s *Service) UpdateCustomField(ctx context.Context, c Caller, id string, u CustomFieldUpdate) (CustomField, error) {
+func (s *Service) UpdateCustomField(ctx context.Context, c identity.Caller, id string, u CustomFieldUpdate) (CustomField, error) {
 	if err := sharedDefinition(c); err != nil {
 		return CustomField{}, err
 	}
@@ -230,7 +231,7 @@ func (s *Service) UpdateCustomField(ctx context.Context, c Caller, id string, u 
 
 // DeleteCustomField removes a definition (a platform administrator). Values on cases and templates stay as
 // they are, but can no longer be set.
-func (s *Service) DeleteCustomField(ctx context.Context, c Caller, id string) error {
+func (s *Service) DeleteCustomField(ctx context.Context, c identity.Caller, id string) error {
 	if err := sharedDefinition(c); err != nil {
 		return err
 	}

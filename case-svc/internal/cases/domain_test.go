@@ -5,8 +5,9 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/identity/identitytest"
 	"github.com/openir/platform/case-svc/internal/store"
-	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/search"
@@ -23,14 +24,14 @@ type domain struct {
 	now      time.Time
 	db       *docstore.DB
 	svc      *cases.Service
-	ids      *cases.Identity
+	ids      *identity.Service
 	analyses *store.AnalysisStore
-	admin    cases.Caller // admin profile in the admin organisation
-	orgAdmin cases.Caller // soc
-	analyst  cases.Caller // soc
-	reader   cases.Caller // soc, read-only
-	other    cases.Caller // analyst of other
-	stores   cases.Stores // the real stores, as the service has them before wrap
+	admin    identity.Caller // admin profile in the admin organisation
+	orgAdmin identity.Caller // soc
+	analyst  identity.Caller // soc
+	reader   identity.Caller // soc, read-only
+	other    identity.Caller // analyst of other
+	stores   cases.Stores    // the real stores, as the service has them before wrap
 }
 
 // newDomain builds the domain; wrap, when given, wraps the real stores the service uses (a test provoking
@@ -45,40 +46,11 @@ func newDomain(t *testing.T, wrap ...func(cases.Stores) cases.Stores) *domain {
 		}
 	}
 	d := &domain{db: docstoretest.New(t), now: time.Date(2026, 1, 5, 10, 30, 0, 0, time.UTC)}
-	idStore, err := store.NewIdentityStore(ctx, d.db)
-	must(err)
-	keys, err := auth.NewKeyring("test-secret-0123456789")
-	must(err)
-	cred, err := auth.NewCredentials(keys)
-	must(err)
-	d.ids = cases.NewIdentity(idStore, cred, time.Now)
-	const rootKey = "root-key-0123456789-abcdefghijklmnop"
-	_, err = d.ids.Bootstrap(ctx, "root", "", rootKey)
-	must(err)
-	rootUser, err := d.ids.ByKey(ctx, rootKey)
-	must(err)
-	d.admin, err = d.ids.CallerOf(rootUser, cases.AdminOrg)
-	must(err)
-	user := func(login, org, profile string) cases.Caller {
-		t.Helper()
-		_, err := d.ids.CreateUser(ctx, d.admin, cases.NewUser{Login: login, Name: login, Org: org, Profile: profile})
-		must(err)
-		u, err := d.ids.User(ctx, d.admin, login)
-		must(err)
-		c, err := d.ids.CallerOf(u, org)
-		must(err)
-		return c
-	}
-	for _, org := range []string{"soc", "other"} {
-		_, err = d.ids.CreateOrg(ctx, d.admin, cases.NewOrg{Name: org, Description: org})
-		must(err)
-	}
-	d.orgAdmin = user("soc-admin", "soc", cases.ProfileOrgAdmin)
-	d.analyst = user("soc-analyst", "soc", cases.ProfileAnalyst)
-	d.reader = user("soc-reader", "soc", cases.ProfileReadOnly)
-	d.other = user("other-analyst", "other", cases.ProfileAnalyst)
+	ids := identitytest.New(t, d.db)
+	d.ids, d.admin, d.orgAdmin, d.analyst, d.reader, d.other = ids.Service, ids.Admin, ids.OrgAdmin, ids.Analyst, ids.Reader, ids.Other
 
 	st := cases.Stores{Members: d.ids}
+	var err error
 	st.Cases, err = store.NewCaseStore(ctx, d.db)
 	must(err)
 	st.Tasks, err = store.NewTaskStore(ctx, d.db)

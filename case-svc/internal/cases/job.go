@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -78,12 +79,12 @@ var JobFields = search.Fields{
 }
 
 // Jobs lists and searches the analyzer jobs of the caller's organisation.
-func (s *Service) Jobs(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Job, int64, error) {
+func (s *Service) Jobs(ctx context.Context, c identity.Caller, f search.Node, p search.Page) ([]Job, int64, error) {
 	return s.jobs.Jobs(ctx, record.And(f, record.InOrg(c.Org)), p)
 }
 
 // Job returns an analyzer job of the caller's organisation.
-func (s *Service) Job(ctx context.Context, c Caller, id string) (Job, error) {
+func (s *Service) Job(ctx context.Context, c identity.Caller, id string) (Job, error) {
 	j, err := s.jobs.Job(ctx, id)
 	if err != nil {
 		return Job{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
@@ -19,7 +20,7 @@ type LinkedCase struct {
 // caseFilter, holding an observable with the same value as one of the case's (of any type; files by
 // content), newest case first. Observables marked ignoreSimilarity count on neither side, as for similar
 // cases (one lookup on observables by organisation and key, index organisation_key).
-func (s *Service) LinkedCases(ctx context.Context, c Caller, cs Case, caseFilter search.Node) ([]LinkedCase, error) {
+func (s *Service) LinkedCases(ctx context.Context, c identity.Caller, cs Case, caseFilter search.Node) ([]LinkedCase, error) {
 	own, _, err := s.observables.Observables(ctx, record.And(search.Node{Op: search.OpAnd, Children: []search.Node{
 		{Op: search.OpEq, Path: PathCaseID, Value: cs.ID}, {Op: search.OpEq, Path: "ignoreSimilarity", Value: false}}}, record.InOrg(c.Org)),
 		search.Page{})
@@ -82,7 +83,7 @@ type SimilarObservable struct {
 // ObservableSimilar returns the observables of the other cases of the caller's organisation with the same
 // value as the observable id (of any type; files by content), newest case first; none when the observable is
 // marked ignoreSimilarity. The reference system's GET /api/case/artifact/{id}/similar.
-func (s *Service) ObservableSimilar(ctx context.Context, c Caller, id string) ([]SimilarObservable, error) {
+func (s *Service) ObservableSimilar(ctx context.Context, c identity.Caller, id string) ([]SimilarObservable, error) {
 	o, err := s.Observable(ctx, c, id)
 	if err != nil {
 		return nil, err

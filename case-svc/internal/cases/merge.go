@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -45,8 +46,8 @@ type mergeSource struct {
 // the alerts then move to it, and the merged cases go last; a failure before that end undoes what was
 // written. Once the merged cases are gone the merge stands; their tasks and observables are removed after,
 // and a failure there is reported with the merged case.
-func (s *Service) MergeCases(ctx context.Context, c Caller, ids []string) (Case, error) {
-	if err := c.Require(ManageCase); err != nil {
+func (s *Service) MergeCases(ctx context.Context, c identity.Caller, ids []string) (Case, error) {
+	if err := c.Require(identity.ManageCase); err != nil {
 		return Case{}, err
 	}
 	if len(ids) < 2 {
@@ -173,7 +174,7 @@ type moveBack struct {
 }
 
 // readMergeSource reads what a case being merged holds.
-func (s *Service) readMergeSource(ctx context.Context, c Caller, m *mergeSource) error {
+func (s *Service) readMergeSource(ctx context.Context, c identity.Caller, m *mergeSource) error {
 	ofCase := record.And(record.InOrg(c.Org), search.Node{Op: search.OpEq, Path: PathCaseID, Value: m.cs.ID})
 	var err error
 	if m.tasks, _, err = s.tasks.Tasks(ctx, ofCase, search.Page{}); err != nil {
@@ -190,7 +191,7 @@ func (s *Service) readMergeSource(ctx context.Context, c Caller, m *mergeSource)
 }
 
 // mergedCase is the new case of a merge, without its id and number.
-func (s *Service) mergedCase(ctx context.Context, c Caller, srcs []mergeSource, now time.Time) (Case, error) {
+func (s *Service) mergedCase(ctx context.Context, c identity.Caller, srcs []mergeSource, now time.Time) (Case, error) {
 	first := srcs[0].cs
 	m := Case{Org: c.Org, Severity: first.Severity, TLP: first.TLP, PAP: first.PAP, StartDate: first.StartDate,
 		Status: CaseOpen, Owner: c.Login, CustomFields: CustomValues{}, Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
@@ -25,7 +26,7 @@ import (
 // soc, and the real stores to look at.
 type mergeFixture struct {
 	svc   *cases.Service
-	ana   cases.Caller
+	ana   identity.Caller
 	st    cases.Stores // unwrapped
 	fails *failAt
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openir/platform/case-svc/internal/archive"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/fname"
@@ -201,8 +202,8 @@ type pending struct {
 // CreateObservables adds observables to a case or an alert of the caller's organisation
 // (manageObservable). Invalid input refuses the whole request; a value the parent already has is reported
 // in the failures while the others are created.
-func (s *Service) CreateObservables(ctx context.Context, c Caller, p Parent, n NewObservable) ([]Observable, []ObservableFailure, error) {
-	if err := c.Require(ManageObservable); err != nil {
+func (s *Service) CreateObservables(ctx context.Context, c identity.Caller, p Parent, n NewObservable) ([]Observable, []ObservableFailure, error) {
+	if err := c.Require(identity.ManageObservable); err != nil {
 		return nil, nil, err
 	}
 	parent, err := s.parent(ctx, c, p)
@@ -254,7 +255,7 @@ func (s *Service) CreateObservables(ctx context.Context, c Caller, p Parent, n N
 }
 
 // parent checks that the case or alert exists in the caller's organisation and returns its canonical ids.
-func (s *Service) parent(ctx context.Context, c Caller, p Parent) (Parent, error) {
+func (s *Service) parent(ctx context.Context, c identity.Caller, p Parent) (Parent, error) {
 	if p.Alert != "" {
 		a, err := s.Alert(ctx, c, p.Alert)
 		if err != nil {
@@ -373,7 +374,7 @@ func (s *Service) storeFile(ctx context.Context, base Observable, up Upload) (Ob
 
 // insertObservables stores pending observables in a parent, in one store call: duplicates become failures,
 // other errors end the request. With list set, an alert's list of observables is extended with those created.
-func (s *Service) insertObservables(ctx context.Context, c Caller, parent Parent, items []pending, now time.Time, list bool) ([]Observable, []ObservableFailure, error) {
+func (s *Service) insertObservables(ctx context.Context, c identity.Caller, parent Parent, items []pending, now time.Time, list bool) ([]Observable, []ObservableFailure, error) {
 	batch := make([]Observable, len(items))
 	for i, it := range items {
 		o := it.o
@@ -418,7 +419,7 @@ func (s *Service) insertObservables(ctx context.Context, c Caller, parent Parent
 }
 
 // Observable returns an observable of the caller's organisation.
-func (s *Service) Observable(ctx context.Context, c Caller, id string) (Observable, error) {
+func (s *Service) Observable(ctx context.Context, c identity.Caller, id string) (Observable, error) {
 	o, err := s.observables.Observable(ctx, id)
 	if err != nil {
 		return Observable{}, err
@@ -431,7 +432,7 @@ func (s *Service) Observable(ctx context.Context, c Caller, id string) (Observab
 
 // Observables lists and searches the observables of the caller's organisation, or of one of its cases or
 // alerts when p names one.
-func (s *Service) Observables(ctx context.Context, c Caller, p Parent, f search.Node, pg search.Page) ([]Observable, int64, error) {
+func (s *Service) Observables(ctx context.Context, c identity.Caller, p Parent, f search.Node, pg search.Page) ([]Observable, int64, error) {
 	scope := record.InOrg(c.Org)
 	if p.Case != "" || p.Alert != "" {
 		parent, err := s.parent(ctx, c, p)
@@ -448,8 +449,8 @@ func (s *Service) Observables(ctx context.Context, c Caller, p Parent, f search.
 }
 
 // UpdateObservable changes the flags, tags, message or tlp of an observable (manageObservable).
-func (s *Service) UpdateObservable(ctx context.Context, c Caller, id string, u ObservableUpdate) (Observable, error) {
-	if err := c.Require(ManageObservable); err != nil {
+func (s *Service) UpdateObservable(ctx context.Context, c identity.Caller, id string, u ObservableUpdate) (Observable, error) {
+	if err := c.Require(identity.ManageObservable); err != nil {
 		return Observable{}, err
 	}
 	o, err := s.Observable(ctx, c, id)
@@ -506,8 +507,8 @@ func (s *Service) UpdateObservable(ctx context.Context, c Caller, id string, u O
 
 // DeleteObservable removes an observable (manageObservable). An alert's list loses it first, so an
 // interrupted delete leaves it visible and deletable again.
-func (s *Service) DeleteObservable(ctx context.Context, c Caller, id string) error {
-	if err := c.Require(ManageObservable); err != nil {
+func (s *Service) DeleteObservable(ctx context.Context, c identity.Caller, id string) error {
+	if err := c.Require(identity.ManageObservable); err != nil {
 		return err
 	}
 	o, err := s.Observable(ctx, c, id)
@@ -524,7 +525,7 @@ func (s *Service) DeleteObservable(ctx context.Context, c Caller, id string) err
 
 // copyObservables copies observables into a case (an alert's, when it becomes or joins a case), in one store
 // call. A value the case already has keeps its observable, which gains the copy's tags.
-func (s *Service) copyObservables(ctx context.Context, c Caller, caseID string, from []Observable) error {
+func (s *Service) copyObservables(ctx context.Context, c identity.Caller, caseID string, from []Observable) error {
 	now := s.clock()
 	batch := make([]Observable, len(from))
 	for i, src := range from {
@@ -559,7 +560,7 @@ func (s *Service) copyObservables(ctx context.Context, c Caller, caseID string, 
 // reference system's "seen"); ignoreSimilarity ones are not counted.
 // It is an index count (issue 15: reading every similar observable, for each observable of a page, made a page
 // of a common value's observables quadratic).
-func (s *Service) Seen(ctx context.Context, c Caller, o Observable) (int, error) {
+func (s *Service) Seen(ctx context.Context, c identity.Caller, o Observable) (int, error) {
 	n, err := s.observables.CountSimilar(ctx, c.Org, []string{o.Key}, o.ID)
 	return int(n), err
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/openir/platform/pkg/apperr"
 )
 
-// Members answers whether a login is a user of an organisation; *Identity implements it.
+// Members answers whether a login is a user of an organisation; *identity.Service implements it.
 type Members interface {
 	Member(ctx context.Context, login, org string) (bool, error)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -14,7 +15,7 @@ func status(s string) record.Change[string] { return record.Change[string]{Set: 
 
 // caseStep is one update of a case, made a minute after the previous one.
 type caseStep struct {
-	as      func(d *domain) cases.Caller // nil: the analyst
+	as      func(d *domain) identity.Caller // nil: the analyst
 	update  cases.CaseUpdate
 	wantErr apperr.Kind // the refusal expected; 0 (Internal, never expected): none
 }
@@ -62,10 +63,10 @@ func TestService_CaseStatusTransitions(t *testing.T) {
 			cases.CaseOpen, time.Time{}, openTasks},
 		{"a null status", []caseStep{{update: cases.CaseUpdate{Status: record.Change[string]{Set: true, Null: true}}, wantErr: apperr.Invalid}},
 			cases.CaseOpen, time.Time{}, openTasks},
-		{"a read-only user", []caseStep{{as: func(d *domain) cases.Caller { return d.reader },
+		{"a read-only user", []caseStep{{as: func(d *domain) identity.Caller { return d.reader },
 			update: cases.CaseUpdate{Status: status(cases.CaseResolved)}, wantErr: apperr.Forbidden}},
 			cases.CaseOpen, time.Time{}, openTasks},
-		{"another organisation", []caseStep{{as: func(d *domain) cases.Caller { return d.other },
+		{"another organisation", []caseStep{{as: func(d *domain) identity.Caller { return d.other },
 			update: cases.CaseUpdate{Status: status(cases.CaseResolved)}, wantErr: apperr.NotFound}},
 			cases.CaseOpen, time.Time{}, openTasks},
 		{"a refused close among valid changes", []caseStep{
@@ -161,7 +162,7 @@ func TestAlertStatus(t *testing.T) {
 func TestService_AlertStatusDerivation(t *testing.T) {
 	type step struct {
 		op      string // read, unread, import, merge, deleteCase
-		as      func(d *domain) cases.Caller
+		as      func(d *domain) identity.Caller
 		want    string
 		wantErr apperr.Kind // the refusal expected; 0 (Internal, never expected): none
 	}
@@ -183,9 +184,9 @@ func TestService_AlertStatusDerivation(t *testing.T) {
 			{op: "merge", want: cases.AlertImported, wantErr: apperr.BadRequest},
 		}},
 		{"refusals", []step{
-			{op: "read", as: func(d *domain) cases.Caller { return d.reader }, want: cases.AlertNew, wantErr: apperr.Forbidden},
-			{op: "import", as: func(d *domain) cases.Caller { return d.reader }, want: cases.AlertNew, wantErr: apperr.Forbidden},
-			{op: "read", as: func(d *domain) cases.Caller { return d.other }, want: cases.AlertNew, wantErr: apperr.NotFound},
+			{op: "read", as: func(d *domain) identity.Caller { return d.reader }, want: cases.AlertNew, wantErr: apperr.Forbidden},
+			{op: "import", as: func(d *domain) identity.Caller { return d.reader }, want: cases.AlertNew, wantErr: apperr.Forbidden},
+			{op: "read", as: func(d *domain) identity.Caller { return d.other }, want: cases.AlertNew, wantErr: apperr.NotFound},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -32,7 +33,7 @@ const (
 var RecordFields = map[Record]search.Fields{
 	RecordCase: CaseFields, RecordAlert: AlertFields, RecordTask: TaskFields, RecordLog: LogFields,
 	RecordObservable: ObservableFields, RecordTemplate: TemplateFields, RecordCustomField: CustomFieldFields,
-	RecordUser: UserFields, RecordOrg: OrgFields, RecordJob: JobFields,
+	RecordUser: identity.UserFields, RecordOrg: identity.OrgFields, RecordJob: JobFields,
 }
 
 // TallyStore counts records in the database without reading them: all those matching f, or by the value of
@@ -46,8 +47,8 @@ var errNoTally = errors.New("no tally store")
 
 // scope is the filter that keeps a count within what the caller may list: its organisation's records, the
 // shared custom field definitions, the users of its organisation and its own organisations (all of them for a
-// platform administrator, as Identity.Users and Identity.Orgs list them).
-func scope(c Caller, r Record) search.Node {
+// platform administrator, as identity.Service.Users and Orgs list them).
+func scope(c identity.Caller, r Record) search.Node {
 	switch r {
 	case RecordCustomField:
 		return search.Node{Op: search.OpAll}
@@ -55,7 +56,7 @@ func scope(c Caller, r Record) search.Node {
 		if c.PlatformAdmin() {
 			return search.Node{Op: search.OpAll}
 		}
-		return search.Node{Op: search.OpEq, Path: PathUserOrgs, Value: c.Org}
+		return search.Node{Op: search.OpEq, Path: identity.PathUserOrgs, Value: c.Org}
 	case RecordOrg:
 		if c.PlatformAdmin() {
 			return search.Node{Op: search.OpAll}
@@ -70,7 +71,7 @@ func scope(c Caller, r Record) search.Node {
 }
 
 // Count counts the records of kind r that the caller may list and that match f.
-func (s *Service) Count(ctx context.Context, c Caller, r Record, f search.Node) (int64, error) {
+func (s *Service) Count(ctx context.Context, c identity.Caller, r Record, f search.Node) (int64, error) {
 	if s.tally == nil {
 		return 0, errNoTally
 	}
@@ -83,7 +84,7 @@ func (s *Service) Count(ctx context.Context, c Caller, r Record, f search.Node) 
 // Groups counts the records of kind r that the caller may list and that match f by the value of a field of
 // RecordFields[r], largest count first; more than limit distinct values (limit > 0) is a 400, so that a
 // grouping never returns an unbounded answer.
-func (s *Service) Groups(ctx context.Context, c Caller, r Record, f search.Node, field string, limit int) ([]ValueCount, error) {
+func (s *Service) Groups(ctx context.Context, c identity.Caller, r Record, f search.Node, field string, limit int) ([]ValueCount, error) {
 	if s.tally == nil {
 		return nil, errNoTally
 	}

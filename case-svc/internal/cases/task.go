@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -236,8 +237,8 @@ func (t *Task) enter(status string, now time.Time, by string, keepStart, keepEnd
 }
 
 // CreateTask adds a task to a case of the caller's organisation (manageTask).
-func (s *Service) CreateTask(ctx context.Context, c Caller, caseID string, n NewTask) (Task, error) {
-	if err := c.Require(ManageTask); err != nil {
+func (s *Service) CreateTask(ctx context.Context, c identity.Caller, caseID string, n NewTask) (Task, error) {
+	if err := c.Require(identity.ManageTask); err != nil {
 		return Task{}, err
 	}
 	cs, err := s.Case(ctx, c, caseID)
@@ -263,7 +264,7 @@ func (s *Service) CreateTask(ctx context.Context, c Caller, caseID string, n New
 }
 
 // Task returns a task of the caller's organisation.
-func (s *Service) Task(ctx context.Context, c Caller, id string) (Task, error) {
+func (s *Service) Task(ctx context.Context, c identity.Caller, id string) (Task, error) {
 	t, err := s.tasks.Task(ctx, id)
 	if err != nil {
 		return Task{}, err
@@ -275,7 +276,7 @@ func (s *Service) Task(ctx context.Context, c Caller, id string) (Task, error) {
 }
 
 // Tasks lists and searches the tasks of the caller's organisation, or of one of its cases when caseID is set.
-func (s *Service) Tasks(ctx context.Context, c Caller, caseID string, f search.Node, p search.Page) ([]Task, int64, error) {
+func (s *Service) Tasks(ctx context.Context, c identity.Caller, caseID string, f search.Node, p search.Page) ([]Task, int64, error) {
 	scope := record.InOrg(c.Org)
 	if caseID != "" {
 		cs, err := s.Case(ctx, c, caseID)
@@ -288,8 +289,8 @@ func (s *Service) Tasks(ctx context.Context, c Caller, caseID string, f search.N
 }
 
 // UpdateTask changes a task (manageTask); a status change sets the dates as enter describes.
-func (s *Service) UpdateTask(ctx context.Context, c Caller, id string, u TaskUpdate) (Task, error) {
-	if err := c.Require(ManageTask); err != nil {
+func (s *Service) UpdateTask(ctx context.Context, c identity.Caller, id string, u TaskUpdate) (Task, error) {
+	if err := c.Require(identity.ManageTask); err != nil {
 		return Task{}, err
 	}
 	t, err := s.Task(ctx, c, id)
@@ -358,8 +359,8 @@ func (s *Service) UpdateTask(ctx context.Context, c Caller, id string, u TaskUpd
 
 // CreateLog adds an entry, with an optional file, to a task of the caller's organisation (manageTask). A log
 // on a Waiting task starts it.
-func (s *Service) CreateLog(ctx context.Context, c Caller, taskID, message string, up *Upload) (Log, error) {
-	if err := c.Require(ManageTask); err != nil {
+func (s *Service) CreateLog(ctx context.Context, c identity.Caller, taskID, message string, up *Upload) (Log, error) {
+	if err := c.Require(identity.ManageTask); err != nil {
 		return Log{}, err
 	}
 	t, err := s.Task(ctx, c, taskID)
@@ -408,7 +409,7 @@ func (s *Service) CreateLog(ctx context.Context, c Caller, taskID, message strin
 }
 
 // Log returns a log of the caller's organisation.
-func (s *Service) Log(ctx context.Context, c Caller, id string) (Log, error) {
+func (s *Service) Log(ctx context.Context, c identity.Caller, id string) (Log, error) {
 	l, err := s.tasks.Log(ctx, id)
 	if err != nil {
 		return Log{}, err
@@ -421,8 +422,8 @@ func (s *Service) Log(ctx context.Context, c Caller, id string) (Log, error) {
 
 // UpdateLog changes the message of a log of the caller's organisation (manageTask), the one attribute of a
 // log the reference system lets a client change.
-func (s *Service) UpdateLog(ctx context.Context, c Caller, id, message string) (Log, error) {
-	if err := c.Require(ManageTask); err != nil {
+func (s *Service) UpdateLog(ctx context.Context, c identity.Caller, id, message string) (Log, error) {
+	if err := c.Require(identity.ManageTask); err != nil {
 		return Log{}, err
 	}
 	l, err := s.Log(ctx, c, id)
@@ -439,8 +440,8 @@ func (s *Service) UpdateLog(ctx context.Context, c Caller, id, message string) (
 
 // DeleteLog removes a log of the caller's organisation (manageTask). Its file stays in the attachment store
 // (stored once per content, other records may hold it); the organisation's grant to it goes with the log.
-func (s *Service) DeleteLog(ctx context.Context, c Caller, id string) error {
-	if err := c.Require(ManageTask); err != nil {
+func (s *Service) DeleteLog(ctx context.Context, c identity.Caller, id string) error {
+	if err := c.Require(identity.ManageTask); err != nil {
 		return err
 	}
 	l, err := s.Log(ctx, c, id)
@@ -451,7 +452,7 @@ func (s *Service) DeleteLog(ctx context.Context, c Caller, id string) error {
 }
 
 // Logs lists and searches the logs of the caller's organisation, or of one of its tasks when taskID is set.
-func (s *Service) Logs(ctx context.Context, c Caller, taskID string, f search.Node, p search.Page) ([]Log, int64, error) {
+func (s *Service) Logs(ctx context.Context, c identity.Caller, taskID string, f search.Node, p search.Page) ([]Log, int64, error) {
 	scope := record.InOrg(c.Org)
 	if taskID != "" {
 		t, err := s.Task(ctx, c, taskID)
@@ -464,7 +465,7 @@ func (s *Service) Logs(ctx context.Context, c Caller, taskID string, f search.No
 }
 
 // Attachment opens a file that a record (an observable or a log) of the caller's organisation holds.
-func (s *Service) Attachment(ctx context.Context, c Caller, id string) (io.ReadCloser, Attachment, error) {
+func (s *Service) Attachment(ctx context.Context, c identity.Caller, id string) (io.ReadCloser, Attachment, error) {
 	a, err := s.observables.HeldFile(ctx, c.Org, id)
 	if apperr.Is(err, apperr.NotFound) {
 		var l Log

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
@@ -80,8 +81,8 @@ type TemplateInput struct {
 }
 
 // CreateTemplate creates a case template in the caller's organisation (manageCaseTemplate).
-func (s *Service) CreateTemplate(ctx context.Context, c Caller, in TemplateInput) (Template, error) {
-	if err := c.Require(ManageCaseTemplate); err != nil {
+func (s *Service) CreateTemplate(ctx context.Context, c identity.Caller, in TemplateInput) (Template, error) {
+	if err := c.Require(identity.ManageCaseTemplate); err != nil {
 		return Template{}, err
 	}
 	now := s.clock()
@@ -98,7 +99,7 @@ func (s *Service) CreateTemplate(ctx context.Context, c Caller, in TemplateInput
 }
 
 // applyTemplate validates the input and writes it into t.
-func (s *Service) applyTemplate(ctx context.Context, c Caller, t *Template, in TemplateInput) error {
+func (s *Service) applyTemplate(ctx context.Context, c identity.Caller, t *Template, in TemplateInput) error {
 	var p record.Problems
 	if in.Name.Set {
 		if in.Name.Null {
@@ -185,7 +186,7 @@ func (s *Service) checkOwners(ctx context.Context, org string, tasks []TemplateT
 }
 
 // Template returns a template of the caller's organisation by id or name.
-func (s *Service) Template(ctx context.Context, c Caller, idOrName string) (Template, error) {
+func (s *Service) Template(ctx context.Context, c identity.Caller, idOrName string) (Template, error) {
 	var t Template
 	var err error
 	if len(idOrName) > 0 && idOrName[0] == '~' {
@@ -200,14 +201,14 @@ func (s *Service) Template(ctx context.Context, c Caller, idOrName string) (Temp
 }
 
 // Templates lists the templates of the caller's organisation.
-func (s *Service) Templates(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Template, int64, error) {
+func (s *Service) Templates(ctx context.Context, c identity.Caller, f search.Node, p search.Page) ([]Template, int64, error) {
 	return s.templates.Templates(ctx, record.And(f, record.InOrg(c.Org)), p)
 }
 
 // UpdateTemplate changes a template (manageCaseTemplate). Tasks and customFields, when given, replace the
 // template's.
-func (s *Service) UpdateTemplate(ctx context.Context, c Caller, id string, in TemplateInput) (Template, error) {
-	if err := c.Require(ManageCaseTemplate); err != nil {
+func (s *Service) UpdateTemplate(ctx context.Context, c identity.Caller, id string, in TemplateInput) (Template, error) {
+	if err := c.Require(identity.ManageCaseTemplate); err != nil {
 		return Template{}, err
 	}
 	t, err := s.Template(ctx, c, id)
@@ -230,8 +231,8 @@ func (s *Service) UpdateTemplate(ctx context.Context, c Caller, id string, in Te
 }
 
 // DeleteTemplate removes a template (manageCaseTemplate); cases made from it keep what they got.
-func (s *Service) DeleteTemplate(ctx context.Context, c Caller, id string) error {
-	if err := c.Require(ManageCaseTemplate); err != nil {
+func (s *Service) DeleteTemplate(ctx context.Context, c identity.Caller, id string) error {
+	if err := c.Require(identity.ManageCaseTemplate); err != nil {
 		return err
 	}
 	t, err := s.Template(ctx, c, id)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -78,7 +79,7 @@ func IsStatsModel(model string) bool {
 
 // Stats runs the aggregations of one model on the records matching query (the search DSL, _parent too):
 // the v0 _stats routes. left is the request's budget of database queries (MaxQueries).
-func (e *Engine) Stats(ctx context.Context, cl cases.Caller, model string, query, stats any, left *int) (map[string]any, error) {
+func (e *Engine) Stats(ctx context.Context, cl identity.Caller, model string, query, stats any, left *int) (map[string]any, error) {
 	r := statsModels[model]
 	f := search.Node{Op: search.OpAll}
 	if s, isString := query.(string); isString {
@@ -263,7 +264,7 @@ func ParseAgg(x any, fields search.Fields, budget *int) (Agg, error) {
 // answer: {Count: n}, {avg_F: x} (null without values), a field's {value: {sub…}} (under {F: …} in the v0
 // _stats shape), a time histogram's {bucketStartMillis: {F: {sub…}}}. Without _select, each group holds
 // its count.
-func (e *Engine) aggregate(ctx context.Context, cl cases.Caller, r cases.Record, f search.Node, a Agg, v0 bool, left *int) (map[string]any, error) {
+func (e *Engine) aggregate(ctx context.Context, cl identity.Caller, r cases.Record, f search.Node, a Agg, v0 bool, left *int) (map[string]any, error) {
 	path := cases.RecordFields[r][a.field].Path
 	if err := spend(left); err != nil {
 		return nil, err
@@ -341,7 +342,7 @@ func (e *Engine) aggregate(ctx context.Context, cl cases.Caller, r cases.Record,
 
 // subAggregate runs the sub-aggregations of one group (the records matching f and in), whose count is
 // known: {Count: n} without any.
-func (e *Engine) subAggregate(ctx context.Context, cl cases.Caller, r cases.Record, f, in search.Node, n int64, subs []Agg, left *int) (map[string]any, error) {
+func (e *Engine) subAggregate(ctx context.Context, cl identity.Caller, r cases.Record, f, in search.Node, n int64, subs []Agg, left *int) (map[string]any, error) {
 	if len(subs) == 0 {
 		return map[string]any{"count": n}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -53,7 +54,7 @@ func IsCountStart(name string) bool {
 
 // startCounting starts a query with a count… step or myTasks (the tasks assigned to the caller); ok is
 // false for other steps.
-func startCounting(cl cases.Caller, name string, step map[string]any) (*Pipeline, bool, error) {
+func startCounting(cl identity.Caller, name string, step map[string]any) (*Pipeline, bool, error) {
 	if name == "myTasks" {
 		return &Pipeline{Kind: KindTask, Filter: search.Node{Op: search.OpEq, Path: "owner", Value: cl.Login}}, true,
 			Params(name, step)
@@ -107,7 +108,7 @@ func endCounting(p *Pipeline, out *Output, name string, step map[string]any) (bo
 // Answer is the answer of a query that counts (count…, count, limitedCount: a number) or aggregates (an
 // object): counted in the database for the kinds with a record, by the pipeline's total otherwise (similar
 // and linked cases, computed in memory).
-func (e *Engine) Answer(ctx context.Context, cl cases.Caller, p *Pipeline, out Output) (any, error) {
+func (e *Engine) Answer(ctx context.Context, cl identity.Caller, p *Pipeline, out Output) (any, error) {
 	r, ok := kindRecords[p.Kind]
 	if out.Agg != nil {
 		left := MaxQueries
@@ -123,7 +124,7 @@ func (e *Engine) Answer(ctx context.Context, cl cases.Caller, p *Pipeline, out O
 	return total, nil
 }
 
-func (e *Engine) countOf(ctx context.Context, cl cases.Caller, p *Pipeline, r cases.Record, counted bool) (int64, error) {
+func (e *Engine) countOf(ctx context.Context, cl identity.Caller, p *Pipeline, r cases.Record, counted bool) (int64, error) {
 	if counted {
 		return e.svc.Count(ctx, cl, r, p.Filter)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -118,7 +119,7 @@ func Shorten(s string) string {
 }
 
 // Start runs the first step, which must name where the query starts.
-func (e *Engine) Start(ctx context.Context, cl cases.Caller, name string, step map[string]any) (*Pipeline, error) {
+func (e *Engine) Start(ctx context.Context, cl identity.Caller, name string, step map[string]any) (*Pipeline, error) {
 	if p, ok, err := startCounting(cl, name, step); ok {
 		return p, err
 	}
@@ -205,7 +206,7 @@ var traversals = map[string]struct {
 }
 
 // Next runs a step after the first.
-func (e *Engine) Next(ctx context.Context, cl cases.Caller, p *Pipeline, out *Output, name string, step map[string]any) error {
+func (e *Engine) Next(ctx context.Context, cl identity.Caller, p *Pipeline, out *Output, name string, step map[string]any) error {
 	if ok, err := endCounting(p, out, name, step); ok {
 		return err
 	}
@@ -453,7 +454,7 @@ func (o *Output) SetPage(name string, step map[string]any, max int) error {
 }
 
 // one returns the single alert a pipeline holds (similarCases starts from one alert).
-func (e *Engine) one(ctx context.Context, cl cases.Caller, p *Pipeline, name string) (cases.Alert, error) {
+func (e *Engine) one(ctx context.Context, cl identity.Caller, p *Pipeline, name string) (cases.Alert, error) {
 	items, err := e.Collect(ctx, cl, p, name)
 	if err != nil {
 		return cases.Alert{}, err
@@ -465,7 +466,7 @@ func (e *Engine) one(ctx context.Context, cl cases.Caller, p *Pipeline, name str
 }
 
 // Collect reads every record of the pipeline, refusing more than search.max.
-func (e *Engine) Collect(ctx context.Context, cl cases.Caller, p *Pipeline, name string) ([]any, error) {
+func (e *Engine) Collect(ctx context.Context, cl identity.Caller, p *Pipeline, name string) ([]any, error) {
 	items, total, err := e.Run(ctx, cl, p, 0, e.max)
 	if err != nil {
 		return nil, err
@@ -477,7 +478,7 @@ func (e *Engine) Collect(ctx context.Context, cl cases.Caller, p *Pipeline, name
 }
 
 // Run reads the records of a pipeline from offset, at most limit of them, and their total.
-func (e *Engine) Run(ctx context.Context, cl cases.Caller, p *Pipeline, offset, limit int) ([]any, int64, error) {
+func (e *Engine) Run(ctx context.Context, cl identity.Caller, p *Pipeline, offset, limit int) ([]any, int64, error) {
 	pg := search.Page{Offset: offset, Limit: limit, Sort: p.Sort}
 	if limit == 0 { // a Count: one record read, for the total
 		pg.Limit = 1
@@ -604,7 +605,7 @@ func SortSpecs(name string, v any) ([]string, error) {
 
 // Build runs the steps of a query of records in order and returns its pipeline and how it ends: nothing may
 // follow page, count or aggregation, and a count… step ends the query.
-func (e *Engine) Build(ctx context.Context, cl cases.Caller, raw []any) (*Pipeline, Output, error) {
+func (e *Engine) Build(ctx context.Context, cl identity.Caller, raw []any) (*Pipeline, Output, error) {
 	var p *Pipeline
 	var out Output
 	for i, r := range raw {

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -41,7 +42,7 @@ func parseQuery(e *Engine, body []byte) (*Pipeline, Output, error) {
 	gets := map[string]Kind{"getCase": KindCase, "getAlert": KindAlert, "getObservable": KindObservable,
 		"getTask": KindTask, "getLog": KindLog, "getJob": KindJob}
 	ctx := context.Background()
-	cl := cases.Caller{Login: "fuzz", Org: "soc", Orgs: []string{"soc"}}
+	cl := identity.Caller{Login: "fuzz", Org: "soc", Orgs: []string{"soc"}}
 	var p *Pipeline
 	for i, r := range raw {
 		step, ok := r.(map[string]any)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/apperr"
@@ -29,7 +30,7 @@ import (
 // 10.0.0.1 (similar to A and B); in other: case C.
 type fixture struct {
 	e                   *query.Engine
-	analyst, other      cases.Caller
+	analyst, other      identity.Caller
 	caseA, caseB, caseC cases.Case
 	triage, contain     cases.Task
 	alert               cases.Alert
@@ -51,17 +52,17 @@ func newFixture(t *testing.T) *fixture {
 	must(err)
 	cred, err := auth.NewCredentials(keys)
 	must(err)
-	ids := cases.NewIdentity(idStore, cred, time.Now)
+	ids := identity.New(idStore, cred, time.Now)
 	const rootKey = "root-key-0123456789-abcdefghijklmnop"
 	_, err = ids.Bootstrap(ctx, "root", "", rootKey)
 	must(err)
 	rootUser, err := ids.ByKey(ctx, rootKey)
 	must(err)
-	admin, err := ids.CallerOf(rootUser, cases.AdminOrg)
+	admin, err := ids.CallerOf(rootUser, identity.AdminOrg)
 	must(err)
-	user := func(login, org string) cases.Caller {
+	user := func(login, org string) identity.Caller {
 		t.Helper()
-		_, err := ids.CreateUser(ctx, admin, cases.NewUser{Login: login, Name: login, Org: org, Profile: cases.ProfileAnalyst})
+		_, err := ids.CreateUser(ctx, admin, identity.NewUser{Login: login, Name: login, Org: org, Profile: identity.ProfileAnalyst})
 		must(err)
 		u, err := ids.User(ctx, admin, login)
 		must(err)
@@ -70,7 +71,7 @@ func newFixture(t *testing.T) *fixture {
 		return c
 	}
 	for _, org := range []string{"soc", "other"} {
-		_, err = ids.CreateOrg(ctx, admin, cases.NewOrg{Name: org, Description: org})
+		_, err = ids.CreateOrg(ctx, admin, identity.NewOrg{Name: org, Description: org})
 		must(err)
 	}
 	f := &fixture{analyst: user("soc-analyst", "soc"), other: user("other-analyst", "other")}
@@ -155,7 +156,7 @@ type result struct {
 	answer any // count or aggregation
 }
 
-func run(t *testing.T, e *query.Engine, cl cases.Caller, js string) (result, error) {
+func run(t *testing.T, e *query.Engine, cl identity.Caller, js string) (result, error) {
 	t.Helper()
 	ctx := t.Context()
 	p, out, err := e.Build(ctx, cl, steps(t, js))
@@ -193,7 +194,7 @@ func run(t *testing.T, e *query.Engine, cl cases.Caller, js string) (result, err
 // number), or wantErr the error kind.
 type queryCase struct {
 	name    string
-	caller  func(f *fixture) cases.Caller // nil: the soc analyst
+	caller  func(f *fixture) identity.Caller // nil: the soc analyst
 	query   string
 	kind    query.Kind
 	want    func(f *fixture) []string // the records, sorted unless ordered
@@ -251,7 +252,7 @@ func TestStart(t *testing.T) {
 	check(t, f, []queryCase{
 		{name: "listCase", query: `[{"_name":"listCase"}]`, kind: query.KindCase,
 			want: func(f *fixture) []string { return []string{f.caseA.ID, f.caseB.ID} }},
-		{name: "listCase of another organisation", caller: func(f *fixture) cases.Caller { return f.other },
+		{name: "listCase of another organisation", caller: func(f *fixture) identity.Caller { return f.other },
 			query: `[{"_name":"listCase"}]`, want: func(f *fixture) []string { return []string{f.caseC.ID} }},
 		{name: "listTask", query: `[{"_name":"listTask"}]`, kind: query.KindTask,
 			want: func(f *fixture) []string { return []string{f.triage.ID, f.contain.ID} }},
@@ -368,7 +369,7 @@ func TestAnswer_Counting(t *testing.T) {
 	f := newFixture(t)
 	check(t, f, []queryCase{
 		{name: "countCase", query: `[{"_name":"countCase"}]`, count: 2},
-		{name: "countCase of another organisation", caller: func(f *fixture) cases.Caller { return f.other },
+		{name: "countCase of another organisation", caller: func(f *fixture) identity.Caller { return f.other },
 			query: `[{"_name":"countCase"}]`, count: 1},
 		{name: "countTask", query: `[{"_name":"countTask"}]`, count: 2},
 		{name: "countAlert", query: `[{"_name":"countAlert"}]`, count: 1},

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
@@ -21,14 +21,14 @@ type IdentityStore struct {
 	keys  *auth.KeyIndex
 }
 
-var _ cases.IdentityStore = (*IdentityStore)(nil)
+var _ identity.Store = (*IdentityStore)(nil)
 
 var (
 	orgSpec = docstore.Spec{Name: "organisations"}
 	// userSpec: the users of an organisation (organisations holds each membership's organisation) in the
 	// default order (_id).
-	userSpec = docstore.Spec{Name: "users", Arrays: []string{cases.PathUserOrgs}, Indexes: []docstore.Index{
-		{Name: "organisations__id", Keys: []docstore.Key{docstore.Asc(cases.PathUserOrgs), docstore.Asc("_id")}},
+	userSpec = docstore.Spec{Name: "users", Arrays: []string{identity.PathUserOrgs}, Indexes: []docstore.Index{
+		{Name: "organisations__id", Keys: []docstore.Key{docstore.Asc(identity.PathUserOrgs), docstore.Asc("_id")}},
 	}}
 	apiKeySpec = docstore.Spec{Name: "apikeys"}
 )
@@ -60,8 +60,8 @@ type orgDoc struct {
 	UpdatedBy   string `json:"updatedBy,omitempty"`
 }
 
-func (d orgDoc) org() cases.Organisation {
-	return cases.Organisation{Name: d.ID, Description: d.Description, Meta: record.Meta{
+func (d orgDoc) org() identity.Organisation {
+	return identity.Organisation{Name: d.ID, Description: d.Description, Meta: record.Meta{
 		CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 
@@ -86,17 +86,17 @@ type userDoc struct {
 	UpdatedBy   string          `json:"updatedBy,omitempty"`
 }
 
-func (d userDoc) user() cases.User {
-	ms := make([]cases.Membership, len(d.Memberships))
+func (d userDoc) user() identity.User {
+	ms := make([]identity.Membership, len(d.Memberships))
 	for i, m := range d.Memberships {
-		ms[i] = cases.Membership{Org: m.Org, Profile: m.Profile}
+		ms[i] = identity.Membership{Org: m.Org, Profile: m.Profile}
 	}
-	return cases.User{Login: d.ID, Name: d.Name, Locked: d.Locked, Memberships: ms, PasswordHash: d.Password,
+	return identity.User{Login: d.ID, Name: d.Name, Locked: d.Locked, Memberships: ms, PasswordHash: d.Password,
 		KeySealed: d.Key, KeyHash: d.KeyHash, SessionVersion: d.Sessions, Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt),
 			CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
 
-func membershipDocs(ms []cases.Membership) ([]membershipDoc, []string) {
+func membershipDocs(ms []identity.Membership) ([]membershipDoc, []string) {
 	docs := make([]membershipDoc, len(ms))
 	orgs := make([]string, len(ms))
 	for i, m := range ms {
@@ -107,11 +107,11 @@ func membershipDocs(ms []cases.Membership) ([]membershipDoc, []string) {
 }
 
 // CreateOrg inserts an organisation; its name is its _id, so a duplicate fails at once.
-func (s *IdentityStore) CreateOrg(ctx context.Context, o cases.Organisation) error {
+func (s *IdentityStore) CreateOrg(ctx context.Context, o identity.Organisation) error {
 	err := s.orgs.Insert(ctx, orgDoc{ID: o.Name, Description: o.Description,
 		CreatedAt: docstore.Millis(o.CreatedAt), CreatedBy: o.CreatedBy})
 	if docstore.IsDuplicate(err) {
-		return fmt.Errorf("create organisation %s: %w", o.Name, cases.ErrOrgExists)
+		return fmt.Errorf("create organisation %s: %w", o.Name, identity.ErrOrgExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create organisation %s: %w", o.Name, err)
@@ -120,36 +120,36 @@ func (s *IdentityStore) CreateOrg(ctx context.Context, o cases.Organisation) err
 }
 
 // Org finds an organisation by name.
-func (s *IdentityStore) Org(ctx context.Context, name string) (cases.Organisation, error) {
+func (s *IdentityStore) Org(ctx context.Context, name string) (identity.Organisation, error) {
 	var d orgDoc
-	if err := get(ctx, s.orgs, name, &d, cases.ErrOrgNotFound); err != nil {
-		return cases.Organisation{}, err
+	if err := get(ctx, s.orgs, name, &d, identity.ErrOrgNotFound); err != nil {
+		return identity.Organisation{}, err
 	}
 	return d.org(), nil
 }
 
 // Orgs lists organisations.
-func (s *IdentityStore) Orgs(ctx context.Context, f search.Node, p search.Page) ([]cases.Organisation, int64, error) {
+func (s *IdentityStore) Orgs(ctx context.Context, f search.Node, p search.Page) ([]identity.Organisation, int64, error) {
 	return page(ctx, s.orgs, f, p, orgDoc.org)
 }
 
 // UpdateOrg sets the description.
-func (s *IdentityStore) UpdateOrg(ctx context.Context, name, description, by string, at time.Time) (cases.Organisation, error) {
+func (s *IdentityStore) UpdateOrg(ctx context.Context, name, description, by string, at time.Time) (identity.Organisation, error) {
 	var d orgDoc
 	if err := findOneAndUpdate(ctx, s.orgs, docstore.ID(name), stamp(by, at).Set("description", description), &d,
-		cases.ErrOrgNotFound); err != nil {
-		return cases.Organisation{}, err
+		identity.ErrOrgNotFound); err != nil {
+		return identity.Organisation{}, err
 	}
 	return d.org(), nil
 }
 
 // CreateUser inserts a user; the login is its _id.
-func (s *IdentityStore) CreateUser(ctx context.Context, u cases.User) error {
+func (s *IdentityStore) CreateUser(ctx context.Context, u identity.User) error {
 	ms, orgs := membershipDocs(u.Memberships)
 	err := s.users.Insert(ctx, userDoc{ID: u.Login, Name: u.Name, Locked: u.Locked, Memberships: ms, Orgs: orgs,
 		Password: u.PasswordHash, CreatedAt: docstore.Millis(u.CreatedAt), CreatedBy: u.CreatedBy})
 	if docstore.IsDuplicate(err) {
-		return fmt.Errorf("create user %s: %w", u.Login, cases.ErrUserExists)
+		return fmt.Errorf("create user %s: %w", u.Login, identity.ErrUserExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create user %s: %w", u.Login, err)
@@ -158,32 +158,32 @@ func (s *IdentityStore) CreateUser(ctx context.Context, u cases.User) error {
 }
 
 // User finds a user by login.
-func (s *IdentityStore) User(ctx context.Context, login string) (cases.User, error) {
+func (s *IdentityStore) User(ctx context.Context, login string) (identity.User, error) {
 	var d userDoc
-	if err := get(ctx, s.users, login, &d, cases.ErrUserNotFound); err != nil {
-		return cases.User{}, err
+	if err := get(ctx, s.users, login, &d, identity.ErrUserNotFound); err != nil {
+		return identity.User{}, err
 	}
 	return d.user(), nil
 }
 
 // Users lists users.
-func (s *IdentityStore) Users(ctx context.Context, f search.Node, p search.Page) ([]cases.User, int64, error) {
+func (s *IdentityStore) Users(ctx context.Context, f search.Node, p search.Page) ([]identity.User, int64, error) {
 	return page(ctx, s.users, f, p, userDoc.user)
 }
 
-func (s *IdentityStore) update(ctx context.Context, login string, u docstore.Update) (cases.User, error) {
+func (s *IdentityStore) update(ctx context.Context, login string, u docstore.Update) (identity.User, error) {
 	var d userDoc
-	if err := findOneAndUpdate(ctx, s.users, docstore.ID(login), u, &d, cases.ErrUserNotFound); err != nil {
-		return cases.User{}, err
+	if err := findOneAndUpdate(ctx, s.users, docstore.ID(login), u, &d, identity.ErrUserNotFound); err != nil {
+		return identity.User{}, err
 	}
 	return d.user(), nil
 }
 
 // UpdateUser writes the name, lock state and memberships.
-func (s *IdentityStore) UpdateUser(ctx context.Context, u cases.User, by string, at time.Time) (cases.User, error) {
+func (s *IdentityStore) UpdateUser(ctx context.Context, u identity.User, by string, at time.Time) (identity.User, error) {
 	ms, orgs := membershipDocs(u.Memberships)
 	return s.update(ctx, u.Login, stamp(by, at).Set("name", u.Name).Set("locked", u.Locked).
-		Set("memberships", ms).Set(cases.PathUserOrgs, orgs))
+		Set("memberships", ms).Set(identity.PathUserOrgs, orgs))
 }
 
 // SetPassword stores a password hash.
@@ -200,7 +200,7 @@ func (s *IdentityStore) EndSessions(ctx context.Context, login string) error {
 		return fmt.Errorf("end sessions of %s: %w", login, err)
 	}
 	if !found {
-		return cases.ErrUserNotFound
+		return identity.ErrUserNotFound
 	}
 	return nil
 }
@@ -222,7 +222,7 @@ func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by stri
 			return fmt.Errorf("set key of %s: %w", login, err)
 		}
 		if !found {
-			return cases.ErrUserNotFound
+			return identity.ErrUserNotFound
 		}
 		return nil
 	})
@@ -243,15 +243,15 @@ func (s *IdentityStore) DeleteUser(ctx context.Context, login string) error {
 		return fmt.Errorf("delete user %s: %w", login, err)
 	}
 	if !ok {
-		return cases.ErrUserNotFound
+		return identity.ErrUserNotFound
 	}
 	return nil
 }
 
 // UserByKeyHash finds the user holding the key with this hash.
-func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (cases.User, error) {
-	return auth.KeyHolder(ctx, s.keys, hash, s.User, func(u cases.User) string { return u.KeyHash },
-		cases.ErrUserNotFound)
+func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (identity.User, error) {
+	return auth.KeyHolder(ctx, s.keys, hash, s.User, func(u identity.User) string { return u.KeyHash },
+		identity.ErrUserNotFound)
 }
 
 // AnyUser reports whether at least one user exists.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
@@ -142,7 +143,7 @@ func TestPlans(t *testing.T) {
 		{name: "cases in a time range", coll: "cases", unsorted: true,
 			filter: scoped(docstore.And(docstore.Gte("createdAt", int64(1)), docstore.Lt("createdAt", int64(2))), org)},
 		// identity, templates, custom fields, the connector's pending records
-		{name: "users of an organisation", coll: "users", filter: scoped(all, docstore.Eq(cases.PathUserOrgs, "org1")),
+		{name: "users of an organisation", coll: "users", filter: scoped(all, docstore.Eq(identity.PathUserOrgs, "org1")),
 			allowScan: true}, // see TestPlans_UsersScanInIndexOrder
 		{name: "all users", coll: "users", filter: all, allowScan: true},
 		{name: "organisations of a member", coll: "organisations", filter: scoped(all, docstore.In("_id", "org1", "org2"))},
@@ -211,7 +212,7 @@ func TestPlans_UsersScanInIndexOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := c.Explain(ctx, docstore.Query{Filter: docstore.Eq(cases.PathUserOrgs, "org1"),
+	plan, err := c.Explain(ctx, docstore.Query{Filter: docstore.Eq(identity.PathUserOrgs, "org1"),
 		Sort: docstore.StableSort(nil), Limit: 50})
 	if err != nil {
 		t.Fatal(err)

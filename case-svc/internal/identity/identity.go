@@ -1,4 +1,8 @@
-package cases
+// Package identity is who may use case-svc: organisations, their users and the profile each user holds in
+// each of its organisations, the permissions of those profiles, passwords, sessions and API keys. It owns the
+// types, the rules (who may administer whom, in which organisation), the caller every other package checks
+// permissions on (Caller.Require) and the interface of the store it consumes.
+package identity
 
 import (
 	"context"
@@ -32,7 +36,7 @@ type User struct {
 	PasswordHash string
 	KeySealed    string // the API key, encrypted with the keyring (revealable, so not hashed)
 	KeyHash      string // keyed hash of the API key, to find the user by key
-	// SessionVersion is carried by every session token; raising it (IdentityStore.EndSessions) ends all the
+	// SessionVersion is carried by every session token; raising it (Store.EndSessions) ends all the
 	// user's sessions at once.
 	SessionVersion int64
 	record.Meta
@@ -78,8 +82,8 @@ type UserUpdate struct {
 	Memberships record.Change[[]Membership]
 }
 
-// IdentityStore persists organisations, users and the API-key lookup.
-type IdentityStore interface {
+// Store persists organisations, users and the API-key lookup.
+type Store interface {
 	// CreateOrg fails with ErrOrgExists when the name is taken.
 	CreateOrg(ctx context.Context, o Organisation) error
 	// Org fails with ErrOrgNotFound.
@@ -115,11 +119,9 @@ var (
 	ErrUserExists   = apperr.New(apperr.Conflict, "a user with this login already exists")
 )
 
-// Storage paths shared by the stores and the scoping filters of the services.
-const (
-	// PathUserOrgs is the list of a user's organisations.
-	PathUserOrgs = "organisations"
-)
+// PathUserOrgs is the storage path of the list of a user's organisations, shared by the store and the
+// scoping filters of the services.
+const PathUserOrgs = "organisations"
 
 // OrgFields and UserFields are the allow-lists of organisation and user searches. Their records are found by
 // name (login), which is also what their "~name" id holds.

@@ -1,4 +1,4 @@
-package cases
+package identity
 
 import (
 	"context"
@@ -13,20 +13,20 @@ import (
 	"github.com/openir/platform/pkg/search"
 )
 
-// Identity holds the rules of organisations, users, profiles and credentials.
-type Identity struct {
-	store IdentityStore
+// Service holds the rules of organisations, users, profiles and credentials.
+type Service struct {
+	store Store
 	cred  *auth.Credentials
 	now   func() time.Time
 }
 
-// NewIdentity returns the identity service over the credential rules of the operator's secret; now is its
+// New returns the identity service over the credential rules of the operator's secret; now is its
 // clock (time.Now but in tests).
-func NewIdentity(store IdentityStore, cred *auth.Credentials, now func() time.Time) *Identity {
-	return &Identity{store: store, cred: cred, now: now}
+func New(store Store, cred *auth.Credentials, now func() time.Time) *Service {
+	return &Service{store: store, cred: cred, now: now}
 }
 
-func (s *Identity) clock() time.Time { return record.Millis(s.now()) }
+func (s *Service) clock() time.Time { return record.Millis(s.now()) }
 
 // systemUser is the author of what the service creates by itself.
 const systemUser = "system"
@@ -34,7 +34,7 @@ const systemUser = "system"
 // Bootstrap makes sure the admin organisation exists and, when no user exists yet and a login is given,
 // creates the first platform administrator (profile admin in the admin organisation) with the given password
 // and/or API key. It reports whether it created one.
-func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (bool, error) {
+func (s *Service) Bootstrap(ctx context.Context, login, password, key string) (bool, error) {
 	now := s.clock()
 	err := s.store.CreateOrg(ctx, Organisation{Name: AdminOrg, Description: "Platform administrators",
 		Meta: record.Meta{CreatedAt: now, CreatedBy: systemUser}})
@@ -70,7 +70,7 @@ func (s *Identity) Bootstrap(ctx context.Context, login, password, key string) (
 var errAuth = auth.ErrAuthentication
 
 // ByKey authenticates an API key.
-func (s *Identity) ByKey(ctx context.Context, key string) (User, error) {
+func (s *Service) ByKey(ctx context.Context, key string) (User, error) {
 	u, err := s.store.UserByKeyHash(ctx, s.cred.LookupHash(key))
 	if err != nil {
 		return User{}, authErr(err)
@@ -79,12 +79,12 @@ func (s *Identity) ByKey(ctx context.Context, key string) (User, error) {
 }
 
 // ByPassword authenticates a login and password (HTTP basic).
-func (s *Identity) ByPassword(ctx context.Context, login, password string) (User, error) {
+func (s *Service) ByPassword(ctx context.Context, login, password string) (User, error) {
 	return s.Login(ctx, login, password)
 }
 
 // BySession authenticates the user of a valid session and returns its current session version.
-func (s *Identity) BySession(ctx context.Context, login string) (User, int64, error) {
+func (s *Service) BySession(ctx context.Context, login string) (User, int64, error) {
 	u, err := s.store.User(ctx, login)
 	if err != nil {
 		return User{}, 0, authErr(err)
@@ -94,13 +94,13 @@ func (s *Identity) BySession(ctx context.Context, login string) (User, int64, er
 }
 
 // Logout ends every session of the user (all its browsers, not only the one logging out).
-func (s *Identity) Logout(ctx context.Context, login string) error {
+func (s *Service) Logout(ctx context.Context, login string) error {
 	return s.store.EndSessions(ctx, login)
 }
 
 // Login checks a password and returns the user. Unknown login, wrong password, no password and a locked user
 // all give the same Unauthenticated error.
-func (s *Identity) Login(ctx context.Context, login, password string) (User, error) {
+func (s *Service) Login(ctx context.Context, login, password string) (User, error) {
 	u, err := s.store.User(ctx, login)
 	if err != nil {
 		s.cred.CheckLogin("", password)
@@ -128,7 +128,7 @@ func active(u User) (User, error) {
 
 // CallerOf returns the caller that the user is in the organisation a request asks for (name or "~name"; ""
 // = the user's default organisation). Asking for an organisation the user does not belong to is a 403.
-func (s *Identity) CallerOf(u User, org string) (Caller, error) {
+func (s *Service) CallerOf(u User, org string) (Caller, error) {
 	if len(u.Memberships) == 0 {
 		return Caller{}, errAuth
 	}
@@ -163,7 +163,7 @@ type NewOrg struct {
 }
 
 // CreateOrg creates an organisation (manageOrganisation: platform administrators).
-func (s *Identity) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organisation, error) {
+func (s *Service) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organisation, error) {
 	if err := c.Require(ManageOrganisation); err != nil {
 		return Organisation{}, err
 	}
@@ -184,7 +184,7 @@ func (s *Identity) CreateOrg(ctx context.Context, c Caller, n NewOrg) (Organisat
 
 // Org returns an organisation: any of them to a platform administrator, the caller's own to others (404
 // otherwise).
-func (s *Identity) Org(ctx context.Context, c Caller, id string) (Organisation, error) {
+func (s *Service) Org(ctx context.Context, c Caller, id string) (Organisation, error) {
 	name := idName(id)
 	if !c.PlatformAdmin() && !c.Member(name) {
 		return Organisation{}, ErrOrgNotFound
@@ -193,7 +193,7 @@ func (s *Identity) Org(ctx context.Context, c Caller, id string) (Organisation, 
 }
 
 // Orgs lists organisations: all of them to a platform administrator, the caller's own to others.
-func (s *Identity) Orgs(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Organisation, int64, error) {
+func (s *Service) Orgs(ctx context.Context, c Caller, f search.Node, p search.Page) ([]Organisation, int64, error) {
 	if !c.PlatformAdmin() {
 		vals := make([]any, len(c.Orgs))
 		for i, o := range c.Orgs {
@@ -205,7 +205,7 @@ func (s *Identity) Orgs(ctx context.Context, c Caller, f search.Node, p search.P
 }
 
 // UpdateOrg changes an organisation's description (manageOrganisation).
-func (s *Identity) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpdate) (Organisation, error) {
+func (s *Service) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpdate) (Organisation, error) {
 	if err := c.Require(ManageOrganisation); err != nil {
 		return Organisation{}, err
 	}
@@ -247,7 +247,7 @@ type NewUser struct {
 
 // CreateUser creates a user in an organisation (manageUser there: an org-admin in its own organisation, a
 // platform administrator in any). A login that exists is ErrUserExists (400 CreateError) for everyone.
-func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, error) {
+func (s *Service) CreateUser(ctx context.Context, c Caller, n NewUser) (User, error) {
 	if err := c.Require(ManageUser); err != nil {
 		return User{}, err
 	}
@@ -309,7 +309,7 @@ func (s *Identity) CreateUser(ctx context.Context, c Caller, n NewUser) (User, e
 
 // visible returns the user if the caller may see it: platform administrators see everyone, others the users
 // of their current organisation and themselves.
-func (s *Identity) visible(ctx context.Context, c Caller, id string) (User, error) {
+func (s *Service) visible(ctx context.Context, c Caller, id string) (User, error) {
 	u, err := s.store.User(ctx, idName(id))
 	if err != nil {
 		return User{}, err
@@ -339,7 +339,7 @@ func administers(c Caller, u User) bool {
 }
 
 // manageable returns the user if the caller administers it.
-func (s *Identity) manageable(ctx context.Context, c Caller, id string) (User, error) {
+func (s *Service) manageable(ctx context.Context, c Caller, id string) (User, error) {
 	if err := c.Require(ManageUser); err != nil {
 		return User{}, err
 	}
@@ -359,17 +359,17 @@ func notAdministered(u User) error {
 }
 
 // User returns a user the caller may see.
-func (s *Identity) User(ctx context.Context, c Caller, id string) (User, error) {
+func (s *Service) User(ctx context.Context, c Caller, id string) (User, error) {
 	return s.visible(ctx, c, id)
 }
 
 // Current returns the caller's own user.
-func (s *Identity) Current(ctx context.Context, c Caller) (User, error) {
+func (s *Service) Current(ctx context.Context, c Caller) (User, error) {
 	return s.store.User(ctx, c.Login)
 }
 
 // Users lists users: all of them to a platform administrator, those of the current organisation to others.
-func (s *Identity) Users(ctx context.Context, c Caller, f search.Node, p search.Page) ([]User, int64, error) {
+func (s *Service) Users(ctx context.Context, c Caller, f search.Node, p search.Page) ([]User, int64, error) {
 	if !c.PlatformAdmin() {
 		f = record.And(f, search.Node{Op: search.OpEq, Path: PathUserOrgs, Value: c.Org})
 	}
@@ -379,7 +379,7 @@ func (s *Identity) Users(ctx context.Context, c Caller, f search.Node, p search.
 // UpdateUser changes a user: its name (itself, or whoever administers it), its lock (whoever administers it,
 // never itself), its profile in one organisation (manageUser there), or all its memberships (platform
 // administrators).
-func (s *Identity) UpdateUser(ctx context.Context, c Caller, id string, upd UserUpdate) (User, error) {
+func (s *Service) UpdateUser(ctx context.Context, c Caller, id string, upd UserUpdate) (User, error) {
 	u, err := s.visible(ctx, c, id)
 	if err != nil {
 		return User{}, err
@@ -495,7 +495,7 @@ func nameOrPermission(c Caller, u User) error {
 }
 
 // checkMemberships validates a full list of memberships.
-func (s *Identity) checkMemberships(ctx context.Context, in []Membership) ([]Membership, error) {
+func (s *Service) checkMemberships(ctx context.Context, in []Membership) ([]Membership, error) {
 	if len(in) == 0 {
 		return nil, apperr.Fields(apperr.FieldError{Name: "organisations", Message: "at least one organisation"})
 	}
@@ -522,7 +522,7 @@ func (s *Identity) checkMemberships(ctx context.Context, in []Membership) ([]Mem
 }
 
 // LockUser locks a user (DELETE on a user): it can no longer authenticate; its data is kept.
-func (s *Identity) LockUser(ctx context.Context, c Caller, id string) error {
+func (s *Service) LockUser(ctx context.Context, c Caller, id string) error {
 	_, err := s.UpdateUser(ctx, c, id, UserUpdate{Locked: record.Change[bool]{Set: true, V: true}})
 	return err
 }
@@ -531,7 +531,7 @@ func (s *Identity) LockUser(ctx context.Context, c Caller, id string) error {
 // caller's) and, when that was its last one, deletes the account (its key stops working, its sessions with
 // it). manageUser in that organisation is needed (a platform administrator: in any); a user never deletes
 // itself.
-func (s *Identity) DeleteUser(ctx context.Context, c Caller, id, org string) error {
+func (s *Service) DeleteUser(ctx context.Context, c Caller, id, org string) error {
 	if err := c.Require(ManageUser); err != nil {
 		return err
 	}
@@ -566,7 +566,7 @@ func (s *Identity) DeleteUser(ctx context.Context, c Caller, id, org string) err
 }
 
 // SetPassword sets a user's password (whoever administers it) and ends the user's sessions.
-func (s *Identity) SetPassword(ctx context.Context, c Caller, id, password string) error {
+func (s *Service) SetPassword(ctx context.Context, c Caller, id, password string) error {
 	u, err := s.manageable(ctx, c, id)
 	if err != nil {
 		return err
@@ -579,7 +579,7 @@ func (s *Identity) SetPassword(ctx context.Context, c Caller, id, password strin
 }
 
 // setPassword stores the hash and ends the user's sessions.
-func (s *Identity) setPassword(ctx context.Context, login, hash, by string) error {
+func (s *Service) setPassword(ctx context.Context, login, hash, by string) error {
 	if err := s.store.SetPassword(ctx, login, hash, by, s.clock()); err != nil {
 		return err
 	}
@@ -587,7 +587,7 @@ func (s *Identity) setPassword(ctx context.Context, login, hash, by string) erro
 }
 
 // ChangePassword changes the caller's own password after checking the current one.
-func (s *Identity) ChangePassword(ctx context.Context, c Caller, id, current, password string) error {
+func (s *Service) ChangePassword(ctx context.Context, c Caller, id, current, password string) error {
 	u, err := s.visible(ctx, c, id)
 	if err != nil {
 		return err
@@ -603,7 +603,7 @@ func (s *Identity) ChangePassword(ctx context.Context, c Caller, id, current, pa
 }
 
 // keyHolder returns the user whose key the caller may read, renew or revoke: itself, or a user it administers.
-func (s *Identity) keyHolder(ctx context.Context, c Caller, id string) (User, error) {
+func (s *Service) keyHolder(ctx context.Context, c Caller, id string) (User, error) {
 	if idName(id) == c.Login {
 		return s.store.User(ctx, c.Login)
 	}
@@ -611,7 +611,7 @@ func (s *Identity) keyHolder(ctx context.Context, c Caller, id string) (User, er
 }
 
 // RenewKey gives the user a new API key, invalidating the old one, and returns it.
-func (s *Identity) RenewKey(ctx context.Context, c Caller, id string) (string, error) {
+func (s *Service) RenewKey(ctx context.Context, c Caller, id string) (string, error) {
 	u, err := s.keyHolder(ctx, c, id)
 	if err != nil {
 		return "", err
@@ -627,7 +627,7 @@ func (s *Identity) RenewKey(ctx context.Context, c Caller, id string) (string, e
 }
 
 // Key reveals the user's API key.
-func (s *Identity) Key(ctx context.Context, c Caller, id string) (string, error) {
+func (s *Service) Key(ctx context.Context, c Caller, id string) (string, error) {
 	u, err := s.keyHolder(ctx, c, id)
 	if err != nil {
 		return "", err
@@ -636,7 +636,7 @@ func (s *Identity) Key(ctx context.Context, c Caller, id string) (string, error)
 }
 
 // RevokeKey removes the user's API key and ends the user's sessions.
-func (s *Identity) RevokeKey(ctx context.Context, c Caller, id string) error {
+func (s *Service) RevokeKey(ctx context.Context, c Caller, id string) error {
 	u, err := s.keyHolder(ctx, c, id)
 	if err != nil {
 		return err
@@ -648,7 +648,7 @@ func (s *Identity) RevokeKey(ctx context.Context, c Caller, id string) error {
 }
 
 // Member reports whether the login names a user of the organisation (an assignable owner).
-func (s *Identity) Member(ctx context.Context, login, org string) (bool, error) {
+func (s *Service) Member(ctx context.Context, login, org string) (bool, error) {
 	u, err := s.store.User(ctx, login)
 	if errors.Is(err, ErrUserNotFound) {
 		return false, nil
