@@ -136,7 +136,12 @@ type ExecError struct {
 	Err     error
 }
 
-func (e *ExecError) Error() string { return e.Message + ": " + e.Err.Error() }
+func (e *ExecError) Error() string {
+	if e.Err == nil {
+		return e.Message
+	}
+	return e.Message + ": " + e.Err.Error()
+}
 func (e *ExecError) Unwrap() error { return e.Err }
 
 // Worker is a definition enabled in an organization (an "analyzer" or "responder" of the API).

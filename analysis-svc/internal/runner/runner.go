@@ -3,8 +3,9 @@
 // process for a built-in, the process runner for a command, the docker runner for an image (job.runner). An
 // executor runs each job in a job folder of its own under job.directory (private unless
 // job.directory_group/_mode say otherwise), holding a copy of the observable's file, and removes the folder
-// once the domain has stored the report; at start-up Executors.RemoveStale removes the folders a dead
-// process left behind. The domain sees none of this but analysis.Executor and analysis.Executors.
+// on Release, once the domain has stored the job's file artifacts; at start-up Executors.RemoveStale removes
+// the folders a dead process left behind. The domain sees none of this but analysis.Executor and
+// analysis.Executors.
 package runner
 
 import (
