@@ -11,7 +11,9 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/tally"
 	"github.com/openir/platform/pkg/openapi"
 	"github.com/openir/platform/pkg/web"
 )
@@ -39,7 +41,8 @@ type Config struct {
 type handler struct {
 	ids      *identity.Service
 	svc      *cases.Service
-	analyses *cases.Analyses
+	analyses *connector.Analyses
+	tally    *tally.Counter
 	cfg      Config
 	max      int
 	auth     web.AuthConfig
@@ -47,14 +50,14 @@ type handler struct {
 }
 
 // New returns the service's HTTP handler with every route registered.
-func New(cfg Config, ids *identity.Service, svc *cases.Service, analyses *cases.Analyses) *echo.Echo {
+func New(cfg Config, ids *identity.Service, svc *cases.Service, analyses *connector.Analyses, counter *tally.Counter) *echo.Echo {
 	opts := web.Options{Log: cfg.Log, Limits: cfg.Limits, Ready: cfg.Ready}
 	if cfg.Events != nil {
 		opts.Collectors = cfg.Events.Metrics.Collectors()
 	}
 	e := web.New(opts)
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
-	h := &handler{ids: ids, svc: svc, analyses: analyses, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
+	h := &handler{ids: ids, svc: svc, analyses: analyses, tally: counter, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
 	if cfg.Events != nil {
 		cfg.Events.SetRenderer(h.auditObject)
 	}

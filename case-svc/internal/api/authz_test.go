@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/auth"
@@ -87,7 +86,7 @@ type azFixture struct {
 
 // azDown is an analysis server on a closed port: permission checks of the connector routes run without a
 // server, and a permitted call gets the connector's answer for a server that cannot be reached.
-func azDown(logs *syncBuffer) cases.AnalysisServer {
+func azDown(logs *syncBuffer) connector.AnalysisServer {
 	var log *slog.Logger
 	if logs != nil {
 		log = slog.New(slog.NewJSONHandler(logs, nil))
@@ -101,7 +100,7 @@ func newAzFixture(t *testing.T) *azFixture {
 	clk := &azClock{t: time.Now()}
 	logs := &syncBuffer{}
 	e := newEnv(t, withClock(clk.now), withLogs(logs),
-		withServers(cases.AnalysisConfig{Scan: 200 * time.Millisecond, BackoffLo: 50 * time.Millisecond, BackoffHi: 200 * time.Millisecond}, azDown(logs)))
+		withServers(connector.AnalysisConfig{Scan: 200 * time.Millisecond, BackoffLo: 50 * time.Millisecond, BackoffHi: 200 * time.Millisecond}, azDown(logs)))
 	e.createOrg(t, "soc")
 	e.createOrg(t, "cert")
 	f := &azFixture{e: e, objects: map[string]string{}, callers: map[string]*client{
@@ -172,16 +171,16 @@ func (f *azFixture) makeObjects(t *testing.T) {
 	// connector would.
 	ctx := t.Context()
 	now := time.Now().Truncate(time.Millisecond)
-	job := cases.Job{ID: record.NewID(now), Org: "soc", ObservableID: f.objects["{observable}"], CaseID: f.objects["{case}"],
-		AnalyzerID: "Echo_1_0", Status: cases.JobSuccess, StartDate: now, EndDate: now, AnalysisID: "down", AnalysisJobID: "remote-1",
+	job := connector.Job{ID: record.NewID(now), Org: "soc", ObservableID: f.objects["{observable}"], CaseID: f.objects["{case}"],
+		AnalyzerID: "Echo_1_0", Status: connector.JobSuccess, StartDate: now, EndDate: now, AnalysisID: "down", AnalysisJobID: "remote-1",
 		Report: map[string]any{"success": true}, Meta: record.Meta{CreatedBy: "ana", CreatedAt: now}}
 	if err := f.e.jobs.Create(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	f.objects["{job}"] = job.ID
-	act := cases.Action{ID: record.NewID(now), Org: "soc", ResponderID: "Tagger_1_0", AnalysisID: "down", AnalysisJobID: "remote-2",
+	act := connector.Action{ID: record.NewID(now), Org: "soc", ResponderID: "Tagger_1_0", AnalysisID: "down", AnalysisJobID: "remote-2",
 		ObjectType: "case_task", ObjectID: f.objects["{task}"], CaseID: f.objects["{case}"], TaskID: f.objects["{task}"],
-		Status: cases.JobSuccess, StartDate: now, EndDate: now, Operations: "[]", Report: "{}", Meta: record.Meta{CreatedBy: "ana", CreatedAt: now}}
+		Status: connector.JobSuccess, StartDate: now, EndDate: now, Operations: "[]", Report: "{}", Meta: record.Meta{CreatedBy: "ana", CreatedAt: now}}
 	if err := f.e.analyses.CreateAction(ctx, act); err != nil {
 		t.Fatal(err)
 	}
@@ -666,7 +665,7 @@ func azTargets(e *env, routes map[string]string, row azRow) []string {
 // under different prefixes (the rows rely on the prefixes sharing handlers).
 func TestAuthz_EveryRouteHasARow(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withServers(cases.AnalysisConfig{}, azDown(nil)), withoutTracker())
+	e := newEnv(t, withServers(connector.AnalysisConfig{}, azDown(nil)), withoutTracker())
 	routes := azRoutes(e)
 	if len(routes) < 200 {
 		t.Fatalf("the router lists only %d routes", len(routes))

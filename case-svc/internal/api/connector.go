@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/web"
@@ -87,19 +87,19 @@ func (h *handler) listRemoteWorkers(responder bool) echo.HandlerFunc {
 	}
 }
 
-func (h *handler) remoteList(c echo.Context, ws []cases.ServerWorkers, warnings []string) error {
+func (h *handler) remoteList(c echo.Context, ws []connector.ServerWorkers, warnings []string) error {
 	return h.remoteListTotal(c, ws, warnings, int64(len(ws)))
 }
 
 // remoteListTotal writes a page of workers with the total of the whole list.
-func (h *handler) remoteListTotal(c echo.Context, ws []cases.ServerWorkers, warnings []string, total int64) error {
+func (h *handler) remoteListTotal(c echo.Context, ws []connector.ServerWorkers, warnings []string, total int64) error {
 	if len(warnings) > 0 {
 		c.Response().Header().Set("X-Analysis-Warnings", strings.Join(warnings, "; "))
 	}
 	return web.List(c, total, mapSlice(ws, remoteWorkerJSON))
 }
 
-func remoteWorkerJSON(w cases.ServerWorkers) remoteWorkerResponse {
+func remoteWorkerJSON(w connector.ServerWorkers) remoteWorkerResponse {
 	dt := w.DataTypeList
 	if dt == nil {
 		dt = []string{}
@@ -180,13 +180,13 @@ func asObject(v any) map[string]any {
 
 // responderObject loads the object a responder runs on (of the caller's organisation) and renders it as the
 // API does. A missing task or log answers 404 "Task not found" / "Log not found" (DECISIONS.md).
-func (h *handler) responderObject(c echo.Context, objectType, id string) (cases.ResponderObject, error) {
-	typ, err := cases.NormalizeObjectType(objectType)
+func (h *handler) responderObject(c echo.Context, objectType, id string) (connector.ResponderObject, error) {
+	typ, err := connector.NormalizeObjectType(objectType)
 	if err != nil {
-		return cases.ResponderObject{}, err
+		return connector.ResponderObject{}, err
 	}
 	ctx, cl := c.Request().Context(), caller(c)
-	obj := cases.ResponderObject{Type: typ, ID: id}
+	obj := connector.ResponderObject{Type: typ, ID: id}
 	caseLevels := func(caseID string) error {
 		cs, err := h.svc.Case(ctx, cl, caseID)
 		if err != nil {
@@ -269,10 +269,10 @@ type actionResponse struct {
 	UpdatedAt           *int64  `json:"updatedAt"`
 }
 
-func actionJSON(a cases.Action) actionResponse {
+func actionJSON(a connector.Action) actionResponse {
 	r := actionResponse{ID: a.ID, IDDup: a.ID, Type: "action", ResponderID: a.ResponderID, ResponderName: a.ResponderName,
 		ResponderDefinition: a.ResponderDefinition, AnalysisID: a.AnalysisID, CortexID: a.AnalysisID,
-		AnalysisJobID: a.AnalysisJobID, CortexJobID: a.AnalysisJobID, ObjectType: cases.ObjectTypeLabel(a.ObjectType),
+		AnalysisJobID: a.AnalysisJobID, CortexJobID: a.AnalysisJobID, ObjectType: connector.ObjectTypeLabel(a.ObjectType),
 		ObjectID: a.ObjectID, Status: a.Status, StartDate: a.StartDate.UnixMilli(), Operations: a.Operations,
 		CreatedBy: a.CreatedBy, CreatedAt: a.CreatedAt.UnixMilli(), Message: a.Message}
 	if !a.EndDate.IsZero() {
@@ -286,7 +286,7 @@ func actionJSON(a cases.Action) actionResponse {
 	// While the server has not taken the action, the record keeps the object to send in its report; show the
 	// report only once the responder has answered.
 	r.Report = "{}"
-	if a.Status != cases.JobWaiting && a.Status != cases.JobInProgress {
+	if a.Status != connector.JobWaiting && a.Status != connector.JobInProgress {
 		r.Report = a.Report
 	}
 	return r

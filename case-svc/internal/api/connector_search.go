@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -46,13 +46,13 @@ func (h *handler) objectActions(c echo.Context) error {
 }
 
 // searchAnalyzerJobs searches the analyzer jobs of the caller's organisation (the search DSL over
-// cases.JobFields; range, sort, X-Total).
+// connector.JobFields; range, sort, X-Total).
 func (h *handler) searchAnalyzerJobs(c echo.Context) error {
-	f, p, err := web.Search(c, cases.JobFields, h.max)
+	f, p, err := web.Search(c, connector.JobFields, h.max)
 	if err != nil {
 		return err
 	}
-	js, total, err := h.svc.Jobs(c.Request().Context(), caller(c), f, p)
+	js, total, err := h.analyses.Jobs(c.Request().Context(), caller(c), f, p)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (h *handler) remoteAnalyzer(c echo.Context) error {
 		c.Response().Header().Set("X-Analysis-Warnings", strings.Join(warnings, "; "))
 	}
 	id := c.Param("analyzerId")
-	i := slices.IndexFunc(ws, func(w cases.ServerWorkers) bool { return w.ID == id || w.Name == id })
+	i := slices.IndexFunc(ws, func(w connector.ServerWorkers) bool { return w.ID == id || w.Name == id })
 	if i < 0 {
 		return apperr.New(apperr.NotFound, "Analyzer not found")
 	}
@@ -93,7 +93,7 @@ func (h *handler) searchResponders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var out []cases.ServerWorkers
+	var out []connector.ServerWorkers
 	for _, w := range ws {
 		ok, err := matchWorker(f, w)
 		if err != nil {
@@ -112,7 +112,7 @@ func (h *handler) searchResponders(c echo.Context) error {
 }
 
 // matchWorker evaluates a parsed filter on a remote worker.
-func matchWorker(n search.Node, w cases.ServerWorkers) (bool, error) {
+func matchWorker(n search.Node, w connector.ServerWorkers) (bool, error) {
 	values := func(path string) []string {
 		switch path {
 		case "id":

@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 )
 
@@ -150,10 +149,10 @@ func startAnalysis(t *testing.T, addr string, env ...string) *analysisServer {
 	return s
 }
 
-var fastTracker = cases.AnalysisConfig{LongPoll: 5 * time.Second, Scan: 100 * time.Millisecond,
+var fastTracker = connector.AnalysisConfig{LongPoll: 5 * time.Second, Scan: 100 * time.Millisecond,
 	BackoffLo: 50 * time.Millisecond, BackoffHi: 300 * time.Millisecond}
 
-func server(name string, a *analysisServer, url string) cases.AnalysisServer {
+func server(name string, a *analysisServer, url string) connector.AnalysisServer {
 	if url == "" {
 		url = a.URL
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
@@ -86,9 +87,9 @@ func (h *handler) auditObject(v any) map[string]any {
 		r = taskJSON(x)
 	case cases.Log:
 		r = logJSON(x)
-	case cases.Job:
+	case connector.Job:
 		r = jobJSON(x)
-	case cases.Action:
+	case connector.Action:
 		r = actionJSON(x)
 	case cases.Template:
 		r = templateJSON(x)

@@ -21,7 +21,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/app"
 	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/audit"
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
@@ -47,8 +47,8 @@ type envOptions struct {
 	secure        web.SecureConfig
 	adminPassword bool // bootstrap the administrator with a password too (costs a hash)
 	zip           archive.Limits
-	servers       []cases.AnalysisServer // analysis servers of the connector (none by default)
-	analysis      cases.AnalysisConfig
+	servers       []connector.AnalysisServer // analysis servers of the connector (none by default)
+	analysis      connector.AnalysisConfig
 	noTracker     bool                // configure the servers but do not run the tracker until env.startTracker
 	now           func() time.Time    // the sessions' clock; nil = time.Now
 	connectorNow  func() time.Time    // the connector's clock; nil = time.Now
@@ -95,7 +95,7 @@ func withThrottle(th *auth.Throttle) envOption { return func(o *envOptions) { o.
 func withoutTracker() envOption { return func(o *envOptions) { o.noTracker = true } }
 
 // withServers configures the connector's analysis servers and runs its tracker.
-func withServers(cfg cases.AnalysisConfig, servers ...cases.AnalysisServer) envOption {
+func withServers(cfg connector.AnalysisConfig, servers ...connector.AnalysisServer) envOption {
 	return func(o *envOptions) { o.servers, o.analysis = servers, cfg }
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
@@ -24,7 +25,7 @@ import (
 // organisations, profiles, definitions); this file writes the records of a query of records as JSON.
 
 // queries is the query interpreter on the handler's services.
-func (h *handler) queries() *query.Engine { return query.New(h.svc, h.analyses, h.max) }
+func (h *handler) queries() *query.Engine { return query.New(h.svc, h.analyses, h.tally, h.max) }
 
 func (h *handler) query(v1 bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -145,9 +146,9 @@ func (h *handler) render(ctx context.Context, cl identity.Caller, it any, v1 boo
 		v = taskJSON(x)
 	case cases.Log:
 		v = logJSON(x)
-	case cases.Job:
+	case connector.Job:
 		v = jobJSON(x)
-	case cases.Action:
+	case connector.Action:
 		v = actionJSON(x)
 	case cases.SimilarCase:
 		return h.similarJSON(cl, x, false), nil
@@ -311,7 +312,7 @@ type jobResponse struct {
 	Message            string         `json:"message,omitempty"` // why a Waiting job has not reached its server
 }
 
-func jobJSON(j cases.Job) jobResponse {
+func jobJSON(j connector.Job) jobResponse {
 	return jobResponse{meta: metaOf(j.ID, "case_artifact_job", j.Meta), AnalyzerID: j.AnalyzerID,
 		AnalyzerName: j.AnalyzerName, AnalyzerDefinition: j.AnalyzerDefinition, Status: j.Status,
 		StartDate: nullMillis(j.StartDate), EndDate: nullMillis(j.EndDate), AnalysisID: j.AnalysisID,

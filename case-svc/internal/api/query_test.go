@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
 )
@@ -49,8 +49,8 @@ func TestQuery_ContractPipelines(t *testing.T) {
 	// Jobs as the connector stores them.
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	for i, name := range []string{"File_Info", "Whois", "DNS"} {
-		j := cases.Job{ID: record.NewID(now), Org: "soc", ObservableID: obsID, CaseID: caseA, AnalyzerID: "an" + name,
-			AnalyzerName: name, AnalyzerDefinition: name + "_1_0", Status: cases.JobSuccess,
+		j := connector.Job{ID: record.NewID(now), Org: "soc", ObservableID: obsID, CaseID: caseA, AnalyzerID: "an" + name,
+			AnalyzerName: name, AnalyzerDefinition: name + "_1_0", Status: connector.JobSuccess,
 			StartDate: now.Add(time.Duration(i) * time.Minute), EndDate: now.Add(time.Duration(i)*time.Minute + time.Second),
 			AnalysisID: "local", AnalysisJobID: "job-" + name,
 			Report: map[string]any{"success": true, "full": map[string]any{"a.b": 1, "$x": "y"}, "artifacts": []any{}},
@@ -59,7 +59,7 @@ func TestQuery_ContractPipelines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	other := cases.Job{ID: record.NewID(now), Org: "cert", ObservableID: obsID, Status: cases.JobWaiting, Meta: record.Meta{CreatedAt: now}}
+	other := connector.Job{ID: record.NewID(now), Org: "cert", ObservableID: obsID, Status: connector.JobWaiting, Meta: record.Meta{CreatedAt: now}}
 	if err := tm.jobs.Create(ctx, other); err != nil {
 		t.Fatal(err)
 	}
@@ -317,20 +317,20 @@ func TestJobStore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	j := cases.Job{ID: record.NewID(now), Org: "soc", ObservableID: "~o1", CaseID: "~1", AnalyzerID: "a", AnalyzerName: "A",
-		AnalyzerDefinition: "A_1", Status: cases.JobWaiting, StartDate: now, AnalysisID: "local",
+	j := connector.Job{ID: record.NewID(now), Org: "soc", ObservableID: "~o1", CaseID: "~1", AnalyzerID: "a", AnalyzerName: "A",
+		AnalyzerDefinition: "A_1", Status: connector.JobWaiting, StartDate: now, AnalysisID: "local",
 		Meta: record.Meta{CreatedAt: now, CreatedBy: "ana"}}
 	if err := e.jobs.Create(ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	got, err := e.jobs.Job(ctx, j.ID)
-	if err != nil || got.Status != cases.JobWaiting || got.Report != nil || !got.StartDate.Equal(now) || !got.EndDate.IsZero() {
+	if err != nil || got.Status != connector.JobWaiting || got.Report != nil || !got.StartDate.Equal(now) || !got.EndDate.IsZero() {
 		t.Fatalf("job %+v err %v", got, err)
 	}
-	j.Status, j.EndDate, j.AnalysisJobID = cases.JobSuccess, now.Add(time.Second), "remote-1"
+	j.Status, j.EndDate, j.AnalysisJobID = connector.JobSuccess, now.Add(time.Second), "remote-1"
 	j.Report = map[string]any{"success": true, "full": map[string]any{"k.with.dots": []any{1, "x"}}, "artifacts": []any{}}
 	up, err := e.jobs.Update(ctx, j, []string{"status", "endDate", "report", "analysisJobId"}, "system", now)
-	if err != nil || up.Status != cases.JobSuccess || up.AnalysisJobID != "remote-1" || up.Report["success"] != true ||
+	if err != nil || up.Status != connector.JobSuccess || up.AnalysisJobID != "remote-1" || up.Report["success"] != true ||
 		up.UpdatedBy != "system" || !up.EndDate.Equal(now.Add(time.Second)) {
 		t.Fatalf("updated %+v err %v", up, err)
 	}
@@ -341,7 +341,7 @@ func TestJobStore(t *testing.T) {
 	if err != nil || total != 1 || len(l) != 1 || l[0].ID != j.ID {
 		t.Fatalf("list %v %d %v", l, total, err)
 	}
-	if _, err := e.jobs.Job(ctx, "~nope"); !errors.Is(err, cases.ErrJobNotFound) {
+	if _, err := e.jobs.Job(ctx, "~nope"); !errors.Is(err, connector.ErrJobNotFound) {
 		t.Fatalf("unknown job: %v", err)
 	}
 }

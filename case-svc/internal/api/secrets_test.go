@@ -11,7 +11,6 @@ import (
 
 	"github.com/yeka/zip"
 
-	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/docstore"
@@ -75,7 +74,7 @@ func TestSecrets_NeverStoredLoggedOrAnswered(t *testing.T) {
 	creds := connector.Adapter{Client: connector.New(connector.Server{Name: "creds", URL: "http://connector:" + urlSecret + "@127.0.0.1:1",
 		Key: serverKey, Timeout: 2 * time.Second}, opts, log)}
 	tm := newTeam(t, withLogs(logs), withAdminPassword(),
-		withServers(cases.AnalysisConfig{Scan: 100 * time.Millisecond, BackoffLo: 20 * time.Millisecond, BackoffHi: 50 * time.Millisecond}, down, creds))
+		withServers(connector.AnalysisConfig{Scan: 100 * time.Millisecond, BackoffLo: 20 * time.Millisecond, BackoffHi: 50 * time.Millisecond}, down, creds))
 
 	var answers []*resp
 	keep := func(r *resp) *resp { answers = append(answers, r); return r }

@@ -42,7 +42,7 @@ func (h *handler) downloadPassword() string {
 }
 
 // status is public, as in the reference system. connectors.cortex lists the analysis servers with their
-// version and whether they accept our key, from a check at most a few seconds old (cases.StatusTTL).
+// version and whether they accept our key, from a check at most a few seconds old (connector.StatusTTL).
 func (h *handler) status(c echo.Context) error {
 	authTypes := []string{"key", "session"}
 	if h.auth.Basic {

@@ -64,7 +64,7 @@ func TestStatus_ConnectorsAndHealth(t *testing.T) {
 		}
 	}
 
-	// cached: a second status within cases.StatusTTL probes no server again and answers the same servers
+	// cached: a second status within connector.StatusTTL probes no server again and answers the same servers
 	before := probes.Load()
 	again := e.anon().Call(t, http.MethodGet, "/api/v0/status", nil).Want(t, http.StatusOK).Object(t)
 	if n := probes.Load(); n != before {

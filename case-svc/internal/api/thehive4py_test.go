@@ -87,7 +87,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 )
 
 // h4Req is one request as thehive4py sends it.
@@ -149,7 +149,7 @@ type h4Step struct {
 }
 
 func TestTheHive4py_EveryMethod(t *testing.T) {
-	tm := newTeam(t, withServers(cases.AnalysisConfig{Scan: time.Hour, BackoffLo: time.Hour, BackoffHi: time.Hour}, azDown(nil)))
+	tm := newTeam(t, withServers(connector.AnalysisConfig{Scan: time.Hour, BackoffLo: time.Hour, BackoffHi: time.Hour}, azDown(nil)))
 	api := tm.keyClient("socadmin", tm.orgAdmin.Key)
 	for k, v := range map[string]string{"User-Agent": "python-requests/2.25.1", "Accept": "*/*",
 		"Accept-Encoding": "gzip, deflate", "Connection": "keep-alive", "X-Organisation": "soc"} {

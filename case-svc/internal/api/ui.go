@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/case-svc/internal/record"
@@ -55,7 +56,7 @@ var describedModels = []struct {
 }{
 	{"case", "case", cases.CaseFields}, {"case_task", "task", cases.TaskFields},
 	{"case_task_log", "log", cases.LogFields}, {"alert", "alert", cases.AlertFields},
-	{"case_artifact", "observable", cases.ObservableFields}, {"case_artifact_job", "job", cases.JobFields},
+	{"case_artifact", "observable", cases.ObservableFields}, {"case_artifact_job", "job", connector.JobFields},
 	{"caseTemplate", "caseTemplate", cases.TemplateFields}, {"customField", "customField", cases.CustomFieldFields},
 	{"user", "user", identity.UserFields}, {"organisation", "organisation", identity.OrgFields},
 	{"profile", "profile", profileFields}, {"observableType", "observableType", observableTypeFields},

@@ -20,6 +20,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/store"
+	"github.com/openir/platform/case-svc/internal/tally"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
@@ -38,8 +39,8 @@ type Options struct {
 	ConnectorNow func() time.Time
 	// Servers replaces the connector's clients of analysis.servers; Analysis replaces the connector's
 	// settings of analysis.* (its Log is filled in when nil).
-	Servers  []cases.AnalysisServer
-	Analysis *cases.AnalysisConfig
+	Servers  []connector.AnalysisServer
+	Analysis *connector.AnalysisConfig
 	// Events adjusts the settings of the audit trail, streams and webhooks built from the configuration.
 	Events func(*audit.Config)
 	// IdentityStore wraps the identity store (a test counting its reads).
@@ -59,7 +60,9 @@ type App struct {
 	Identity *identity.Service
 	Cases    *cases.Service
 	// Analyses is the connector: its jobs and responder actions, and the tracker of pending ones (Run).
-	Analyses *cases.Analyses
+	Analyses *connector.Analyses
+	// Tally counts records for the statistics and the query API's counts.
+	Tally *tally.Counter
 	// Events is the audit trail, the streams and the webhooks; Run does their background work.
 	Events *audit.Service
 	// Jobs and AnalysisStore are the stores of analyzer jobs and of the connector's records.
@@ -91,13 +94,14 @@ func (a *App) build(ctx context.Context, opts Options) (err error) {
 	if a.Events, err = a.eventService(ctx, opts); err != nil {
 		return err
 	}
-	if err := a.wire(ctx, opts); err != nil {
+	st, err := a.wire(ctx, opts)
+	if err != nil {
 		return err
 	}
 	if a.Bootstrapped, err = a.Identity.Bootstrap(ctx, cfg.Bootstrap.Login, cfg.Bootstrap.Password, cfg.Bootstrap.Key); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	if err := a.connectorService(ctx, opts); err != nil {
+	if err := a.connectorService(ctx, opts, st); err != nil {
 		return err
 	}
 	a.Echo, err = a.router(ctx, opts)
@@ -120,7 +124,7 @@ func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
 			MaxFile: maxFile, DownloadPassword: cfg.Datastore.Password},
 		Ready:  a.DB.Ping,
 		Events: a.Events,
-	}, a.Identity, a.Cases, a.Analyses), nil
+	}, a.Identity, a.Cases, a.Analyses, a.Tally), nil
 }
 
 // eventService builds the audit trail, the streams and the webhooks (case-svc/README.md, Events).
@@ -144,16 +148,16 @@ func (a *App) eventService(ctx context.Context, opts Options) (*audit.Service, e
 }
 
 // wire builds the stores and the domain services on the database; the audit decorators record their writes
-// (unless opts.NoAudit).
-func (a *App) wire(ctx context.Context, opts Options) error {
+// (unless opts.NoAudit). It returns the case stores as the case service has them, for the connector.
+func (a *App) wire(ctx context.Context, opts Options) (cases.Stores, error) {
 	db := a.DB
 	zips, err := a.Config.ZipLimits()
 	if err != nil {
-		return err
+		return cases.Stores{}, err
 	}
 	idStore, err := store.NewIdentityStore(ctx, db)
 	if err != nil {
-		return err
+		return cases.Stores{}, err
 	}
 	var ids identity.Store = idStore
 	if opts.IdentityStore != nil {
@@ -164,10 +168,11 @@ func (a *App) wire(ctx context.Context, opts Options) error {
 	}
 	cred, err := auth.NewCredentials(a.Keys)
 	if err != nil {
-		return err
+		return cases.Stores{}, err
 	}
 	a.Identity = identity.New(ids, cred, time.Now)
 	st := cases.Stores{Members: a.Identity, Zip: zips}
+	var counts *store.Tally
 	for _, open := range []func() error{
 		func() (err error) { st.Cases, err = store.NewCaseStore(ctx, db); return err },
 		func() (err error) { st.Tasks, err = store.NewTaskStore(ctx, db); return err },
@@ -175,23 +180,25 @@ func (a *App) wire(ctx context.Context, opts Options) error {
 		func() (err error) { st.Fields, err = store.NewCustomFieldStore(ctx, db); return err },
 		func() (err error) { st.Observables, err = store.NewObservableStore(ctx, db); return err },
 		func() (err error) { st.Alerts, err = store.NewAlertStore(ctx, db); return err },
-		func() (err error) { a.Jobs, err = store.NewJobStore(ctx, db); st.Jobs = a.Jobs; return err },
+		func() (err error) { a.Jobs, err = store.NewJobStore(ctx, db); return err },
 		func() (err error) { st.Files, err = store.NewFiles(ctx, db); return err },
-		func() (err error) { st.Tally, err = store.NewTally(ctx, db); return err },
+		func() (err error) { counts, err = store.NewTally(ctx, db); return err },
 	} {
 		if err := open(); err != nil {
-			return err
+			return cases.Stores{}, err
 		}
 	}
 	if !opts.NoAudit {
 		st = a.Events.Wrap(st)
 	}
 	a.Cases = cases.NewService(st, time.Now)
-	return nil
+	a.Tally = tally.New(counts)
+	return st, nil
 }
 
-// connectorService builds the clients of analysis.servers and the connector's service.
-func (a *App) connectorService(ctx context.Context, opts Options) error {
+// connectorService builds the clients of analysis.servers and the connector's service, which reads the case
+// records of cs and applies results through the case service.
+func (a *App) connectorService(ctx context.Context, opts Options, cs cases.Stores) error {
 	cfg := a.Config
 	servers := opts.Servers
 	if servers == nil {
@@ -203,7 +210,7 @@ func (a *App) connectorService(ctx context.Context, opts Options) error {
 		}
 		a.Log.Info("analysis servers", "names", names)
 	}
-	acfg := cases.AnalysisConfig{Log: a.Log, GiveUp: cfg.Analysis.GiveUp, LongPoll: cfg.Analysis.LongPoll}
+	acfg := connector.AnalysisConfig{Log: a.Log, GiveUp: cfg.Analysis.GiveUp, LongPoll: cfg.Analysis.LongPoll}
 	if opts.Analysis != nil {
 		acfg = *opts.Analysis
 		if acfg.Log == nil {
@@ -215,11 +222,13 @@ func (a *App) connectorService(ctx context.Context, opts Options) error {
 		return err
 	}
 	a.AnalysisStore = st
-	var actions cases.ActionStore = st
+	var jobs connector.JobStore = a.Jobs
+	var actions connector.ActionStore = st
 	if !opts.NoAudit {
-		actions = a.Events.WrapActions(st)
+		jobs, actions = a.Events.WrapJobs(a.Jobs), a.Events.WrapActions(st)
 	}
-	a.Analyses = cases.NewAnalyses(a.Cases, servers, st, actions, acfg, opts.ConnectorNow)
+	a.Analyses = connector.NewAnalyses(a.Cases, servers, connector.Stores{Jobs: jobs, Actions: actions, Pending: st,
+		Cases: cs.Cases, Observables: cs.Observables, Alerts: cs.Alerts, Files: cs.Files}, acfg, opts.ConnectorNow)
 	return nil
 }
 

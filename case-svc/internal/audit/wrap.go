@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/search"
 )
@@ -34,9 +35,11 @@ func (s *Service) Wrap(st cases.Stores) cases.Stores {
 	st.Fields = fieldStore{st.Fields, s}
 	st.Observables = observableStore{st.Observables, s}
 	st.Alerts = alertStore{st.Alerts, s}
-	st.Jobs = jobStore{st.Jobs, s}
 	return st
 }
+
+// WrapJobs returns the analyzer job store with its writes audited.
+func (s *Service) WrapJobs(st connector.JobStore) connector.JobStore { return jobStore{st, s} }
 
 // WrapIdentity returns the identity store with its writes of users and organisations audited.
 func (s *Service) WrapIdentity(st identity.Store) identity.Store {
@@ -44,7 +47,9 @@ func (s *Service) WrapIdentity(st identity.Store) identity.Store {
 }
 
 // WrapActions returns the responder action store with its writes audited.
-func (s *Service) WrapActions(st cases.ActionStore) cases.ActionStore { return actionStore{st, s} }
+func (s *Service) WrapActions(st connector.ActionStore) connector.ActionStore {
+	return actionStore{st, s}
+}
 
 func observableRoot(o cases.Observable) string {
 	if o.CaseID != "" {
@@ -340,18 +345,18 @@ func (w alertStore) DeleteAlert(ctx context.Context, id string) error {
 }
 
 type jobStore struct {
-	cases.JobStore
+	connector.JobStore
 	s *Service
 }
 
-func (w jobStore) Create(ctx context.Context, j cases.Job) error {
+func (w jobStore) Create(ctx context.Context, j connector.Job) error {
 	if err := w.JobStore.Create(ctx, j); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Creation, objectType: TypeJob, id: j.ID, root: j.CaseID, org: j.Org, by: j.CreatedBy, obj: j})
 }
 
-func (w jobStore) Update(ctx context.Context, j cases.Job, fields []string, by string, at time.Time) (cases.Job, error) {
+func (w jobStore) Update(ctx context.Context, j connector.Job, fields []string, by string, at time.Time) (connector.Job, error) {
 	out, err := w.JobStore.Update(ctx, j, fields, by, at)
 	if err != nil {
 		return out, err
@@ -371,11 +376,11 @@ func (w jobStore) Delete(ctx context.Context, id string) error {
 }
 
 type actionStore struct {
-	cases.ActionStore
+	connector.ActionStore
 	s *Service
 }
 
-func actionRoot(a cases.Action) string {
+func actionRoot(a connector.Action) string {
 	if a.CaseID != "" {
 		return a.CaseID
 	}
@@ -385,14 +390,14 @@ func actionRoot(a cases.Action) string {
 	return a.ObjectID
 }
 
-func (w actionStore) CreateAction(ctx context.Context, a cases.Action) error {
+func (w actionStore) CreateAction(ctx context.Context, a connector.Action) error {
 	if err := w.ActionStore.CreateAction(ctx, a); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Creation, objectType: TypeAction, id: a.ID, root: actionRoot(a), org: a.Org, by: a.CreatedBy, obj: a})
 }
 
-func (w actionStore) UpdateAction(ctx context.Context, a cases.Action) error {
+func (w actionStore) UpdateAction(ctx context.Context, a connector.Action) error {
 	before, err := w.ActionStore.Action(ctx, a.ID)
 	if err != nil {
 		return err

@@ -120,12 +120,6 @@ type CaseStore interface {
 	DeleteCase(ctx context.Context, id string) error
 }
 
-// ValueCount is one group of a count by field: a value and how many records have it.
-type ValueCount struct {
-	Value any
-	Count int64
-}
-
 // CaseFields is the allow-list of case searches and sorts.
 var CaseFields = search.Fields{
 	"_id": {Path: "_id"}, "id": {Path: "_id"}, "caseId": {Path: "caseId", Type: search.Number},

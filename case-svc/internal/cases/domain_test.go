@@ -25,7 +25,6 @@ type domain struct {
 	db       *docstore.DB
 	svc      *cases.Service
 	ids      *identity.Service
-	analyses *store.AnalysisStore
 	admin    identity.Caller // admin profile in the admin organisation
 	orgAdmin identity.Caller // soc
 	analyst  identity.Caller // soc
@@ -64,10 +63,6 @@ func newDomain(t *testing.T, wrap ...func(cases.Stores) cases.Stores) *domain {
 	st.Observables, err = store.NewObservableStore(ctx, d.db)
 	must(err)
 	st.Alerts, err = store.NewAlertStore(ctx, d.db)
-	must(err)
-	st.Jobs, err = store.NewJobStore(ctx, d.db)
-	must(err)
-	d.analyses, err = store.NewAnalysisStore(ctx, d.db)
 	must(err)
 	d.stores = st
 	for _, w := range wrap {

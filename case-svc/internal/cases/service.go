@@ -25,9 +25,6 @@ type Stores struct {
 	Members     Members
 	Observables ObservableStore
 	Alerts      AlertStore
-	Jobs        JobStore
-	// Tally counts records for the statistics (nil: they fail).
-	Tally TallyStore
 	// Zip bounds unpacked archives; zero = archive.DefaultLimits.
 	Zip archive.Limits
 }
@@ -43,8 +40,6 @@ type Service struct {
 	members     Members
 	observables ObservableStore
 	alerts      AlertStore
-	jobs        JobStore
-	tally       TallyStore
 	zip         archive.Limits
 	now         func() time.Time
 }
@@ -58,7 +53,7 @@ func NewService(st Stores, now func() time.Time) *Service {
 		st.Zip = archive.DefaultLimits
 	}
 	return &Service{cases: st.Cases, tasks: st.Tasks, templates: st.Templates, fields: st.Fields, files: st.Files,
-		members: st.Members, observables: st.Observables, alerts: st.Alerts, jobs: st.Jobs, tally: st.Tally, zip: st.Zip, now: now}
+		members: st.Members, observables: st.Observables, alerts: st.Alerts, zip: st.Zip, now: now}
 }
 
 func (s *Service) clock() time.Time { return record.Millis(s.now()) }

@@ -1,6 +1,11 @@
-// Package connector is case-svc's client of analysis servers (the analysis-svc REST API): listing analyzers
-// and responders, creating jobs, long-polling their reports and downloading file artifacts, with bounded
-// retries, per-attempt timeouts, Bearer keys and an Idempotency-Key on job creation.
+// Package connector is case-svc's analysis connector: it runs the analyzers and responders of analysis servers
+// (analysis-svc) on case-svc's records and brings their results back. It owns the analyzer job records and
+// the responder actions with the interfaces of their stores, the pending records its tracker resumes after a
+// restart, the tracker (one loop per server: long-polls of reports, backoff while a server is down), the
+// import of reports (artifacts become observables of the case, summaries fill the observable's reports), the
+// responder operations applied through the case service, the servers' status, and the HTTP client of the
+// analysis-svc REST API (bounded retries, per-attempt timeouts, Bearer keys, an Idempotency-Key on job
+// creation) with its Adapter to the AnalysisServer the rest of the package works with.
 package connector
 
 import (
@@ -140,8 +145,9 @@ type Report struct {
 	ErrorMessage string           `json:"errorMessage,omitempty"`
 }
 
-// Job is a job as the server reports it; Report is set once it finished.
-type Job struct {
+// ServerJob is a job as the server reports it (the wire form, which Adapter turns into a RemoteJob); Report is
+// set once it finished.
+type ServerJob struct {
 	ID                   string
 	Status               string
 	AnalyzerID           string
@@ -158,12 +164,12 @@ type Job struct {
 }
 
 // Finished reports whether the job ended (Success, Failure or Deleted).
-func (j Job) Finished() bool {
+func (j ServerJob) Finished() bool {
 	return j.Status == "Success" || j.Status == "Failure" || j.Status == "Deleted"
 }
 
 // UnmarshalJSON reads a job, whose `report` is an object once finished and a status string before.
-func (j *Job) UnmarshalJSON(b []byte) error {
+func (j *ServerJob) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		ID                    string          `json:"id"`
 		Status                string          `json:"status"`
@@ -183,7 +189,7 @@ func (j *Job) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	*j = Job{ID: raw.ID, Status: raw.Status, AnalyzerID: raw.AnalyzerID, AnalyzerName: raw.AnalyzerName,
+	*j = ServerJob{ID: raw.ID, Status: raw.Status, AnalyzerID: raw.AnalyzerID, AnalyzerName: raw.AnalyzerName,
 		AnalyzerDefinitionID: raw.AnalyzerDefinitionID, ResponderID: raw.ResponderID, ResponderName: raw.ResponderName,
 		DataType: raw.DataType, ErrorMessage: raw.ErrorMessage, StartDate: raw.StartDate, EndDate: raw.EndDate,
 		CreatedAt: raw.CreatedAt}
@@ -248,20 +254,20 @@ func (c *Client) RespondersFor(ctx context.Context, dataType string) ([]Worker, 
 }
 
 // RunAnalyzer creates a job. idempotencyKey makes retries (ours and the caller's) create one job only.
-func (c *Client) RunAnalyzer(ctx context.Context, analyzerID string, req JobRequest, idempotencyKey string) (Job, error) {
-	var j Job
+func (c *Client) RunAnalyzer(ctx context.Context, analyzerID string, req JobRequest, idempotencyKey string) (ServerJob, error) {
+	var j ServerJob
 	return j, c.submit(ctx, "/api/analyzer/"+url.PathEscape(analyzerID)+"/run", req, idempotencyKey, &j)
 }
 
 // RunResponder creates a responder job.
-func (c *Client) RunResponder(ctx context.Context, responderID string, req JobRequest, idempotencyKey string) (Job, error) {
-	var j Job
+func (c *Client) RunResponder(ctx context.Context, responderID string, req JobRequest, idempotencyKey string) (ServerJob, error) {
+	var j ServerJob
 	return j, c.submit(ctx, "/api/responder/"+url.PathEscape(responderID)+"/run", req, idempotencyKey, &j)
 }
 
 // WaitReport long-polls a job for at most atMost and returns it with its report once finished.
-func (c *Client) WaitReport(ctx context.Context, jobID string, atMost time.Duration) (Job, error) {
-	var j Job
+func (c *Client) WaitReport(ctx context.Context, jobID string, atMost time.Duration) (ServerJob, error) {
+	var j ServerJob
 	secs := int(atMost / time.Second)
 	if secs < 1 {
 		secs = 1
@@ -271,8 +277,8 @@ func (c *Client) WaitReport(ctx context.Context, jobID string, atMost time.Durat
 }
 
 // Job returns a job with its report.
-func (c *Client) Job(ctx context.Context, jobID string) (Job, error) {
-	var j Job
+func (c *Client) Job(ctx context.Context, jobID string) (ServerJob, error) {
+	var j ServerJob
 	return j, c.do(ctx, http.MethodGet, "/api/job/"+url.PathEscape(jobID)+"/report", nil, "", &j)
 }
 

@@ -4,20 +4,18 @@ import (
 	"context"
 	"io"
 	"time"
-
-	"github.com/openir/platform/case-svc/internal/cases"
 )
 
-// Adapter presents a Client as the domain's cases.AnalysisServer.
+// Adapter presents a Client as an AnalysisServer.
 type Adapter struct{ *Client }
 
-var _ cases.AnalysisServer = Adapter{}
+var _ AnalysisServer = Adapter{}
 
 // Serves reports whether the server is open to the organisation.
 func (a Adapter) Serves(org string) bool { return a.srv.Serves(org) }
 
 // Workers lists analyzers or responders, of a data type or all.
-func (a Adapter) Workers(ctx context.Context, responder bool, dataType string) ([]cases.RemoteWorker, error) {
+func (a Adapter) Workers(ctx context.Context, responder bool, dataType string) ([]RemoteWorker, error) {
 	var ws []Worker
 	var err error
 	switch {
@@ -33,21 +31,21 @@ func (a Adapter) Workers(ctx context.Context, responder bool, dataType string) (
 	if err != nil {
 		return nil, err
 	}
-	out := make([]cases.RemoteWorker, len(ws))
+	out := make([]RemoteWorker, len(ws))
 	for i, w := range ws {
-		out[i] = cases.RemoteWorker{ID: w.ID, Name: w.Name, Version: w.Version, Description: w.Description,
+		out[i] = RemoteWorker{ID: w.ID, Name: w.Name, Version: w.Version, Description: w.Description,
 			DefinitionID: w.DefinitionID, DataTypeList: w.DataTypeList}
 	}
 	return out, nil
 }
 
 // Run creates a job.
-func (a Adapter) Run(ctx context.Context, responder bool, workerID string, r cases.RemoteRequest, key string) (cases.RemoteJob, error) {
+func (a Adapter) Run(ctx context.Context, responder bool, workerID string, r RemoteRequest, key string) (RemoteJob, error) {
 	req := JobRequest{DataType: r.DataType, Data: r.Data, TLP: r.TLP, PAP: r.PAP, Message: r.Message}
 	if r.File != nil {
 		req.File = &File{Name: r.File.Name, ContentType: r.File.ContentType, Open: r.File.Open}
 	}
-	var j Job
+	var j ServerJob
 	var err error
 	if responder {
 		j, err = a.RunResponder(ctx, workerID, req, key)
@@ -58,7 +56,7 @@ func (a Adapter) Run(ctx context.Context, responder bool, workerID string, r cas
 }
 
 // WaitReport long-polls a job.
-func (a Adapter) WaitReport(ctx context.Context, jobID string, atMost time.Duration) (cases.RemoteJob, error) {
+func (a Adapter) WaitReport(ctx context.Context, jobID string, atMost time.Duration) (RemoteJob, error) {
 	j, err := a.Client.WaitReport(ctx, jobID, atMost)
 	return remote(j), err
 }
@@ -75,17 +73,17 @@ func millis(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-func remote(j Job) cases.RemoteJob {
-	r := cases.RemoteJob{ID: j.ID, Status: j.Status, WorkerID: j.AnalyzerID, WorkerName: j.AnalyzerName,
+func remote(j ServerJob) RemoteJob {
+	r := RemoteJob{ID: j.ID, Status: j.Status, WorkerID: j.AnalyzerID, WorkerName: j.AnalyzerName,
 		DefinitionID: j.AnalyzerDefinitionID, StartDate: millis(j.StartDate), EndDate: millis(j.EndDate)}
 	if j.ResponderID != "" {
 		r.WorkerID, r.WorkerName = j.ResponderID, j.ResponderName
 	}
 	if rep := j.Report; rep != nil {
-		rr := &cases.RemoteReport{Success: rep.Success, Summary: rep.Summary, Full: rep.Full, Operations: rep.Operations,
+		rr := &RemoteReport{Success: rep.Success, Summary: rep.Summary, Full: rep.Full, Operations: rep.Operations,
 			ErrorMessage: rep.ErrorMessage}
 		for _, art := range rep.Artifacts {
-			ra := cases.RemoteArtifact{DataType: art.DataType, Data: art.Data, Message: art.Message, TLP: art.TLP, Tags: art.Tags}
+			ra := RemoteArtifact{DataType: art.DataType, Data: art.Data, Message: art.Message, TLP: art.TLP, Tags: art.Tags}
 			if at := art.Attachment; at != nil {
 				ra.FileID, ra.FileName, ra.ContentType = at.ID, at.Name, at.ContentType
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/tally"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -56,10 +57,10 @@ type Agg struct {
 }
 
 // statsModels are the models of POST /api/_stats and the records they count.
-var statsModels = map[string]cases.Record{
-	"case": cases.RecordCase, "case_task": cases.RecordTask, "case_task_log": cases.RecordLog,
-	"alert": cases.RecordAlert, "user": cases.RecordUser, "caseTemplate": cases.RecordTemplate,
-	"case_artifact": cases.RecordObservable, "organisation": cases.RecordOrg, "customField": cases.RecordCustomField,
+var statsModels = map[string]tally.Record{
+	"case": tally.RecordCase, "case_task": tally.RecordTask, "case_task_log": tally.RecordLog,
+	"alert": tally.RecordAlert, "user": tally.RecordUser, "caseTemplate": tally.RecordTemplate,
+	"case_artifact": tally.RecordObservable, "organisation": tally.RecordOrg, "customField": tally.RecordCustomField,
 }
 
 // statsScope narrows the records of a _stats route beyond the caller's scope (the case observables of
@@ -88,7 +89,7 @@ func (e *Engine) Stats(ctx context.Context, cl identity.Caller, model string, qu
 		}
 	}
 	if query != nil {
-		n, err := ParseFilter("stats", query, cases.RecordFields[r])
+		n, err := ParseFilter("stats", query, tally.RecordFields[r])
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +110,7 @@ func (e *Engine) Stats(ctx context.Context, cl identity.Caller, model string, qu
 	budget := MaxAggs
 	out := map[string]any{}
 	for _, x := range raw {
-		a, err := ParseAgg(x, cases.RecordFields[r], &budget)
+		a, err := ParseAgg(x, tally.RecordFields[r], &budget)
 		if err != nil {
 			return nil, err
 		}
@@ -264,26 +265,26 @@ func ParseAgg(x any, fields search.Fields, budget *int) (Agg, error) {
 // answer: {Count: n}, {avg_F: x} (null without values), a field's {value: {sub…}} (under {F: …} in the v0
 // _stats shape), a time histogram's {bucketStartMillis: {F: {sub…}}}. Without _select, each group holds
 // its count.
-func (e *Engine) aggregate(ctx context.Context, cl identity.Caller, r cases.Record, f search.Node, a Agg, v0 bool, left *int) (map[string]any, error) {
-	path := cases.RecordFields[r][a.field].Path
+func (e *Engine) aggregate(ctx context.Context, cl identity.Caller, r tally.Record, f search.Node, a Agg, v0 bool, left *int) (map[string]any, error) {
+	path := tally.RecordFields[r][a.field].Path
 	if err := spend(left); err != nil {
 		return nil, err
 	}
 	switch a.op {
 	case "count":
-		n, err := e.svc.Count(ctx, cl, r, f)
+		n, err := e.tally.Count(ctx, cl, r, f)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{a.name: n}, nil
 	case "sum", "avg", "min", "max":
-		groups, err := e.svc.Groups(ctx, cl, r, f, a.field, maxGroups)
+		groups, err := e.tally.Groups(ctx, cl, r, f, a.field, maxGroups)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{a.name: reduce(a.op, groups)}, nil
 	case "field":
-		groups, err := e.svc.Groups(ctx, cl, r, f, a.field, maxGroups)
+		groups, err := e.tally.Groups(ctx, cl, r, f, a.field, maxGroups)
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +309,7 @@ func (e *Engine) aggregate(ctx context.Context, cl identity.Caller, r cases.Reco
 		}
 		return out, nil
 	case "time":
-		groups, err := e.svc.Groups(ctx, cl, r, f, a.field, maxDates)
+		groups, err := e.tally.Groups(ctx, cl, r, f, a.field, maxDates)
 		if err != nil {
 			return nil, err
 		}
@@ -342,7 +343,7 @@ func (e *Engine) aggregate(ctx context.Context, cl identity.Caller, r cases.Reco
 
 // subAggregate runs the sub-aggregations of one group (the records matching f and in), whose count is
 // known: {Count: n} without any.
-func (e *Engine) subAggregate(ctx context.Context, cl identity.Caller, r cases.Record, f, in search.Node, n int64, subs []Agg, left *int) (map[string]any, error) {
+func (e *Engine) subAggregate(ctx context.Context, cl identity.Caller, r tally.Record, f, in search.Node, n int64, subs []Agg, left *int) (map[string]any, error) {
 	if len(subs) == 0 {
 		return map[string]any{"count": n}, nil
 	}
@@ -367,7 +368,7 @@ func (e *Engine) subAggregate(ctx context.Context, cl identity.Caller, r cases.R
 }
 
 // reduce computes sum, avg, min or max from the counts of each value (numbers only; null when none).
-func reduce(op string, groups []cases.ValueCount) any {
+func reduce(op string, groups []tally.ValueCount) any {
 	var sum float64
 	var n int64
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -410,11 +411,11 @@ func number(v any) (float64, bool) {
 
 // orderGroups applies _order (count or the field, + or -); the store's order (largest count first, then by
 // value) is the default.
-func orderGroups(groups []cases.ValueCount, a Agg) {
+func orderGroups(groups []tally.ValueCount, a Agg) {
 	if len(a.order) == 0 {
 		return
 	}
-	slices.SortStableFunc(groups, func(x, y cases.ValueCount) int {
+	slices.SortStableFunc(groups, func(x, y tally.ValueCount) int {
 		for _, o := range a.order {
 			desc := strings.HasPrefix(o, "-")
 			var c int

@@ -7,6 +7,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/tally"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -14,9 +15,9 @@ import (
 // limitedCount and aggregation to end one, and myTasks. Numbers come from the database's counts (agg.go).
 
 // kindRecords are the records the counting steps count, by kind of pipeline.
-var kindRecords = map[Kind]cases.Record{
-	KindCase: cases.RecordCase, KindAlert: cases.RecordAlert, KindObservable: cases.RecordObservable,
-	KindTask: cases.RecordTask, KindLog: cases.RecordLog, KindJob: cases.RecordJob,
+var kindRecords = map[Kind]tally.Record{
+	KindCase: tally.RecordCase, KindAlert: tally.RecordAlert, KindObservable: tally.RecordObservable,
+	KindTask: tally.RecordTask, KindLog: tally.RecordLog, KindJob: tally.RecordJob,
 }
 
 // countStarts are the steps that count records of the caller's organisation: what they count and how
@@ -95,7 +96,7 @@ func endCounting(p *Pipeline, out *Output, name string, step map[string]any) (bo
 			}
 		}
 		budget := MaxAggs
-		a, err := ParseAgg(m, cases.RecordFields[r], &budget)
+		a, err := ParseAgg(m, tally.RecordFields[r], &budget)
 		if err != nil {
 			return true, err
 		}
@@ -124,9 +125,9 @@ func (e *Engine) Answer(ctx context.Context, cl identity.Caller, p *Pipeline, ou
 	return total, nil
 }
 
-func (e *Engine) countOf(ctx context.Context, cl identity.Caller, p *Pipeline, r cases.Record, counted bool) (int64, error) {
+func (e *Engine) countOf(ctx context.Context, cl identity.Caller, p *Pipeline, r tally.Record, counted bool) (int64, error) {
 	if counted {
-		return e.svc.Count(ctx, cl, r, p.Filter)
+		return e.tally.Count(ctx, cl, r, p.Filter)
 	}
 	_, total, err := e.Run(ctx, cl, p, 0, 0)
 	return total, err

@@ -6,10 +6,10 @@
 // (at most search.max records).
 //
 // It owns the steps' grammar (Params, BadStep, ParseFilter with the reference system's _is, _ne and _parent,
-// SortSpecs, Output.SetPage), the Pipeline they build, its execution on the domain (Engine, on cases.Service
-// and cases.Analyses, in the caller's organisation) and the aggregations that the aggregation step and the
-// _stats routes share (ParseAgg, Engine.Stats). Reading the HTTP body, rendering records as JSON (extraData
-// too), and the audit and UI queries stay in api, which calls it.
+// SortSpecs, Output.SetPage), the Pipeline they build, its execution on the domain (Engine, on cases.Service,
+// connector.Analyses and tally.Counter, in the caller's organisation) and the aggregations that the aggregation
+// step and the _stats routes share (ParseAgg, Engine.Stats). Reading the HTTP body, rendering records as JSON
+// (extraData too), and the audit and UI queries stay in api, which calls it.
 package query
 
 import (
@@ -23,7 +23,9 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/tally"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -31,13 +33,14 @@ import (
 // Engine runs the steps of queries on the domain.
 type Engine struct {
 	svc      *cases.Service
-	analyses *cases.Analyses
+	analyses *connector.Analyses
+	tally    *tally.Counter
 	max      int
 }
 
 // New returns an engine reading at most max records per list (search.max).
-func New(svc *cases.Service, analyses *cases.Analyses, max int) *Engine {
-	return &Engine{svc: svc, analyses: analyses, max: max}
+func New(svc *cases.Service, analyses *connector.Analyses, counter *tally.Counter, max int) *Engine {
+	return &Engine{svc: svc, analyses: analyses, tally: counter, max: max}
 }
 
 // Kind is the type of the records a pipeline holds.
@@ -58,8 +61,8 @@ const (
 
 var kindFields = map[Kind]search.Fields{
 	KindCase: cases.CaseFields, KindAlert: cases.AlertFields, KindObservable: cases.ObservableFields,
-	KindTask: cases.TaskFields, KindLog: cases.LogFields, KindJob: cases.JobFields, KindSimilar: cases.CaseFields,
-	KindAction: cases.ActionFields,
+	KindTask: cases.TaskFields, KindLog: cases.LogFields, KindJob: connector.JobFields, KindSimilar: cases.CaseFields,
+	KindAction: connector.ActionFields,
 	KindLinked: cases.CaseFields,
 	KindAudit:  audit.Fields,
 }
@@ -165,7 +168,7 @@ func (e *Engine) Start(ctx context.Context, cl identity.Caller, name string, ste
 	case KindLog:
 		_, err = e.svc.Log(ctx, cl, id)
 	case KindJob:
-		_, err = e.svc.Job(ctx, cl, id)
+		_, err = e.analyses.AnalyzerJob(ctx, cl, id)
 	case KindAction:
 		_, err = e.analyses.Action(ctx, cl, id)
 	}
@@ -301,7 +304,7 @@ func (e *Engine) Next(ctx context.Context, cl identity.Caller, p *Pipeline, out 
 	case name == "logs":
 		path = cases.PathTaskID
 	case name == "jobs":
-		path = cases.PathObservableID
+		path = connector.PathObservableID
 	case name == "actions":
 		path = "objectId"
 	case name == "observables" && p.Kind == KindAlert:
@@ -338,7 +341,7 @@ func caseOf(it any) string {
 		return x.CaseID
 	case cases.Log:
 		return x.CaseID
-	case cases.Job:
+	case connector.Job:
 		return x.CaseID
 	}
 	return ""
@@ -378,7 +381,7 @@ func RecordID(it any) string {
 		return x.ID
 	case cases.Log:
 		return x.ID
-	case cases.Job:
+	case connector.Job:
 		return x.ID
 	}
 	return ""
@@ -524,14 +527,14 @@ func (e *Engine) Run(ctx context.Context, cl identity.Caller, p *Pipeline, offse
 			items = append(items, x)
 		}
 	case KindJob:
-		var l []cases.Job
-		l, total, err = e.svc.Jobs(ctx, cl, p.Filter, pg)
+		var l []connector.Job
+		l, total, err = e.analyses.Jobs(ctx, cl, p.Filter, pg)
 		collectAll(len(l))
 		for _, x := range l {
 			items = append(items, x)
 		}
 	case KindAction:
-		var l []cases.Action
+		var l []connector.Action
 		l, total, err = e.analyses.Actions(ctx, cl, p.Filter, pg)
 		collectAll(len(l))
 		for _, x := range l {

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/case-svc/internal/store"
+	"github.com/openir/platform/case-svc/internal/tally"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
@@ -91,16 +93,17 @@ func newFixture(t *testing.T) *fixture {
 	must(err)
 	st.Alerts, err = store.NewAlertStore(ctx, db)
 	must(err)
-	st.Jobs, err = store.NewJobStore(ctx, db)
+	jobs, err := store.NewJobStore(ctx, db)
 	must(err)
-	st.Tally, err = store.NewTally(ctx, db)
+	counts, err := store.NewTally(ctx, db)
 	must(err)
 	analyses, err := store.NewAnalysisStore(ctx, db)
 	must(err)
 	svc := cases.NewService(st, time.Now)
-	an := cases.NewAnalyses(svc, nil, analyses, analyses,
-		cases.AnalysisConfig{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, time.Now)
-	f.e = query.New(svc, an, 50)
+	an := connector.NewAnalyses(svc, nil, connector.Stores{Jobs: jobs, Actions: analyses, Pending: analyses, Cases: st.Cases,
+		Observables: st.Observables, Alerts: st.Alerts, Files: st.Files},
+		connector.AnalysisConfig{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, time.Now)
+	f.e = query.New(svc, an, tally.New(counts), 50)
 
 	sev := func(n int) *int { return &n }
 	var tasks []cases.Task

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
@@ -20,8 +20,8 @@ type AnalysisStore struct {
 }
 
 var (
-	_ cases.ActionStore  = (*AnalysisStore)(nil)
-	_ cases.PendingStore = (*AnalysisStore)(nil)
+	_ connector.ActionStore  = (*AnalysisStore)(nil)
+	_ connector.PendingStore = (*AnalysisStore)(nil)
 )
 
 var (
@@ -60,7 +60,7 @@ type pendingDoc struct {
 }
 
 // AddPending records a job or action to track.
-func (s *AnalysisStore) AddPending(ctx context.Context, p cases.Pending) error {
+func (s *AnalysisStore) AddPending(ctx context.Context, p connector.Pending) error {
 	err := s.pending.Insert(ctx, pendingDoc{ID: p.ID, Kind: p.Kind, Server: p.Server, Org: p.Org, RemoteID: p.RemoteID,
 		Since: docstore.Millis(p.Since), Unreachable: docstore.Millis(p.Unreachable)})
 	if err != nil && !docstore.IsDuplicate(err) {
@@ -70,14 +70,14 @@ func (s *AnalysisStore) AddPending(ctx context.Context, p cases.Pending) error {
 }
 
 // PendingOf lists a server's pending records.
-func (s *AnalysisStore) PendingOf(ctx context.Context, server string) ([]cases.Pending, error) {
+func (s *AnalysisStore) PendingOf(ctx context.Context, server string) ([]connector.Pending, error) {
 	var docs []pendingDoc
 	if err := s.pending.Find(ctx, docstore.Query{Filter: docstore.Eq("server", server)}, &docs); err != nil {
 		return nil, fmt.Errorf("list pending: %w", err)
 	}
-	out := make([]cases.Pending, len(docs))
+	out := make([]connector.Pending, len(docs))
 	for i, d := range docs {
-		out[i] = cases.Pending{ID: d.ID, Kind: d.Kind, Server: d.Server, Org: d.Org, RemoteID: d.RemoteID, Since: docstore.Time(d.Since),
+		out[i] = connector.Pending{ID: d.ID, Kind: d.Kind, Server: d.Server, Org: d.Org, RemoteID: d.RemoteID, Since: docstore.Time(d.Since),
 			Unreachable: docstore.Time(d.Unreachable)}
 	}
 	return out, nil
@@ -132,7 +132,7 @@ type actionDoc struct {
 	UpdatedBy           string `json:"updatedBy"`
 }
 
-func toActionDoc(a cases.Action) actionDoc {
+func toActionDoc(a connector.Action) actionDoc {
 	return actionDoc{ID: a.ID, Org: a.Org, ResponderID: a.ResponderID, ResponderName: a.ResponderName,
 		ResponderDefinition: a.ResponderDefinition, AnalysisID: a.AnalysisID, AnalysisJobID: a.AnalysisJobID,
 		ObjectType: a.ObjectType, ObjectID: a.ObjectID, CaseID: a.CaseID, AlertID: a.AlertID, TaskID: a.TaskID,
@@ -141,8 +141,8 @@ func toActionDoc(a cases.Action) actionDoc {
 		UpdatedBy: a.UpdatedBy}
 }
 
-func (d actionDoc) action() cases.Action {
-	return cases.Action{ID: d.ID, Org: d.Org, ResponderID: d.ResponderID, ResponderName: d.ResponderName,
+func (d actionDoc) action() connector.Action {
+	return connector.Action{ID: d.ID, Org: d.Org, ResponderID: d.ResponderID, ResponderName: d.ResponderName,
 		ResponderDefinition: d.ResponderDefinition, AnalysisID: d.AnalysisID, AnalysisJobID: d.AnalysisJobID,
 		ObjectType: d.ObjectType, ObjectID: d.ObjectID, CaseID: d.CaseID, AlertID: d.AlertID, TaskID: d.TaskID,
 		Status: d.Status, StartDate: docstore.Time(d.StartDate), EndDate: timeOf(d.EndDate), Operations: d.Operations,
@@ -151,7 +151,7 @@ func (d actionDoc) action() cases.Action {
 }
 
 // CreateAction inserts an action.
-func (s *AnalysisStore) CreateAction(ctx context.Context, a cases.Action) error {
+func (s *AnalysisStore) CreateAction(ctx context.Context, a connector.Action) error {
 	if err := s.actions.Insert(ctx, toActionDoc(a)); err != nil {
 		return fmt.Errorf("create action: %w", err)
 	}
@@ -160,20 +160,20 @@ func (s *AnalysisStore) CreateAction(ctx context.Context, a cases.Action) error 
 
 // Action finds an action by id.
 // Actions lists actions.
-func (s *AnalysisStore) Actions(ctx context.Context, f search.Node, p search.Page) ([]cases.Action, int64, error) {
+func (s *AnalysisStore) Actions(ctx context.Context, f search.Node, p search.Page) ([]connector.Action, int64, error) {
 	return page(ctx, s.actions, f, p, actionDoc.action)
 }
 
-func (s *AnalysisStore) Action(ctx context.Context, id string) (cases.Action, error) {
+func (s *AnalysisStore) Action(ctx context.Context, id string) (connector.Action, error) {
 	var d actionDoc
-	if err := get(ctx, s.actions, id, &d, cases.ErrActionNotFound); err != nil {
-		return cases.Action{}, err
+	if err := get(ctx, s.actions, id, &d, connector.ErrActionNotFound); err != nil {
+		return connector.Action{}, err
 	}
 	return d.action(), nil
 }
 
 // UpdateAction replaces an action (a vanished one stays vanished, as MongoDB's replaceOne without upsert).
-func (s *AnalysisStore) UpdateAction(ctx context.Context, a cases.Action) error {
+func (s *AnalysisStore) UpdateAction(ctx context.Context, a connector.Action) error {
 	if err := s.actions.Replace(ctx, toActionDoc(a), false); err != nil && !errors.Is(err, docstore.ErrNotFound) {
 		return fmt.Errorf("update action %s: %w", a.ID, err)
 	}

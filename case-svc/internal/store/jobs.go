@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
@@ -17,12 +17,12 @@ type JobStore struct {
 	coll *docstore.Collection
 }
 
-var _ cases.JobStore = (*JobStore)(nil)
+var _ connector.JobStore = (*JobStore)(nil)
 
 // jobSpec: the jobs of an observable newest first, the job list of an organisation in its default order
 // (_id) and by status.
 var jobSpec = docstore.Spec{Name: "jobs", Indexes: []docstore.Index{
-	{Name: "observable_organisation_startDate", Keys: []docstore.Key{docstore.Asc(cases.PathObservableID), docstore.Asc(record.PathOrg), docstore.Desc("startDate")}},
+	{Name: "observable_organisation_startDate", Keys: []docstore.Key{docstore.Asc(connector.PathObservableID), docstore.Asc(record.PathOrg), docstore.Desc("startDate")}},
 	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
 }}
@@ -57,7 +57,7 @@ type jobDoc struct {
 	UpdatedBy          string  `json:"updatedBy,omitempty"`
 }
 
-func toJobDoc(j cases.Job) (jobDoc, error) {
+func toJobDoc(j connector.Job) (jobDoc, error) {
 	d := jobDoc{ID: j.ID, Org: j.Org, ObservableID: j.ObservableID, CaseID: j.CaseID, AnalyzerID: j.AnalyzerID,
 		AnalyzerName: j.AnalyzerName, AnalyzerDefinition: j.AnalyzerDefinition, Status: j.Status,
 		StartDate: nullMillis(j.StartDate), EndDate: nullMillis(j.EndDate), AnalysisID: j.AnalysisID,
@@ -72,8 +72,8 @@ func toJobDoc(j cases.Job) (jobDoc, error) {
 	return d, nil
 }
 
-func (d jobDoc) job() cases.Job {
-	j := cases.Job{ID: d.ID, Org: d.Org, ObservableID: d.ObservableID, CaseID: d.CaseID, AnalyzerID: d.AnalyzerID,
+func (d jobDoc) job() connector.Job {
+	j := connector.Job{ID: d.ID, Org: d.Org, ObservableID: d.ObservableID, CaseID: d.CaseID, AnalyzerID: d.AnalyzerID,
 		AnalyzerName: d.AnalyzerName, AnalyzerDefinition: d.AnalyzerDefinition, Status: d.Status,
 		StartDate: timeOf(d.StartDate), EndDate: timeOf(d.EndDate), AnalysisID: d.AnalysisID,
 		AnalysisJobID: d.AnalysisJobID, Message: d.Message,
@@ -88,7 +88,7 @@ func (d jobDoc) job() cases.Job {
 }
 
 // Create inserts a job.
-func (s *JobStore) Create(ctx context.Context, j cases.Job) error {
+func (s *JobStore) Create(ctx context.Context, j connector.Job) error {
 	d, err := toJobDoc(j)
 	if err != nil {
 		return err
@@ -108,40 +108,40 @@ func (s *JobStore) Delete(ctx context.Context, id string) error {
 }
 
 // Job finds a job record by id.
-func (s *JobStore) Job(ctx context.Context, id string) (cases.Job, error) {
+func (s *JobStore) Job(ctx context.Context, id string) (connector.Job, error) {
 	var d jobDoc
-	if err := get(ctx, s.coll, id, &d, cases.ErrJobNotFound); err != nil {
-		return cases.Job{}, err
+	if err := get(ctx, s.coll, id, &d, connector.ErrJobNotFound); err != nil {
+		return connector.Job{}, err
 	}
 	return d.job(), nil
 }
 
 // Update writes the named fields of j.
-func (s *JobStore) Update(ctx context.Context, j cases.Job, fields []string, by string, at time.Time) (cases.Job, error) {
+func (s *JobStore) Update(ctx context.Context, j connector.Job, fields []string, by string, at time.Time) (connector.Job, error) {
 	d, err := toJobDoc(j)
 	if err != nil {
-		return cases.Job{}, err
+		return connector.Job{}, err
 	}
 	values := map[string]any{"status": d.Status, "startDate": d.StartDate, "endDate": d.EndDate, "report": d.Report,
 		"analysisJobId": d.AnalysisJobID, "analysisId": d.AnalysisID, "analyzerId": d.AnalyzerID,
 		"analyzerName": d.AnalyzerName, "analyzerDefinition": d.AnalyzerDefinition, "message": d.Message}
 	u, err := setFields(stamp(by, at), "job", values, fields)
 	if err != nil {
-		return cases.Job{}, err
+		return connector.Job{}, err
 	}
 	var out jobDoc
-	if err := findOneAndUpdate(ctx, s.coll, docstore.ID(j.ID), u, &out, cases.ErrJobNotFound); err != nil {
-		return cases.Job{}, err
+	if err := findOneAndUpdate(ctx, s.coll, docstore.ID(j.ID), u, &out, connector.ErrJobNotFound); err != nil {
+		return connector.Job{}, err
 	}
 	return out.job(), nil
 }
 
 // ListByObservable lists the jobs of an observable, newest first unless p sorts otherwise.
-func (s *JobStore) ListByObservable(ctx context.Context, observableID string, f search.Node, p search.Page) ([]cases.Job, int64, error) {
+func (s *JobStore) ListByObservable(ctx context.Context, observableID string, f search.Node, p search.Page) ([]connector.Job, int64, error) {
 	if len(p.Sort) == 0 {
 		p.Sort = docstore.Sort("-startDate")
 	}
-	scope := docstore.Eq(cases.PathObservableID, observableID)
+	scope := docstore.Eq(connector.PathObservableID, observableID)
 	if f.Op != "" { // the zero node (no filter) would match nothing
 		scope = docstore.And(f, scope)
 	}
@@ -149,6 +149,6 @@ func (s *JobStore) ListByObservable(ctx context.Context, observableID string, f 
 }
 
 // Jobs lists jobs.
-func (s *JobStore) Jobs(ctx context.Context, f search.Node, p search.Page) ([]cases.Job, int64, error) {
+func (s *JobStore) Jobs(ctx context.Context, f search.Node, p search.Page) ([]connector.Job, int64, error) {
 	return page(ctx, s.coll, f, p, jobDoc.job)
 }

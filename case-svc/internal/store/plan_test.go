@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
@@ -125,9 +126,9 @@ func TestPlans(t *testing.T) {
 		{name: "actions of records (query step actions)", coll: "actions",
 			filter: scoped(docstore.And(docstore.In("objectId", "~1", "~2"), docstore.Eq("objectType", "case")), org)},
 		// jobs: the jobs of an observable, /api/connector/cortex/job/_search-like lists
-		{name: "jobs of an observable", coll: "jobs", filter: scoped(docstore.Eq(cases.PathObservableID, "o7"), org),
+		{name: "jobs of an observable", coll: "jobs", filter: scoped(docstore.Eq(connector.PathObservableID, "o7"), org),
 			sort: docstore.Sort("-startDate"), index: "jobs_observable_organisation_startDate"},
-		{name: "jobs of the query API's observables", coll: "jobs", filter: scoped(docstore.In(cases.PathObservableID, "o1", "o2"), org)},
+		{name: "jobs of the query API's observables", coll: "jobs", filter: scoped(docstore.In(connector.PathObservableID, "o1", "o2"), org)},
 		{name: "jobs of an organisation", coll: "jobs", filter: scoped(all, org)},
 		{name: "jobs by status", coll: "jobs", filter: scoped(docstore.Eq("status", "Success"), org)},
 		// statistics (Tally: _stats, the query API's count… steps and aggregations): counts and group counts run
@@ -254,7 +255,7 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 			o.CaseID = fmt.Sprintf("~%d", i/10)
 		}
 		docs["observables"] = append(docs["observables"], toObservableDoc(o))
-		j, _ := toJobDoc(cases.Job{ID: fmt.Sprintf("j%d", i), Org: org, ObservableID: fmt.Sprintf("o%d", i/3),
+		j, _ := toJobDoc(connector.Job{ID: fmt.Sprintf("j%d", i), Org: org, ObservableID: fmt.Sprintf("o%d", i/3),
 			Status: []string{"Success", "Failure", "InProgress"}[i%3], StartDate: at, Meta: record.Meta{CreatedAt: at}})
 		docs["jobs"] = append(docs["jobs"], j)
 		docs["users"] = append(docs["users"], userDoc{ID: fmt.Sprintf("user%d", i), Name: "u",

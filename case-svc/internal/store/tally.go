@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/tally"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -12,22 +12,22 @@ import (
 // Tally counts the records of every collection in the database (docstore Count and GroupCount): the
 // statistics never read the records themselves.
 type Tally struct {
-	colls map[cases.Record]*docstore.Collection
+	colls map[tally.Record]*docstore.Collection
 }
 
-var _ cases.TallyStore = (*Tally)(nil)
+var _ tally.Store = (*Tally)(nil)
 
 // tallySpecs are the collections of each counted record.
-var tallySpecs = map[cases.Record]docstore.Spec{
-	cases.RecordCase: caseSpec, cases.RecordAlert: alertSpec, cases.RecordTask: taskSpec, cases.RecordLog: logSpec,
-	cases.RecordObservable: observableSpec, cases.RecordTemplate: templateSpec,
-	cases.RecordCustomField: customFieldSpec, cases.RecordUser: userSpec, cases.RecordOrg: orgSpec,
-	cases.RecordJob: jobSpec,
+var tallySpecs = map[tally.Record]docstore.Spec{
+	tally.RecordCase: caseSpec, tally.RecordAlert: alertSpec, tally.RecordTask: taskSpec, tally.RecordLog: logSpec,
+	tally.RecordObservable: observableSpec, tally.RecordTemplate: templateSpec,
+	tally.RecordCustomField: customFieldSpec, tally.RecordUser: userSpec, tally.RecordOrg: orgSpec,
+	tally.RecordJob: jobSpec,
 }
 
 // NewTally opens the collections it counts.
 func NewTally(ctx context.Context, db *docstore.DB) (*Tally, error) {
-	t := &Tally{colls: make(map[cases.Record]*docstore.Collection, len(tallySpecs))}
+	t := &Tally{colls: make(map[tally.Record]*docstore.Collection, len(tallySpecs))}
 	for r, spec := range tallySpecs {
 		c, err := db.Collection(ctx, spec)
 		if err != nil {
@@ -38,7 +38,7 @@ func NewTally(ctx context.Context, db *docstore.DB) (*Tally, error) {
 	return t, nil
 }
 
-func (t *Tally) coll(r cases.Record) (*docstore.Collection, error) {
+func (t *Tally) coll(r tally.Record) (*docstore.Collection, error) {
 	c, ok := t.colls[r]
 	if !ok {
 		return nil, fmt.Errorf("tally: no collection for %q", r)
@@ -47,7 +47,7 @@ func (t *Tally) coll(r cases.Record) (*docstore.Collection, error) {
 }
 
 // Count counts the records of kind r matching f.
-func (t *Tally) Count(ctx context.Context, r cases.Record, f search.Node) (int64, error) {
+func (t *Tally) Count(ctx context.Context, r tally.Record, f search.Node) (int64, error) {
 	c, err := t.coll(r)
 	if err != nil {
 		return 0, err
@@ -57,7 +57,7 @@ func (t *Tally) Count(ctx context.Context, r cases.Record, f search.Node) (int64
 
 // Groups counts the records of kind r matching f by the value of path, largest count first (at most limit
 // groups, 0 = all).
-func (t *Tally) Groups(ctx context.Context, r cases.Record, f search.Node, path string, limit int) ([]cases.ValueCount, error) {
+func (t *Tally) Groups(ctx context.Context, r tally.Record, f search.Node, path string, limit int) ([]tally.ValueCount, error) {
 	c, err := t.coll(r)
 	if err != nil {
 		return nil, err
@@ -66,9 +66,9 @@ func (t *Tally) Groups(ctx context.Context, r cases.Record, f search.Node, path 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]cases.ValueCount, len(groups))
+	out := make([]tally.ValueCount, len(groups))
 	for i, g := range groups {
-		out[i] = cases.ValueCount{Value: g.Value, Count: g.Count}
+		out[i] = tally.ValueCount{Value: g.Value, Count: g.Count}
 	}
 	return out, nil
 }

@@ -1,9 +1,10 @@
-package cases
+package connector
 
 import (
 	"context"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -71,7 +72,7 @@ var JobFields = search.Fields{
 	"endDate": {Path: "endDate", Type: search.Number}, "analysisId": {Path: "analysisId"},
 	"analysisJobId": {Path: "analysisJobId"}, "cortexId": {Path: "analysisId"}, "cortexJobId": {Path: "analysisJobId"},
 	"observable": {Path: PathObservableID}, "observableId": {Path: PathObservableID},
-	"case": {Path: PathCaseID}, "caseId": {Path: PathCaseID},
+	"case": {Path: cases.PathCaseID}, "caseId": {Path: cases.PathCaseID},
 	"createdAt": {Path: "createdAt", Type: search.Number}, "createdBy": {Path: "createdBy"},
 	"updatedAt": {Path: "updatedAt", Type: search.Number}, "updatedBy": {Path: "updatedBy"},
 	"_createdAt": {Path: "createdAt", Type: search.Number}, "_createdBy": {Path: "createdBy"},
@@ -79,13 +80,13 @@ var JobFields = search.Fields{
 }
 
 // Jobs lists and searches the analyzer jobs of the caller's organisation.
-func (s *Service) Jobs(ctx context.Context, c identity.Caller, f search.Node, p search.Page) ([]Job, int64, error) {
-	return s.jobs.Jobs(ctx, record.And(f, record.InOrg(c.Org)), p)
+func (a *Analyses) Jobs(ctx context.Context, c identity.Caller, f search.Node, p search.Page) ([]Job, int64, error) {
+	return a.jobs.Jobs(ctx, record.And(f, record.InOrg(c.Org)), p)
 }
 
-// Job returns an analyzer job of the caller's organisation.
-func (s *Service) Job(ctx context.Context, c identity.Caller, id string) (Job, error) {
-	j, err := s.jobs.Job(ctx, id)
+// AnalyzerJob returns an analyzer job of the caller's organisation (with its report once finished).
+func (a *Analyses) AnalyzerJob(ctx context.Context, c identity.Caller, id string) (Job, error) {
+	j, err := a.jobs.Job(ctx, id)
 	if err != nil {
 		return Job{}, err
 	}

@@ -1,4 +1,4 @@
-package cases
+package connector
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -329,44 +330,44 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 		if err := needCase(); err != nil {
 			return err
 		}
-		cs, err := a.svc.cases.Case(ctx, act.CaseID)
+		cs, err := a.cases.Case(ctx, act.CaseID)
 		if err != nil {
 			return err
 		}
-		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, CaseUpdate{Tags: record.Change[[]string]{Set: true, V: record.UnionTags(cs.Tags, []string{opString(op, "tag")})}})
+		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, cases.CaseUpdate{Tags: record.Change[[]string]{Set: true, V: record.UnionTags(cs.Tags, []string{opString(op, "tag")})}})
 		return err
 	case "AddTagToArtifact":
 		if act.ObjectType != "case_artifact" {
 			return apperr.New(apperr.BadRequest, "AddTagToArtifact needs an observable")
 		}
-		o, err := a.svc.observables.Observable(ctx, act.ObjectID)
+		o, err := a.observables.Observable(ctx, act.ObjectID)
 		if err != nil {
 			return err
 		}
-		_, err = a.svc.UpdateObservable(ctx, c, o.ID, ObservableUpdate{Tags: record.Change[[]string]{Set: true, V: record.UnionTags(o.Tags, []string{opString(op, "tag")})}})
+		_, err = a.svc.UpdateObservable(ctx, c, o.ID, cases.ObservableUpdate{Tags: record.Change[[]string]{Set: true, V: record.UnionTags(o.Tags, []string{opString(op, "tag")})}})
 		return err
 	case "AddTagToAlert":
 		if act.AlertID == "" {
 			return apperr.New(apperr.BadRequest, "AddTagToAlert needs an alert")
 		}
-		al, err := a.svc.alerts.Alert(ctx, act.AlertID)
+		al, err := a.alerts.Alert(ctx, act.AlertID)
 		if err != nil {
 			return err
 		}
-		_, err = a.svc.UpdateAlert(ctx, c, act.AlertID, AlertUpdate{Tags: record.Change[[]string]{Set: true, V: record.UnionTags(al.Tags, []string{opString(op, "tag")})}})
+		_, err = a.svc.UpdateAlert(ctx, c, act.AlertID, cases.AlertUpdate{Tags: record.Change[[]string]{Set: true, V: record.UnionTags(al.Tags, []string{opString(op, "tag")})}})
 		return err
 	case "CreateTask":
 		if err := needCase(); err != nil {
 			return err
 		}
-		_, err := a.svc.CreateTask(ctx, c, act.CaseID, NewTask{Title: opString(op, "title"), Description: opString(op, "description"),
+		_, err := a.svc.CreateTask(ctx, c, act.CaseID, cases.NewTask{Title: opString(op, "title"), Description: opString(op, "description"),
 			Group: opString(op, "group")})
 		return err
 	case "CloseTask":
 		if act.TaskID == "" {
 			return apperr.New(apperr.BadRequest, "CloseTask needs a task")
 		}
-		_, err := a.svc.UpdateTask(ctx, c, act.TaskID, TaskUpdate{Status: record.Change[string]{Set: true, V: TaskCompleted}})
+		_, err := a.svc.UpdateTask(ctx, c, act.TaskID, cases.TaskUpdate{Status: record.Change[string]{Set: true, V: cases.TaskCompleted}})
 		return err
 	case "AddLogToTask":
 		if act.TaskID == "" {
@@ -384,29 +385,29 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 		if err := needCase(); err != nil {
 			return err
 		}
-		cs, err := a.svc.cases.Case(ctx, act.CaseID)
+		cs, err := a.cases.Case(ctx, act.CaseID)
 		if err != nil {
 			return err
 		}
-		in := map[string]CustomInput{}
+		in := map[string]cases.CustomInput{}
 		for name, v := range cs.CustomFields {
 			order := v.Order
-			in[name] = CustomInput{Type: string(v.Type), Value: v.Value, Order: &order}
+			in[name] = cases.CustomInput{Type: string(v.Type), Value: v.Value, Order: &order}
 		}
-		in[opString(op, "name")] = CustomInput{Type: opString(op, "tpe", "type"), Value: op["value"]}
-		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, CaseUpdate{CustomFields: record.Change[map[string]CustomInput]{Set: true, V: in}})
+		in[opString(op, "name")] = cases.CustomInput{Type: opString(op, "tpe", "type"), Value: op["value"]}
+		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, cases.CaseUpdate{CustomFields: record.Change[map[string]cases.CustomInput]{Set: true, V: in}})
 		return err
 	case "AssignCase":
 		if err := needCase(); err != nil {
 			return err
 		}
-		_, err := a.svc.UpdateCase(ctx, c, act.CaseID, CaseUpdate{Owner: record.Change[string]{Set: true, V: opString(op, "owner")}})
+		_, err := a.svc.UpdateCase(ctx, c, act.CaseID, cases.CaseUpdate{Owner: record.Change[string]{Set: true, V: opString(op, "owner")}})
 		return err
 	case "AddArtifactToCase":
 		if err := needCase(); err != nil {
 			return err
 		}
-		n := NewObservable{DataType: opString(op, "dataType"), Data: []string{opString(op, "data")},
+		n := cases.NewObservable{DataType: opString(op, "dataType"), Data: []string{opString(op, "data")},
 			Message: opString(op, "message", "dataMessage")}
 		if t, ok := opInt(op["tlp"]); ok {
 			n.TLP = &t
@@ -421,7 +422,7 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 				}
 			}
 		}
-		_, failed, err := a.svc.CreateObservables(ctx, c, Parent{Case: act.CaseID}, n)
+		_, failed, err := a.svc.CreateObservables(ctx, c, cases.Parent{Case: act.CaseID}, n)
 		if err == nil && len(failed) > 0 {
 			return failed[0].Err
 		}

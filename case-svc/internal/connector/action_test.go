@@ -1,4 +1,4 @@
-package cases_test
+package connector_test
 
 import (
 	"log/slog"
@@ -7,7 +7,10 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/identity/identitytest"
+	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -16,10 +19,17 @@ import (
 // whose cause never reaches the client, and no action or pending record is left. The server is never called
 // (its address refuses connections).
 func TestAnalyses_RunResponderUnencodableObject(t *testing.T) {
-	d := newDomain(t)
+	db := docstoretest.New(t)
+	ids := identitytest.New(t, db)
+	records, err := store.NewAnalysisStore(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := connector.Adapter{Client: connector.New(connector.Server{Name: "a1", URL: "http://127.0.0.1:1"}, connector.Options{},
 		slog.New(slog.DiscardHandler))}
-	a := cases.NewAnalyses(d.svc, []cases.AnalysisServer{srv}, d.analyses, d.analyses, cases.AnalysisConfig{}, nil)
+	// The case service and the case records are never reached: the object fails to encode first.
+	a := connector.NewAnalyses(cases.NewService(cases.Stores{}, nil), []connector.AnalysisServer{srv},
+		connector.Stores{Actions: records, Pending: records}, connector.AnalysisConfig{}, nil)
 	for _, tc := range []struct {
 		name string
 		data map[string]any
@@ -29,8 +39,8 @@ func TestAnalyses_RunResponderUnencodableObject(t *testing.T) {
 		{"channel", map[string]any{"c": make(chan int)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := a.RunResponder(t.Context(), d.analyst, "a1", "Mailer_1_0",
-				cases.ResponderObject{Type: "case", ID: "~1", CaseID: "~1", TLP: 2, PAP: 2, Data: tc.data})
+			_, err := a.RunResponder(t.Context(), ids.Analyst, "a1", "Mailer_1_0",
+				connector.ResponderObject{Type: "case", ID: "~1", CaseID: "~1", TLP: 2, PAP: 2, Data: tc.data})
 			if err == nil {
 				t.Fatal("the action was accepted")
 			}
@@ -42,10 +52,10 @@ func TestAnalyses_RunResponderUnencodableObject(t *testing.T) {
 			}
 		})
 	}
-	if acts, n, err := d.analyses.Actions(t.Context(), search.Node{Op: search.OpAll}, search.Page{Limit: 10}); err != nil || n != 0 {
+	if acts, n, err := records.Actions(t.Context(), search.Node{Op: search.OpAll}, search.Page{Limit: 10}); err != nil || n != 0 {
 		t.Errorf("actions %v (%d), %v; want none", acts, n, err)
 	}
-	if p, err := d.analyses.PendingOf(t.Context(), "a1"); err != nil || len(p) != 0 {
+	if p, err := records.PendingOf(t.Context(), "a1"); err != nil || len(p) != 0 {
 		t.Errorf("pending %v, %v; want none", p, err)
 	}
 }

@@ -1,4 +1,4 @@
-package cases
+package connector
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -155,15 +156,59 @@ func (c *AnalysisConfig) defaults() {
 	}
 }
 
-// Analyses runs analyzers and responders of analysis servers on case-svc objects and imports their results.
+// Stores are what the connector consumes: its own records (analyzer jobs, responder actions, the pending
+// ones) and the case-svc records that its work is about, read by id: the request that made a job or an
+// action checked its caller, and the tracker imports the result later on that caller's behalf.
+type Stores struct {
+	Jobs        JobStore
+	Actions     ActionStore
+	Pending     PendingStore
+	Cases       CaseReader
+	Observables ObservableStore
+	Alerts      AlertReader
+	Files       FileReader
+}
+
+// CaseReader reads a case by id (cases.CaseStore implements it).
+type CaseReader interface {
+	Case(ctx context.Context, id string) (cases.Case, error)
+}
+
+// ObservableStore reads an observable by id and adds an analyzer's summary to its reports (cases.ObservableStore
+// implements it).
+type ObservableStore interface {
+	Observable(ctx context.Context, id string) (cases.Observable, error)
+	MergeReport(ctx context.Context, id, analyzer string, summary any) error
+}
+
+// AlertReader reads an alert by id (cases.AlertStore implements it).
+type AlertReader interface {
+	Alert(ctx context.Context, id string) (cases.Alert, error)
+}
+
+// FileReader opens a stored file, the attachment of a file observable sent to an analyzer (cases.FileStore
+// implements it).
+type FileReader interface {
+	Open(ctx context.Context, id string) (io.ReadCloser, cases.File, error)
+}
+
+// Analyses runs analyzers and responders of analysis servers on case-svc objects and imports their results:
+// it creates the job and action records, submits them, and its tracker (Run) follows them until their report
+// is imported (the artifacts and summary of an analyzer, the operations of a responder applied through the
+// case service).
 type Analyses struct {
-	svc     *Service
-	servers map[string]AnalysisServer
-	order   []string
-	pending PendingStore
-	actions ActionStore
-	cfg     AnalysisConfig
-	now     func() time.Time
+	svc         *cases.Service
+	servers     map[string]AnalysisServer
+	order       []string
+	jobs        JobStore
+	pending     PendingStore
+	actions     ActionStore
+	cases       CaseReader
+	observables ObservableStore
+	alerts      AlertReader
+	files       FileReader
+	cfg         AnalysisConfig
+	now         func() time.Time
 
 	mu   sync.Mutex
 	busy map[string]bool // record ids being tracked in this process
@@ -172,13 +217,15 @@ type Analyses struct {
 	status statusCache // the last check of the servers, for /api/status (status.go)
 }
 
-// NewAnalyses returns the connector service over the configured servers (in configuration order).
-func NewAnalyses(svc *Service, servers []AnalysisServer, pending PendingStore, actions ActionStore, cfg AnalysisConfig, now func() time.Time) *Analyses {
+// NewAnalyses returns the connector service over the configured servers (in configuration order); svc applies
+// the results to cases, observables, tasks and alerts.
+func NewAnalyses(svc *cases.Service, servers []AnalysisServer, st Stores, cfg AnalysisConfig, now func() time.Time) *Analyses {
 	cfg.defaults()
 	if now == nil {
 		now = time.Now
 	}
-	a := &Analyses{svc: svc, servers: map[string]AnalysisServer{}, pending: pending, actions: actions, cfg: cfg, now: now,
+	a := &Analyses{svc: svc, servers: map[string]AnalysisServer{}, jobs: st.Jobs, pending: st.Pending, actions: st.Actions,
+		cases: st.Cases, observables: st.Observables, alerts: st.Alerts, files: st.Files, cfg: cfg, now: now,
 		busy: map[string]bool{}, kick: map[string]chan struct{}{}}
 	for _, s := range servers {
 		a.servers[s.Name()] = s
@@ -293,7 +340,7 @@ func (a *Analyses) RunAnalyzer(ctx context.Context, c identity.Caller, analysisI
 	now := a.clock()
 	j := Job{ID: record.NewID(now), Org: c.Org, ObservableID: o.ID, CaseID: o.CaseID, AnalyzerID: analyzerID,
 		Status: JobWaiting, AnalysisID: srv.Name(), Meta: record.Meta{CreatedBy: c.Login, CreatedAt: now}}
-	if err := a.svc.jobs.Create(ctx, j); err != nil {
+	if err := a.jobs.Create(ctx, j); err != nil {
 		return Job{}, err
 	}
 	// This request submits the record itself: the tracker leaves it alone until the request is done.
@@ -312,7 +359,7 @@ func (a *Analyses) RunAnalyzer(ctx context.Context, c identity.Caller, analysisI
 			return Job{}, uerr
 		}
 		j.Message = msg
-		return a.svc.jobs.Update(context.WithoutCancel(ctx), j, []string{"message"}, j.CreatedBy, now)
+		return a.jobs.Update(context.WithoutCancel(ctx), j, []string{"message"}, j.CreatedBy, now)
 	case ctx.Err() != nil:
 		// The request ended during the call: the server may have the job. The record stays pending and the
 		// tracker resubmits it with the same Idempotency-Key, as after a crash.
@@ -320,7 +367,7 @@ func (a *Analyses) RunAnalyzer(ctx context.Context, c identity.Caller, analysisI
 	}
 	// Refused: a clear error and no record left behind.
 	_ = a.pending.RemovePending(context.WithoutCancel(ctx), j.ID)
-	_ = a.svc.jobs.Delete(context.WithoutCancel(ctx), j.ID)
+	_ = a.jobs.Delete(context.WithoutCancel(ctx), j.ID)
 	return Job{}, err
 }
 
@@ -345,11 +392,11 @@ func (a *Analyses) submitJob(ctx context.Context, j Job) (RemoteJob, error) {
 	if srv == nil {
 		return RemoteJob{}, apperr.Errorf(apperr.BadRequest, "analysis server %s is no longer configured", j.AnalysisID)
 	}
-	o, err := a.svc.observables.Observable(ctx, j.ObservableID)
+	o, err := a.observables.Observable(ctx, j.ObservableID)
 	if err != nil {
 		return RemoteJob{}, err
 	}
-	cs, err := a.svc.cases.Case(ctx, j.CaseID)
+	cs, err := a.cases.Case(ctx, j.CaseID)
 	if err != nil {
 		return RemoteJob{}, err
 	}
@@ -357,7 +404,7 @@ func (a *Analyses) submitJob(ctx context.Context, j Job) (RemoteJob, error) {
 	if o.Attachment != nil {
 		att := *o.Attachment
 		req.File = &RemoteFile{Name: att.Name, ContentType: att.ContentType, Open: func() (io.ReadCloser, error) {
-			r, _, err := a.svc.files.Open(context.WithoutCancel(ctx), att.ID)
+			r, _, err := a.files.Open(context.WithoutCancel(ctx), att.ID)
 			return r, err
 		}}
 	} else {
@@ -383,14 +430,14 @@ func (a *Analyses) accepted(ctx context.Context, j Job, r RemoteJob) (Job, error
 	}
 	j.Message = ""
 	fields := []string{"analysisJobId", "analyzerName", "analyzerDefinition", "status", "message"}
-	if cur, err := a.svc.jobs.Job(ctx, j.ID); err == nil && (cur.Status == JobSuccess || cur.Status == JobFailure) {
+	if cur, err := a.jobs.Job(ctx, j.ID); err == nil && (cur.Status == JobSuccess || cur.Status == JobFailure) {
 		return cur, nil // another replica's tracker imported it already
 	}
 	if !r.StartDate.IsZero() {
 		j.StartDate = r.StartDate
 		fields = append(fields, "startDate")
 	}
-	out, err := a.svc.jobs.Update(ctx, j, fields, j.CreatedBy, a.clock())
+	out, err := a.jobs.Update(ctx, j, fields, j.CreatedBy, a.clock())
 	if err != nil {
 		return Job{}, err
 	}
@@ -418,11 +465,6 @@ func (a *Analyses) wake(server string) {
 		default:
 		}
 	}
-}
-
-// AnalyzerJob returns an analyzer job record (with its report once finished).
-func (a *Analyses) AnalyzerJob(ctx context.Context, c identity.Caller, id string) (Job, error) {
-	return a.svc.Job(ctx, c, id)
 }
 
 // Run tracks every server's pending jobs and actions until ctx ends: one loop per server, so a slow or dead
@@ -604,7 +646,7 @@ func (a *Analyses) resubmit(ctx context.Context, p Pending) (RemoteJob, error) {
 		}
 		return a.submitAction(ctx, act)
 	}
-	j, err := a.svc.jobs.Job(ctx, p.ID)
+	j, err := a.jobs.Job(ctx, p.ID)
 	if err != nil {
 		return RemoteJob{}, err
 	}
@@ -621,7 +663,7 @@ func (a *Analyses) recordAccepted(ctx context.Context, p Pending, r RemoteJob) e
 		act.Message = ""
 		return a.actions.UpdateAction(ctx, act)
 	}
-	j, err := a.svc.jobs.Job(ctx, p.ID)
+	j, err := a.jobs.Job(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -644,7 +686,7 @@ func (a *Analyses) fail(ctx context.Context, p Pending, msg string) error {
 		}
 	} else {
 		j := Job{ID: p.ID, Status: JobFailure, EndDate: now, Report: map[string]any{"success": false, "errorMessage": msg}}
-		if _, err := a.svc.jobs.Update(ctx, j, []string{"status", "endDate", "report"}, "system", now); err != nil {
+		if _, err := a.jobs.Update(ctx, j, []string{"status", "endDate", "report"}, "system", now); err != nil {
 			return err
 		}
 	}
@@ -660,7 +702,7 @@ func (a *Analyses) finish(ctx context.Context, p Pending, r RemoteJob) error {
 		}
 		return a.pending.RemovePending(ctx, p.ID)
 	}
-	j, err := a.svc.jobs.Job(ctx, p.ID)
+	j, err := a.jobs.Job(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -689,7 +731,7 @@ func (a *Analyses) finish(ctx context.Context, p Pending, r RemoteJob) error {
 			if name == "" {
 				name = r.WorkerName
 			}
-			if err := a.svc.observables.MergeReport(ctx, j.ObservableID, name, summary); err != nil && !apperr.Is(err, apperr.NotFound) {
+			if err := a.observables.MergeReport(ctx, j.ObservableID, name, summary); err != nil && !apperr.Is(err, apperr.NotFound) {
 				return err
 			}
 		}
@@ -710,7 +752,7 @@ func (a *Analyses) finish(ctx context.Context, p Pending, r RemoteJob) error {
 	if upd.EndDate.IsZero() {
 		upd.EndDate = a.clock()
 	}
-	if _, err := a.svc.jobs.Update(ctx, upd, fields, j.CreatedBy, a.clock()); err != nil {
+	if _, err := a.jobs.Update(ctx, upd, fields, j.CreatedBy, a.clock()); err != nil {
 		return err
 	}
 	return a.pending.RemovePending(ctx, p.ID)
@@ -749,16 +791,16 @@ func (a *Analyses) importArtifacts(ctx context.Context, j Job, r RemoteJob) erro
 			continue
 		}
 		tags := append(append([]string(nil), art.Tags...), "src:"+name)
-		n := NewObservable{DataType: art.DataType, TLP: art.TLP, Tags: tags, Message: art.Message}
+		n := cases.NewObservable{DataType: art.DataType, TLP: art.TLP, Tags: tags, Message: art.Message}
 		if art.FileID != "" {
 			body, err := a.servers[j.AnalysisID].Download(ctx, art.FileID)
 			if err != nil {
 				return err
 			}
-			n.File = &Upload{Name: art.FileName, ContentType: art.ContentType, Body: body}
-			_, _, err = a.svc.CreateObservables(ctx, c, Parent{Case: j.CaseID}, n)
+			n.File = &cases.Upload{Name: art.FileName, ContentType: art.ContentType, Body: body}
+			_, _, err = a.svc.CreateObservables(ctx, c, cases.Parent{Case: j.CaseID}, n)
 			body.Close()
-			if err != nil && !errors.Is(err, ErrObservableExists) && !apperr.Is(err, apperr.Invalid) {
+			if err != nil && !errors.Is(err, cases.ErrObservableExists) && !apperr.Is(err, apperr.Invalid) {
 				return err
 			}
 			continue
@@ -767,8 +809,8 @@ func (a *Analyses) importArtifacts(ctx context.Context, j Job, r RemoteJob) erro
 			continue
 		}
 		n.Data = []string{art.Data}
-		if _, _, err := a.svc.CreateObservables(ctx, c, Parent{Case: j.CaseID}, n); err != nil &&
-			!errors.Is(err, ErrObservableExists) && !apperr.Is(err, apperr.Invalid) {
+		if _, _, err := a.svc.CreateObservables(ctx, c, cases.Parent{Case: j.CaseID}, n); err != nil &&
+			!errors.Is(err, cases.ErrObservableExists) && !apperr.Is(err, apperr.Invalid) {
 			return err
 		}
 	}

@@ -1,10 +1,16 @@
-package cases
+// Package tally counts case-svc's records of every kind in the database without reading them, within what a
+// caller may list: the statistics of the _stats routes and the query API's count steps and aggregations. It
+// owns the kinds of records it counts, the fields each is counted on, the caller's scope for each kind and the
+// interface of the store it consumes.
+package tally
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -31,14 +37,20 @@ const (
 
 // RecordFields are the allow-lists of the fields each record is filtered and grouped on.
 var RecordFields = map[Record]search.Fields{
-	RecordCase: CaseFields, RecordAlert: AlertFields, RecordTask: TaskFields, RecordLog: LogFields,
-	RecordObservable: ObservableFields, RecordTemplate: TemplateFields, RecordCustomField: CustomFieldFields,
-	RecordUser: identity.UserFields, RecordOrg: identity.OrgFields, RecordJob: JobFields,
+	RecordCase: cases.CaseFields, RecordAlert: cases.AlertFields, RecordTask: cases.TaskFields, RecordLog: cases.LogFields,
+	RecordObservable: cases.ObservableFields, RecordTemplate: cases.TemplateFields, RecordCustomField: cases.CustomFieldFields,
+	RecordUser: identity.UserFields, RecordOrg: identity.OrgFields, RecordJob: connector.JobFields,
 }
 
-// TallyStore counts records in the database without reading them: all those matching f, or by the value of
+// ValueCount is one group of a count by field: a value and how many records have it.
+type ValueCount struct {
+	Value any
+	Count int64
+}
+
+// Store counts records in the database without reading them: all those matching f, or by the value of
 // path (Groups: largest count first, at most limit groups, 0 = all; nil = the records without the path).
-type TallyStore interface {
+type Store interface {
 	Count(ctx context.Context, r Record, f search.Node) (int64, error)
 	Groups(ctx context.Context, r Record, f search.Node, path string, limit int) ([]ValueCount, error)
 }
@@ -70,22 +82,30 @@ func scope(c identity.Caller, r Record) search.Node {
 	return record.InOrg(c.Org)
 }
 
+// Counter counts the records a caller may list.
+type Counter struct {
+	store Store
+}
+
+// New returns the counter over the store (nil: every count fails).
+func New(st Store) *Counter { return &Counter{store: st} }
+
 // Count counts the records of kind r that the caller may list and that match f.
-func (s *Service) Count(ctx context.Context, c identity.Caller, r Record, f search.Node) (int64, error) {
-	if s.tally == nil {
+func (t *Counter) Count(ctx context.Context, c identity.Caller, r Record, f search.Node) (int64, error) {
+	if t == nil || t.store == nil {
 		return 0, errNoTally
 	}
 	if _, ok := RecordFields[r]; !ok {
 		return 0, fmt.Errorf("count %q: unknown record", r)
 	}
-	return s.tally.Count(ctx, r, record.And(f, scope(c, r)))
+	return t.store.Count(ctx, r, record.And(f, scope(c, r)))
 }
 
 // Groups counts the records of kind r that the caller may list and that match f by the value of a field of
 // RecordFields[r], largest count first; more than limit distinct values (limit > 0) is a 400, so that a
 // grouping never returns an unbounded answer.
-func (s *Service) Groups(ctx context.Context, c identity.Caller, r Record, f search.Node, field string, limit int) ([]ValueCount, error) {
-	if s.tally == nil {
+func (t *Counter) Groups(ctx context.Context, c identity.Caller, r Record, f search.Node, field string, limit int) ([]ValueCount, error) {
+	if t == nil || t.store == nil {
 		return nil, errNoTally
 	}
 	fields, ok := RecordFields[r]
@@ -100,7 +120,7 @@ func (s *Service) Groups(ctx context.Context, c identity.Caller, r Record, f sea
 	if limit > 0 {
 		n = limit + 1
 	}
-	groups, err := s.tally.Groups(ctx, r, record.And(f, scope(c, r)), fd.Path, n)
+	groups, err := t.store.Groups(ctx, r, record.And(f, scope(c, r)), fd.Path, n)
 	if err != nil {
 		return nil, err
 	}
