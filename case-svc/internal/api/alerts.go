@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
@@ -263,9 +264,9 @@ func (h *handler) updateAlert(c echo.Context) error {
 			return err
 		}
 		if cfs == nil {
-			cfs = map[string]cases.CustomInput{}
+			cfs = map[string]customfield.Input{}
 		}
-		u.CustomFields = record.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
+		u.CustomFields = record.Change[map[string]customfield.Input]{Set: true, V: cfs}
 	}
 	a, err := h.svc.UpdateAlert(c.Request().Context(), caller(c), web.Param(c, "alertId"), u)
 	return h.alertAnswer(c, a, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/tally"
 	"github.com/openir/platform/pkg/openapi"
@@ -38,9 +39,19 @@ type Config struct {
 	Events *audit.Service
 }
 
+// Services are the domain services behind the routes.
+type Services struct {
+	Identity     *identity.Service
+	Cases        *cases.Service
+	CustomFields *customfield.Service
+	Connector    *connector.Analyses
+	Tally        *tally.Counter
+}
+
 type handler struct {
 	ids      *identity.Service
 	svc      *cases.Service
+	fields   *customfield.Service
 	analyses *connector.Analyses
 	tally    *tally.Counter
 	cfg      Config
@@ -50,14 +61,14 @@ type handler struct {
 }
 
 // New returns the service's HTTP handler with every route registered.
-func New(cfg Config, ids *identity.Service, svc *cases.Service, analyses *connector.Analyses, counter *tally.Counter) *echo.Echo {
+func New(cfg Config, s Services) *echo.Echo {
 	opts := web.Options{Log: cfg.Log, Limits: cfg.Limits, Ready: cfg.Ready}
 	if cfg.Events != nil {
 		opts.Collectors = cfg.Events.Metrics.Collectors()
 	}
 	e := web.New(opts)
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
-	h := &handler{ids: ids, svc: svc, analyses: analyses, tally: counter, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
+	h := &handler{ids: s.Identity, svc: s.Cases, fields: s.CustomFields, analyses: s.Connector, tally: s.Tally, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
 	if cfg.Events != nil {
 		cfg.Events.SetRenderer(h.auditObject)
 	}

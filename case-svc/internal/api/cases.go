@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/web"
@@ -251,9 +252,9 @@ func bindCaseUpdate(c echo.Context) (cases.CaseUpdate, error) {
 			return cases.CaseUpdate{}, err
 		}
 		if cfs == nil {
-			cfs = map[string]cases.CustomInput{}
+			cfs = map[string]customfield.Input{}
 		}
-		u.CustomFields = record.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
+		u.CustomFields = record.Change[map[string]customfield.Input]{Set: true, V: cfs}
 	}
 	return u, nil
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -20,7 +20,7 @@ type customFieldResponse struct {
 	Mandatory   bool   `json:"mandatory"`
 }
 
-func customFieldJSON(f cases.CustomField) customFieldResponse {
+func customFieldJSON(f customfield.Field) customFieldResponse {
 	opts := f.Options
 	if opts == nil {
 		opts = []any{}
@@ -48,7 +48,7 @@ func (h *handler) createCustomField(c echo.Context) error {
 	if req.Name == "" {
 		req.Name = req.Reference
 	}
-	f, err := h.svc.CreateCustomField(c.Request().Context(), caller(c), cases.NewCustomField{Name: req.Name,
+	f, err := h.fields.Create(c.Request().Context(), caller(c), customfield.NewField{Name: req.Name,
 		DisplayName: req.DisplayName, Description: req.Description, Type: req.Type, Options: req.Options,
 		Mandatory: req.Mandatory})
 	if err != nil {
@@ -58,7 +58,7 @@ func (h *handler) createCustomField(c echo.Context) error {
 }
 
 func (h *handler) getCustomField(c echo.Context) error {
-	f, err := h.svc.CustomField(c.Request().Context(), caller(c), c.Param("fieldId"))
+	f, err := h.fields.Field(c.Request().Context(), caller(c), c.Param("fieldId"))
 	if err != nil {
 		return err
 	}
@@ -66,11 +66,11 @@ func (h *handler) getCustomField(c echo.Context) error {
 }
 
 func (h *handler) listCustomFields(c echo.Context) error {
-	f, p, err := web.Search(c, cases.CustomFieldFields, h.max)
+	f, p, err := web.Search(c, customfield.Fields, h.max)
 	if err != nil {
 		return err
 	}
-	fs, total, err := h.svc.CustomFields(c.Request().Context(), caller(c), f, p)
+	fs, total, err := h.fields.List(c.Request().Context(), caller(c), f, p)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (h *handler) updateCustomField(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	f, err := h.svc.UpdateCustomField(c.Request().Context(), caller(c), c.Param("fieldId"), cases.CustomFieldUpdate{
+	f, err := h.fields.Update(c.Request().Context(), caller(c), c.Param("fieldId"), customfield.Update{
 		DisplayName: change(req.DisplayName), Description: change(req.Description), Options: change(req.Options),
 		Mandatory: change(req.Mandatory), Type: change(req.Type)})
 	if err != nil {
@@ -100,7 +100,7 @@ func (h *handler) updateCustomField(c echo.Context) error {
 }
 
 func (h *handler) deleteCustomField(c echo.Context) error {
-	if err := h.svc.DeleteCustomField(c.Request().Context(), caller(c), c.Param("fieldId")); err != nil {
+	if err := h.fields.Delete(c.Request().Context(), caller(c), c.Param("fieldId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -12,6 +12,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
@@ -93,7 +94,7 @@ func (h *handler) auditObject(v any) map[string]any {
 		r = actionJSON(x)
 	case cases.Template:
 		r = templateJSON(x)
-	case cases.CustomField:
+	case customfield.Field:
 		r = customFieldJSON(x)
 	case identity.User:
 		r = userJSON(x, "")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/web"
@@ -94,7 +94,7 @@ func mapSlice[T, R any](in []T, f func(T) R) []R {
 
 // customJSON writes custom values as the contract shows them: name → {"<type>": value, "order": n}, plus "_id"
 // on templates.
-func customJSON(vals cases.CustomValues) map[string]map[string]any {
+func customJSON(vals customfield.Values) map[string]map[string]any {
 	out := make(map[string]map[string]any, len(vals))
 	for name, v := range vals {
 		m := map[string]any{string(v.Type): v.Value, "order": v.Order}
@@ -108,11 +108,11 @@ func customJSON(vals cases.CustomValues) map[string]map[string]any {
 
 // customInputs reads the customFields of a request: each value is {"<type>": value, "order": n} (other keys,
 // such as a template's "_id", are ignored) or a bare value.
-func customInputs(raw map[string]json.RawMessage) (map[string]cases.CustomInput, error) {
+func customInputs(raw map[string]json.RawMessage) (map[string]customfield.Input, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	out := make(map[string]cases.CustomInput, len(raw))
+	out := make(map[string]customfield.Input, len(raw))
 	names := make([]string, 0, len(raw))
 	for n := range raw {
 		names = append(names, n)
@@ -134,10 +134,10 @@ func customInputs(raw map[string]json.RawMessage) (map[string]cases.CustomInput,
 			if _, isList := v.([]any); isList {
 				return nil, bad
 			}
-			out[name] = cases.CustomInput{Value: v}
+			out[name] = customfield.Input{Value: v}
 			continue
 		}
-		var in cases.CustomInput
+		var in customfield.Input
 		for k, x := range obj {
 			switch {
 			case k == "order":
@@ -163,7 +163,7 @@ func customInputs(raw map[string]json.RawMessage) (map[string]cases.CustomInput,
 }
 
 func isFieldType(k string) bool {
-	for _, t := range cases.FieldTypes() {
+	for _, t := range customfield.Types() {
 		if string(t) == k {
 			return true
 		}

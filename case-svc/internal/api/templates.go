@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/web"
 )
@@ -84,9 +85,9 @@ func (r templateRequest) input() (cases.TemplateInput, error) {
 			return cases.TemplateInput{}, err
 		}
 		if cfs == nil {
-			cfs = map[string]cases.CustomInput{}
+			cfs = map[string]customfield.Input{}
 		}
-		in.CustomFields = record.Change[map[string]cases.CustomInput]{Set: true, V: cfs}
+		in.CustomFields = record.Change[map[string]customfield.Input]{Set: true, V: cfs}
 	}
 	return in, nil
 }

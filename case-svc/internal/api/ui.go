@@ -14,6 +14,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/case-svc/internal/record"
@@ -57,7 +58,7 @@ var describedModels = []struct {
 	{"case", "case", cases.CaseFields}, {"case_task", "task", cases.TaskFields},
 	{"case_task_log", "log", cases.LogFields}, {"alert", "alert", cases.AlertFields},
 	{"case_artifact", "observable", cases.ObservableFields}, {"case_artifact_job", "job", connector.JobFields},
-	{"caseTemplate", "caseTemplate", cases.TemplateFields}, {"customField", "customField", cases.CustomFieldFields},
+	{"caseTemplate", "caseTemplate", cases.TemplateFields}, {"customField", "customField", customfield.Fields},
 	{"user", "user", identity.UserFields}, {"organisation", "organisation", identity.OrgFields},
 	{"profile", "profile", profileFields}, {"observableType", "observableType", observableTypeFields},
 }
@@ -72,7 +73,7 @@ var levels = []any{0, 1, 2, 3}
 
 // describeModel lists a model's fields with their types, the enumerations the UI offers as choices, and one
 // attribute per custom field for cases and alerts (customFields.<name>).
-func describeModel(label string, fields search.Fields, custom []cases.CustomField) modelDescription {
+func describeModel(label string, fields search.Fields, custom []customfield.Field) modelDescription {
 	var out []attribute
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if name == "id" || name == "_id" || strings.HasPrefix(name, "customFields") {
@@ -125,7 +126,7 @@ var statusValues = map[string][]any{
 
 // descriptions describes every model under its v0 names (/api, /api/v0) or its v1 names (/api/v1).
 func (h *handler) descriptions(c echo.Context) (map[string]modelDescription, error) {
-	custom, _, err := h.svc.CustomFields(c.Request().Context(), caller(c), search.Node{Op: search.OpAll},
+	custom, _, err := h.fields.List(c.Request().Context(), caller(c), search.Node{Op: search.OpAll},
 		search.Page{Limit: h.max})
 	if err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ type uiPipeline struct {
 }
 
 var uiFields = map[string]search.Fields{"user": identity.UserFields, "organisation": identity.OrgFields,
-	"customField": cases.CustomFieldFields, "caseTemplate": cases.TemplateFields, "profile": profileFields,
+	"customField": customfield.Fields, "caseTemplate": cases.TemplateFields, "profile": profileFields,
 	"observableType": observableTypeFields}
 
 func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
@@ -419,8 +420,8 @@ func (h *handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, 
 		os, total, err := h.ids.Orgs(ctx, cl, p.filter, pg)
 		return mapSlice(os, func(o identity.Organisation) any { return orgJSON(o) }), total, err
 	case "customField":
-		fs, total, err := h.svc.CustomFields(ctx, cl, p.filter, pg)
-		return mapSlice(fs, func(f cases.CustomField) any { return customFieldJSON(f) }), total, err
+		fs, total, err := h.fields.List(ctx, cl, p.filter, pg)
+		return mapSlice(fs, func(f customfield.Field) any { return customFieldJSON(f) }), total, err
 	case "caseTemplate":
 		ts, total, err := h.svc.Templates(ctx, cl, p.filter, pg)
 		return mapSlice(ts, func(t cases.Template) any { return templateJSON(t) }), total, err

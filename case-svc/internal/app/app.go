@@ -18,6 +18,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/case-svc/internal/tally"
@@ -59,6 +60,8 @@ type App struct {
 	Echo     *echo.Echo
 	Identity *identity.Service
 	Cases    *cases.Service
+	// CustomFields holds the definitions of the custom fields.
+	CustomFields *customfield.Service
 	// Analyses is the connector: its jobs and responder actions, and the tracker of pending ones (Run).
 	Analyses *connector.Analyses
 	// Tally counts records for the statistics and the query API's counts.
@@ -124,7 +127,7 @@ func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
 			MaxFile: maxFile, DownloadPassword: cfg.Datastore.Password},
 		Ready:  a.DB.Ping,
 		Events: a.Events,
-	}, a.Identity, a.Cases, a.Analyses, a.Tally), nil
+	}, api.Services{Identity: a.Identity, Cases: a.Cases, CustomFields: a.CustomFields, Connector: a.Analyses, Tally: a.Tally}), nil
 }
 
 // eventService builds the audit trail, the streams and the webhooks (case-svc/README.md, Events).
@@ -192,6 +195,7 @@ func (a *App) wire(ctx context.Context, opts Options) (cases.Stores, error) {
 		st = a.Events.Wrap(st)
 	}
 	a.Cases = cases.NewService(st, time.Now)
+	a.CustomFields = customfield.NewService(st.Fields, time.Now)
 	a.Tally = tally.New(counts)
 	return st, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/search"
 )
@@ -198,23 +199,23 @@ func (w templateStore) DeleteTemplate(ctx context.Context, id string) error {
 }
 
 type fieldStore struct {
-	cases.CustomFieldStore
+	customfield.Store
 	s *Service
 }
 
-func (w fieldStore) CreateCustomField(ctx context.Context, f cases.CustomField) error {
-	if err := w.CustomFieldStore.CreateCustomField(ctx, f); err != nil {
+func (w fieldStore) CreateCustomField(ctx context.Context, f customfield.Field) error {
+	if err := w.Store.CreateCustomField(ctx, f); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Creation, objectType: TypeCustomField, id: f.ID, by: f.CreatedBy, obj: f})
 }
 
-func (w fieldStore) UpdateCustomField(ctx context.Context, f cases.CustomField, by string, at time.Time) (cases.CustomField, error) {
-	before, err := w.CustomFieldStore.CustomField(ctx, f.ID)
+func (w fieldStore) UpdateCustomField(ctx context.Context, f customfield.Field, by string, at time.Time) (customfield.Field, error) {
+	before, err := w.Store.CustomField(ctx, f.ID)
 	if err != nil {
-		return cases.CustomField{}, err
+		return customfield.Field{}, err
 	}
-	out, err := w.CustomFieldStore.UpdateCustomField(ctx, f, by, at)
+	out, err := w.Store.UpdateCustomField(ctx, f, by, at)
 	if err != nil {
 		return out, err
 	}
@@ -222,11 +223,11 @@ func (w fieldStore) UpdateCustomField(ctx context.Context, f cases.CustomField, 
 }
 
 func (w fieldStore) DeleteCustomField(ctx context.Context, id string) error {
-	before, err := w.CustomFieldStore.CustomField(ctx, id)
+	before, err := w.Store.CustomField(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := w.CustomFieldStore.DeleteCustomField(ctx, id); err != nil {
+	if err := w.Store.DeleteCustomField(ctx, id); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Delete, objectType: TypeCustomField, id: id, obj: before})

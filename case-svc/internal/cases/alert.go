@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -58,7 +59,7 @@ type Alert struct {
 	Tags         []string
 	Read         bool
 	Follow       bool
-	CustomFields CustomValues
+	CustomFields customfield.Values
 	Template     string   // name of the case template a case from it uses, "" if none
 	Observables  []string // ids of its observables
 	record.Meta
@@ -93,7 +94,7 @@ type NewAlert struct {
 	Date         *time.Time
 	Tags         []string
 	Follow       *bool
-	CustomFields map[string]CustomInput
+	CustomFields map[string]customfield.Input
 	Template     string
 	Artifacts    []NewObservable
 }
@@ -115,7 +116,7 @@ type AlertUpdate struct {
 	Follow       record.Change[bool]
 	ExternalLink record.Change[string]
 	Template     record.Change[string]
-	CustomFields record.Change[map[string]CustomInput]
+	CustomFields record.Change[map[string]customfield.Input]
 }
 
 // AlertStore persists alerts.
@@ -198,8 +199,8 @@ func (s *Service) CreateAlert(ctx context.Context, c identity.Caller, n NewAlert
 	if err != nil {
 		return Alert{}, nil, err
 	}
-	a.CustomFields = customValues(&p, defs, n.CustomFields)
-	numberOrders(a.CustomFields)
+	a.CustomFields = customfield.ParseValues(&p, defs, n.CustomFields)
+	customfield.NumberOrders(a.CustomFields)
 	a.ID = AlertID(c.Org, n.Type, n.Source, n.SourceRef)
 	parent := Parent{Alert: a.ID}
 	var items []pending
@@ -373,14 +374,14 @@ func (s *Service) UpdateAlert(ctx context.Context, c identity.Caller, id string,
 		if err != nil {
 			return Alert{}, err
 		}
-		vals := customValues(&p, defs, u.CustomFields.V)
+		vals := customfield.ParseValues(&p, defs, u.CustomFields.V)
 		for name, v := range vals {
 			if old, ok := a.CustomFields[name]; ok && v.Order < 0 {
 				v.Order = old.Order
 				vals[name] = v
 			}
 		}
-		numberOrders(vals)
+		customfield.NumberOrders(vals)
 		a.CustomFields = vals
 		fields = append(fields, "customFields")
 	}
@@ -473,11 +474,11 @@ func (s *Service) CreateCaseFromAlert(ctx context.Context, c identity.Caller, id
 	if err != nil {
 		return Case{}, false, err
 	}
-	cfs := map[string]CustomInput{}
+	cfs := map[string]customfield.Input{}
 	for name, v := range a.CustomFields {
 		if _, defined := defs[name]; defined { // a definition deleted since is dropped
 			order := v.Order
-			cfs[name] = CustomInput{Type: string(v.Type), Value: v.Value, Order: &order}
+			cfs[name] = customfield.Input{Type: string(v.Type), Value: v.Value, Order: &order}
 		}
 	}
 	n := NewCase{Title: a.Title, Description: a.Description, Severity: &a.Severity, TLP: &a.TLP, PAP: &a.PAP,
@@ -590,7 +591,7 @@ func (s *Service) mergeInto(ctx context.Context, c identity.Caller, a Alert, cs 
 	}
 	cs.Tags = record.UnionTags(cs.Tags, a.Tags)
 	if cs.CustomFields == nil {
-		cs.CustomFields = CustomValues{}
+		cs.CustomFields = customfield.Values{}
 	}
 	for name, v := range a.CustomFields {
 		if _, has := cs.CustomFields[name]; !has {
@@ -598,7 +599,7 @@ func (s *Service) mergeInto(ctx context.Context, c identity.Caller, a Alert, cs 
 			cs.CustomFields[name] = v
 		}
 	}
-	numberOrders(cs.CustomFields)
+	customfield.NumberOrders(cs.CustomFields)
 	return s.cases.UpdateCase(ctx, cs, []string{"description", "tags", "customFields"}, c.Login, s.clock())
 }
 

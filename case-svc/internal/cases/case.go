@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
@@ -58,7 +59,7 @@ type Case struct {
 	Flag             bool
 	Status           string
 	Owner            string
-	CustomFields     CustomValues
+	CustomFields     customfield.Values
 	Template         string // name of the template the case was created from, "" if none
 	record.Meta
 }
@@ -79,7 +80,7 @@ type NewCase struct {
 	Owner        string
 	Summary      string
 	Tasks        []NewTask
-	CustomFields map[string]CustomInput
+	CustomFields map[string]customfield.Input
 	Template     string // name or id of a template of the organisation
 }
 
@@ -99,7 +100,7 @@ type CaseUpdate struct {
 	Flag             record.Change[bool]
 	Status           record.Change[string]
 	Owner            record.Change[string]
-	CustomFields     record.Change[map[string]CustomInput]
+	CustomFields     record.Change[map[string]customfield.Input]
 }
 
 // CaseStore persists cases and their number sequence.
@@ -231,19 +232,19 @@ func (s *Service) createCase(ctx context.Context, c identity.Caller, n NewCase, 
 		cs.Owner = n.Owner
 	}
 
-	cs.CustomFields = CustomValues{}
+	cs.CustomFields = customfield.Values{}
 	for name, v := range tmpl.CustomFields {
 		v.ID = ""
 		cs.CustomFields[name] = v
 	}
-	for name, v := range customValues(&p, defs, n.CustomFields) {
+	for name, v := range customfield.ParseValues(&p, defs, n.CustomFields) {
 		if old, ok := cs.CustomFields[name]; ok && v.Order < 0 {
 			v.Order = old.Order
 		}
 		cs.CustomFields[name] = v
 	}
-	numberOrders(cs.CustomFields)
-	checkMandatory(&p, defs, cs.CustomFields)
+	customfield.NumberOrders(cs.CustomFields)
+	customfield.CheckMandatory(&p, defs, cs.CustomFields)
 
 	var tasks []Task
 	for _, tt := range tmpl.Tasks {
@@ -435,15 +436,15 @@ func (s *Service) UpdateCase(ctx context.Context, c identity.Caller, id string, 
 				return Case{}, err
 			}
 		}
-		vals := customValues(&p, defs, u.CustomFields.V)
+		vals := customfield.ParseValues(&p, defs, u.CustomFields.V)
 		for name, v := range vals {
 			if old, ok := cs.CustomFields[name]; ok && v.Order < 0 {
 				v.Order = old.Order
 				vals[name] = v
 			}
 		}
-		numberOrders(vals)
-		checkMandatory(&p, defs, vals)
+		customfield.NumberOrders(vals)
+		customfield.CheckMandatory(&p, defs, vals)
 		cs.CustomFields = vals
 		mark("customFields")
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/identity/identitytest"
 	"github.com/openir/platform/case-svc/internal/store"
@@ -24,6 +25,7 @@ type domain struct {
 	now      time.Time
 	db       *docstore.DB
 	svc      *cases.Service
+	fields   *customfield.Service
 	ids      *identity.Service
 	admin    identity.Caller // admin profile in the admin organisation
 	orgAdmin identity.Caller // soc
@@ -69,5 +71,6 @@ func newDomain(t *testing.T, wrap ...func(cases.Stores) cases.Stores) *domain {
 		st = w(st)
 	}
 	d.svc = cases.NewService(st, func() time.Time { return d.now })
+	d.fields = customfield.NewService(st.Fields, func() time.Time { return d.now })
 	return d
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -194,7 +195,7 @@ func (s *Service) readMergeSource(ctx context.Context, c identity.Caller, m *mer
 func (s *Service) mergedCase(ctx context.Context, c identity.Caller, srcs []mergeSource, now time.Time) (Case, error) {
 	first := srcs[0].cs
 	m := Case{Org: c.Org, Severity: first.Severity, TLP: first.TLP, PAP: first.PAP, StartDate: first.StartDate,
-		Status: CaseOpen, Owner: c.Login, CustomFields: CustomValues{}, Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}
+		Status: CaseOpen, Owner: c.Login, CustomFields: customfield.Values{}, Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}
 	var titles, descriptions, summaries []string
 	for _, src := range srcs {
 		cs := src.cs
@@ -223,7 +224,7 @@ func (s *Service) mergedCase(ctx context.Context, c identity.Caller, srcs []merg
 	m.Title = strings.Join(titles, " / ")
 	m.Description = strings.Join(descriptions, "\n\n")
 	m.Summary = strings.Join(summaries, "\n\n")
-	numberOrders(m.CustomFields)
+	customfield.NumberOrders(m.CustomFields)
 	var p record.Problems
 	p.Text("title", m.Title, true, record.MaxTitle)
 	p.Text("description", m.Description, true, record.MaxDescription)

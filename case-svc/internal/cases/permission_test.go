@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -35,7 +36,7 @@ func TestService_PermissionChecks(t *testing.T) {
 			return err
 		}},
 		{"define a custom field (platform administrator)", []string{"admin"}, func(c identity.Caller, who string) error {
-			_, err := d.svc.CreateCustomField(ctx, c, cases.NewCustomField{Name: "f" + strings.ReplaceAll(who, "-", ""),
+			_, err := d.fields.Create(ctx, c, customfield.NewField{Name: "f" + strings.ReplaceAll(who, "-", ""),
 				DisplayName: "f", Description: "f", Type: "string"})
 			return err
 		}},

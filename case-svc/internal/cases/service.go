@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/archive"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 )
@@ -20,7 +21,7 @@ type Stores struct {
 	Cases       CaseStore
 	Tasks       TaskStore
 	Templates   TemplateStore
-	Fields      CustomFieldStore
+	Fields      customfield.Store
 	Files       FileStore
 	Members     Members
 	Observables ObservableStore
@@ -35,7 +36,7 @@ type Service struct {
 	cases       CaseStore
 	tasks       TaskStore
 	templates   TemplateStore
-	fields      CustomFieldStore
+	fields      customfield.Store
 	files       FileStore
 	members     Members
 	observables ObservableStore

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/search"
@@ -26,7 +27,7 @@ type Template struct {
 	Flag        bool
 	Tasks       []TemplateTask
 	// CustomFields are the fields a case from the template gets, with their default values (or null).
-	CustomFields CustomValues
+	CustomFields customfield.Values
 	record.Meta
 }
 
@@ -77,7 +78,7 @@ type TemplateInput struct {
 	Tags         record.Change[[]string]
 	Flag         record.Change[bool]
 	Tasks        record.Change[[]NewTask]
-	CustomFields record.Change[map[string]CustomInput]
+	CustomFields record.Change[map[string]customfield.Input]
 }
 
 // CreateTemplate creates a case template in the caller's organisation (manageCaseTemplate).
@@ -86,7 +87,7 @@ func (s *Service) CreateTemplate(ctx context.Context, c identity.Caller, in Temp
 		return Template{}, err
 	}
 	now := s.clock()
-	t := Template{ID: record.NewID(now), Org: c.Org, CustomFields: CustomValues{}, Tags: []string{},
+	t := Template{ID: record.NewID(now), Org: c.Org, CustomFields: customfield.Values{}, Tags: []string{},
 		Meta: record.Meta{CreatedAt: now, CreatedBy: c.Login}}
 	in.Name.Set = true // required: an absent name is checked like an empty one
 	if err := s.applyTemplate(ctx, c, &t, in); err != nil {
@@ -155,8 +156,8 @@ func (s *Service) applyTemplate(ctx context.Context, c identity.Caller, t *Templ
 		if err != nil {
 			return err
 		}
-		vals := customValues(&p, defs, in.CustomFields.V)
-		numberOrders(vals)
+		vals := customfield.ParseValues(&p, defs, in.CustomFields.V)
+		customfield.NumberOrders(vals)
 		for n, v := range vals {
 			if old, ok := t.CustomFields[n]; ok && old.ID != "" {
 				v.ID = old.ID

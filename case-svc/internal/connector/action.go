@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -389,13 +390,13 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 		if err != nil {
 			return err
 		}
-		in := map[string]cases.CustomInput{}
+		in := map[string]customfield.Input{}
 		for name, v := range cs.CustomFields {
 			order := v.Order
-			in[name] = cases.CustomInput{Type: string(v.Type), Value: v.Value, Order: &order}
+			in[name] = customfield.Input{Type: string(v.Type), Value: v.Value, Order: &order}
 		}
-		in[opString(op, "name")] = cases.CustomInput{Type: opString(op, "tpe", "type"), Value: op["value"]}
-		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, cases.CaseUpdate{CustomFields: record.Change[map[string]cases.CustomInput]{Set: true, V: in}})
+		in[opString(op, "name")] = customfield.Input{Type: opString(op, "tpe", "type"), Value: op["value"]}
+		_, err = a.svc.UpdateCase(ctx, c, act.CaseID, cases.CaseUpdate{CustomFields: record.Change[map[string]customfield.Input]{Set: true, V: in}})
 		return err
 	case "AssignCase":
 		if err := needCase(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 )
 
@@ -130,8 +131,8 @@ func TestStores_UniqueKeysConcurrent(t *testing.T) {
 		{"template", cases.ErrTemplateExists, func(i int) error { // distinct ids, one (organisation, name)
 			return templates.CreateTemplate(ctx, cases.Template{ID: fmt.Sprint("t", i), Org: "o", Name: "triage"})
 		}},
-		{"custom field", cases.ErrCustomFieldExists, func(i int) error {
-			return fields.CreateCustomField(ctx, cases.CustomField{ID: fmt.Sprint("f", i), Name: "impact", Type: cases.TypeString})
+		{"custom field", customfield.ErrExists, func(i int) error {
+			return fields.CreateCustomField(ctx, customfield.Field{ID: fmt.Sprint("f", i), Name: "impact", Type: customfield.TypeString})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

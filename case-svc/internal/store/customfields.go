@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
@@ -20,7 +20,7 @@ import (
 
 type customDoc map[string]map[string]json.RawMessage
 
-func encodeCustom(vals cases.CustomValues) customDoc {
+func encodeCustom(vals customfield.Values) customDoc {
 	out := customDoc{}
 	for name, v := range vals {
 		d := map[string]json.RawMessage{}
@@ -39,11 +39,11 @@ func encodeCustom(vals cases.CustomValues) customDoc {
 	return out
 }
 
-func decodeCustom(m customDoc) cases.CustomValues {
-	out := cases.CustomValues{}
+func decodeCustom(m customDoc) customfield.Values {
+	out := customfield.Values{}
 	for name, d := range m {
-		v := cases.CustomValue{}
-		for _, t := range cases.FieldTypes() {
+		v := customfield.Value{}
+		for _, t := range customfield.Types() {
 			if x, ok := d[string(t)]; ok {
 				v.Type, v.Value = t, typed(t, decodeValue(x))
 			}
@@ -60,13 +60,13 @@ func decodeCustom(m customDoc) cases.CustomValues {
 }
 
 // typed gives a decoded number the form of its field's type: float64 for float, int64 for integer and date.
-func typed(t cases.FieldType, v any) any {
+func typed(t customfield.Type, v any) any {
 	switch t {
-	case cases.TypeFloat:
+	case customfield.TypeFloat:
 		if n, ok := v.(int64); ok {
 			return float64(n)
 		}
-	case cases.TypeInteger, cases.TypeDate:
+	case customfield.TypeInteger, customfield.TypeDate:
 		if f, ok := v.(float64); ok && f == math.Trunc(f) {
 			return int64(f)
 		}
@@ -79,7 +79,7 @@ type CustomFieldStore struct {
 	coll *docstore.Collection
 }
 
-var _ cases.CustomFieldStore = (*CustomFieldStore)(nil)
+var _ customfield.Store = (*CustomFieldStore)(nil)
 
 // customFieldSpec: the unique name, and the default order of the list (_id).
 var customFieldSpec = docstore.Spec{Name: "customFields", Indexes: []docstore.Index{
@@ -109,13 +109,13 @@ type customFieldDoc struct {
 	UpdatedBy   string            `json:"updatedBy,omitempty"`
 }
 
-func (d customFieldDoc) field() cases.CustomField {
-	t := cases.FieldType(d.Type)
+func (d customFieldDoc) field() customfield.Field {
+	t := customfield.Type(d.Type)
 	opts := make([]any, len(d.Options))
 	for i, o := range d.Options {
 		opts[i] = typed(t, decodeValue(o))
 	}
-	return cases.CustomField{ID: d.ID, Name: d.Name, DisplayName: d.DisplayName, Description: d.Description,
+	return customfield.Field{ID: d.ID, Name: d.Name, DisplayName: d.DisplayName, Description: d.Description,
 		Type: t, Options: opts, Mandatory: d.Mandatory, Meta: record.Meta{
 			CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt), UpdatedBy: d.UpdatedBy}}
 }
@@ -134,12 +134,12 @@ func options0(o []any) []json.RawMessage {
 }
 
 // CreateCustomField inserts a definition; the unique index refuses a taken name.
-func (s *CustomFieldStore) CreateCustomField(ctx context.Context, f cases.CustomField) error {
+func (s *CustomFieldStore) CreateCustomField(ctx context.Context, f customfield.Field) error {
 	err := s.coll.Insert(ctx, customFieldDoc{ID: f.ID, Name: f.Name, DisplayName: f.DisplayName,
 		Description: f.Description, Type: string(f.Type), Options: options0(f.Options), Mandatory: f.Mandatory,
 		CreatedAt: docstore.Millis(f.CreatedAt), CreatedBy: f.CreatedBy})
 	if docstore.IsDuplicate(err) {
-		return fmt.Errorf("create custom field %s: %w", f.Name, cases.ErrCustomFieldExists)
+		return fmt.Errorf("create custom field %s: %w", f.Name, customfield.ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create custom field %s: %w", f.Name, err)
@@ -148,35 +148,35 @@ func (s *CustomFieldStore) CreateCustomField(ctx context.Context, f cases.Custom
 }
 
 // CustomField finds a definition by id.
-func (s *CustomFieldStore) CustomField(ctx context.Context, id string) (cases.CustomField, error) {
+func (s *CustomFieldStore) CustomField(ctx context.Context, id string) (customfield.Field, error) {
 	var d customFieldDoc
-	if err := get(ctx, s.coll, id, &d, cases.ErrCustomFieldNotFound); err != nil {
-		return cases.CustomField{}, err
+	if err := get(ctx, s.coll, id, &d, customfield.ErrNotFound); err != nil {
+		return customfield.Field{}, err
 	}
 	return d.field(), nil
 }
 
 // CustomFieldByName finds a definition by name.
-func (s *CustomFieldStore) CustomFieldByName(ctx context.Context, name string) (cases.CustomField, error) {
+func (s *CustomFieldStore) CustomFieldByName(ctx context.Context, name string) (customfield.Field, error) {
 	var d customFieldDoc
-	if err := findOne(ctx, s.coll, docstore.Eq("name", name), &d, cases.ErrCustomFieldNotFound); err != nil {
-		return cases.CustomField{}, err
+	if err := findOne(ctx, s.coll, docstore.Eq("name", name), &d, customfield.ErrNotFound); err != nil {
+		return customfield.Field{}, err
 	}
 	return d.field(), nil
 }
 
 // CustomFields lists definitions.
-func (s *CustomFieldStore) CustomFields(ctx context.Context, f search.Node, p search.Page) ([]cases.CustomField, int64, error) {
+func (s *CustomFieldStore) CustomFields(ctx context.Context, f search.Node, p search.Page) ([]customfield.Field, int64, error) {
 	return page(ctx, s.coll, f, p, customFieldDoc.field)
 }
 
 // AllCustomFields returns every definition by name.
-func (s *CustomFieldStore) AllCustomFields(ctx context.Context) (map[string]cases.CustomField, error) {
+func (s *CustomFieldStore) AllCustomFields(ctx context.Context) (map[string]customfield.Field, error) {
 	var docs []customFieldDoc
 	if err := s.coll.Find(ctx, docstore.Query{Filter: docstore.All(), Limit: 10000}, &docs); err != nil {
 		return nil, fmt.Errorf("list custom fields: %w", err)
 	}
-	out := make(map[string]cases.CustomField, len(docs))
+	out := make(map[string]customfield.Field, len(docs))
 	for _, d := range docs {
 		out[d.Name] = d.field()
 	}
@@ -184,12 +184,12 @@ func (s *CustomFieldStore) AllCustomFields(ctx context.Context) (map[string]case
 }
 
 // UpdateCustomField writes the mutable fields of a definition.
-func (s *CustomFieldStore) UpdateCustomField(ctx context.Context, f cases.CustomField, by string, at time.Time) (cases.CustomField, error) {
+func (s *CustomFieldStore) UpdateCustomField(ctx context.Context, f customfield.Field, by string, at time.Time) (customfield.Field, error) {
 	var d customFieldDoc
 	u := stamp(by, at).Set("displayName", f.DisplayName).Set("description", f.Description).
 		Set("options", options0(f.Options)).Set("mandatory", f.Mandatory)
-	if err := findOneAndUpdate(ctx, s.coll, docstore.ID(f.ID), u, &d, cases.ErrCustomFieldNotFound); err != nil {
-		return cases.CustomField{}, err
+	if err := findOneAndUpdate(ctx, s.coll, docstore.ID(f.ID), u, &d, customfield.ErrNotFound); err != nil {
+		return customfield.Field{}, err
 	}
 	return d.field(), nil
 }
@@ -201,7 +201,7 @@ func (s *CustomFieldStore) DeleteCustomField(ctx context.Context, id string) err
 		return fmt.Errorf("delete custom field %s: %w", id, err)
 	}
 	if !ok {
-		return cases.ErrCustomFieldNotFound
+		return customfield.ErrNotFound
 	}
 	return nil
 }

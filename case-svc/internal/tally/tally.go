@@ -11,6 +11,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -38,7 +39,7 @@ const (
 // RecordFields are the allow-lists of the fields each record is filtered and grouped on.
 var RecordFields = map[Record]search.Fields{
 	RecordCase: cases.CaseFields, RecordAlert: cases.AlertFields, RecordTask: cases.TaskFields, RecordLog: cases.LogFields,
-	RecordObservable: cases.ObservableFields, RecordTemplate: cases.TemplateFields, RecordCustomField: cases.CustomFieldFields,
+	RecordObservable: cases.ObservableFields, RecordTemplate: cases.TemplateFields, RecordCustomField: customfield.Fields,
 	RecordUser: identity.UserFields, RecordOrg: identity.OrgFields, RecordJob: connector.JobFields,
 }
 

@@ -1,4 +1,8 @@
-package cases
+// Package customfield owns case-svc's custom fields: their definitions, which every organisation shares and
+// only a platform administrator changes, the interface of their store, and the rules of the values that
+// cases, alerts and templates hold (a defined field, a value of its type, one of its options, the mandatory
+// fields, their order).
+package customfield
 
 import (
 	"context"
@@ -18,61 +22,61 @@ import (
 	"github.com/openir/platform/pkg/search"
 )
 
-// FieldType is the type of a custom field's values.
-type FieldType string
+// Type is the type of a custom field's values.
+type Type string
 
 // The custom field types.
 const (
-	TypeString  FieldType = "string"
-	TypeInteger FieldType = "integer"
-	TypeFloat   FieldType = "float"
-	TypeBoolean FieldType = "boolean"
-	TypeDate    FieldType = "date"
+	TypeString  Type = "string"
+	TypeInteger Type = "integer"
+	TypeFloat   Type = "float"
+	TypeBoolean Type = "boolean"
+	TypeDate    Type = "date"
 )
 
-// FieldTypes lists the custom field types.
-func FieldTypes() []FieldType {
-	return []FieldType{TypeString, TypeInteger, TypeFloat, TypeBoolean, TypeDate}
+// Types lists the custom field types.
+func Types() []Type {
+	return []Type{TypeString, TypeInteger, TypeFloat, TypeBoolean, TypeDate}
 }
 
-func validType(t FieldType) bool { return slices.Contains(FieldTypes(), t) }
+func validType(t Type) bool { return slices.Contains(Types(), t) }
 
-// CustomField is the definition of a custom field. Definitions are global, as in the reference system: every
+// Field is the definition of a custom field. Definitions are global, as in the reference system: every
 // organisation uses the same catalogue. Name (also called reference) is the key under which cases and
 // templates hold values; it never changes.
-type CustomField struct {
+type Field struct {
 	ID          string
 	Name        string
 	DisplayName string
 	Description string
-	Type        FieldType
+	Type        Type
 	Options     []any // allowed values, of Type (string, int64, float64, bool); empty = any value
 	Mandatory   bool  // every new case must have a value for it, and no case may clear it
 	record.Meta
 }
 
-// CustomValue is the value of a custom field on a case or a template: Value is nil (null) or of the field's
+// Value is the value of a custom field on a case or a template: Value is nil (null) or of the field's
 // type: string, int64 (integer, and date in epoch milliseconds), float64 or bool.
-type CustomValue struct {
-	Type  FieldType
+type Value struct {
+	Type  Type
 	Value any
 	Order int
 	ID    string // templates only: the id of the entry, shown as _id
 }
 
-// CustomValues are a record's custom field values by field name.
-type CustomValues map[string]CustomValue
+// Values are a record's custom field values by field name.
+type Values map[string]Value
 
-// CustomInput is a custom field value as a client sends it: either {"<type>": value, "order": n} (Type set)
+// Input is a custom field value as a client sends it: either {"<type>": value, "order": n} (Type set)
 // or a bare value (Type ""). Value is what encoding/json produced with UseNumber.
-type CustomInput struct {
+type Input struct {
 	Type  string
 	Value any
 	Order *int
 }
 
-// CustomFieldUpdate holds the changes to a definition.
-type CustomFieldUpdate struct {
+// Update holds the changes to a definition.
+type Update struct {
 	DisplayName record.Change[string]
 	Description record.Change[string]
 	Options     record.Change[[]any]
@@ -80,22 +84,28 @@ type CustomFieldUpdate struct {
 	Type        record.Change[string] // refused when it differs: the type never changes
 }
 
-// CustomFieldStore persists custom field definitions.
-type CustomFieldStore interface {
-	// CreateCustomField fails with ErrCustomFieldExists when the name is taken.
-	CreateCustomField(ctx context.Context, f CustomField) error
-	// CustomField finds a definition by id; CustomFieldByName by name. Both fail with ErrCustomFieldNotFound.
-	CustomField(ctx context.Context, id string) (CustomField, error)
-	CustomFieldByName(ctx context.Context, name string) (CustomField, error)
-	CustomFields(ctx context.Context, f search.Node, p search.Page) ([]CustomField, int64, error)
+// Store persists custom field definitions.
+type Store interface {
+	// CreateCustomField fails with ErrExists when the name is taken.
+	CreateCustomField(ctx context.Context, f Field) error
+	// CustomField finds a definition by id; CustomFieldByName by name. Both fail with ErrNotFound.
+	CustomField(ctx context.Context, id string) (Field, error)
+	CustomFieldByName(ctx context.Context, name string) (Field, error)
+	CustomFields(ctx context.Context, f search.Node, p search.Page) ([]Field, int64, error)
 	// AllCustomFields returns every definition (a small collection) by name.
-	AllCustomFields(ctx context.Context) (map[string]CustomField, error)
-	UpdateCustomField(ctx context.Context, f CustomField, by string, at time.Time) (CustomField, error)
+	AllCustomFields(ctx context.Context) (map[string]Field, error)
+	UpdateCustomField(ctx context.Context, f Field, by string, at time.Time) (Field, error)
 	DeleteCustomField(ctx context.Context, id string) error
 }
 
-// CustomFieldFields is the allow-list of custom field searches.
-var CustomFieldFields = search.Fields{
+// Errors of the definitions.
+var (
+	ErrNotFound = apperr.New(apperr.NotFound, "CustomField not found")
+	ErrExists   = apperr.New(apperr.Conflict, "a custom field with this name already exists")
+)
+
+// Fields is the allow-list of custom field searches.
+var Fields = search.Fields{
 	"_id": {Path: "_id"}, "id": {Path: "_id"}, "name": {Path: "name"}, "reference": {Path: "name"},
 	"displayName": {Path: "displayName"}, "description": {Path: "description"}, "type": {Path: "type"},
 	"mandatory": {Path: "mandatory", Type: search.Bool},
@@ -105,8 +115,8 @@ var CustomFieldFields = search.Fields{
 
 var fieldNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
-// NewCustomField is a request to define a custom field.
-type NewCustomField struct {
+// NewField is a request to define a custom field.
+type NewField struct {
 	Name        string
 	DisplayName string
 	Description string
@@ -114,6 +124,22 @@ type NewCustomField struct {
 	Options     []any
 	Mandatory   bool
 }
+
+// Service holds the rules of the definitions.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// NewService returns the custom field service; now is its clock (time.Now but in tests).
+func NewService(st Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: st, now: now}
+}
+
+func (s *Service) clock() time.Time { return record.Millis(s.now()) }
 
 // sharedDefinition allows a change to a definition every organisation shares (custom fields; profiles are
 // fixed and observable types are not definitions here) to a platform administrator only, as in the
@@ -127,10 +153,10 @@ func sharedDefinition(c identity.Caller) error {
 		"missing permission %s as a platform administrator (admin profile of the admin organisation): custom fields are shared by every organisation", identity.ManageCustomField)
 }
 
-// CreateCustomField defines a custom field (a platform administrator: see sharedDefinition).
-func (s *Service) CreateCustomField(ctx context.Context, c identity.Caller, n NewCustomField) (CustomField, error) {
+// Create defines a custom field (a platform administrator: see sharedDefinition).
+func (s *Service) Create(ctx context.Context, c identity.Caller, n NewField) (Field, error) {
 	if err := sharedDefinition(c); err != nil {
-		return CustomField{}, err
+		return Field{}, err
 	}
 	var p record.Problems
 	if !fieldNameRe.MatchString(n.Name) {
@@ -141,7 +167,7 @@ func (s *Service) CreateCustomField(ctx context.Context, c identity.Caller, n Ne
 	}
 	p.Text("displayName", n.DisplayName, false, record.MaxShort)
 	p.Text("description", n.Description, false, 4096)
-	t := FieldType(n.Type)
+	t := Type(n.Type)
 	if !validType(t) {
 		p.Add("type", "one of string, integer, float, boolean, date")
 	}
@@ -150,17 +176,17 @@ func (s *Service) CreateCustomField(ctx context.Context, c identity.Caller, n Ne
 		opts = checkOptions(&p, t, n.Options)
 	}
 	if err := p.Err(); err != nil {
-		return CustomField{}, err
+		return Field{}, err
 	}
-	f := CustomField{ID: record.NewID(s.clock()), Name: n.Name, DisplayName: n.DisplayName, Description: n.Description,
+	f := Field{ID: record.NewID(s.clock()), Name: n.Name, DisplayName: n.DisplayName, Description: n.Description,
 		Type: t, Options: opts, Mandatory: n.Mandatory, Meta: record.Meta{CreatedAt: s.clock(), CreatedBy: c.Login}}
-	if err := s.fields.CreateCustomField(ctx, f); err != nil {
-		return CustomField{}, err
+	if err := s.store.CreateCustomField(ctx, f); err != nil {
+		return Field{}, err
 	}
 	return f, nil
 }
 
-func checkOptions(p *record.Problems, t FieldType, in []any) []any {
+func checkOptions(p *record.Problems, t Type, in []any) []any {
 	if len(in) > 1000 { // before any work: the deduplication below is quadratic
 		p.Add("options", "at most 1000 options")
 		return nil
@@ -182,31 +208,31 @@ func checkOptions(p *record.Problems, t FieldType, in []any) []any {
 	return out
 }
 
-// CustomField returns a definition by id or name (any authenticated user).
-func (s *Service) CustomField(ctx context.Context, _ identity.Caller, idOrName string) (CustomField, error) {
+// Field returns a definition by id or name (any authenticated user).
+func (s *Service) Field(ctx context.Context, _ identity.Caller, idOrName string) (Field, error) {
 	if len(idOrName) > 0 && idOrName[0] == '~' {
-		return s.fields.CustomField(ctx, idOrName)
+		return s.store.CustomField(ctx, idOrName)
 	}
-	return s.fields.CustomFieldByName(ctx, idOrName)
+	return s.store.CustomFieldByName(ctx, idOrName)
 }
 
-// CustomFields lists the definitions (any authenticated user).
-func (s *Service) CustomFields(ctx context.Context, _ identity.Caller, f search.Node, p search.Page) ([]CustomField, int64, error) {
-	return s.fields.CustomFields(ctx, f, p)
+// List lists the definitions (any authenticated user).
+func (s *Service) List(ctx context.Context, _ identity.Caller, f search.Node, p search.Page) ([]Field, int64, error) {
+	return s.store.CustomFields(ctx, f, p)
 }
 
-// UpdateCustomField changes a definition's display name, description, options or mandatory flag
+// Update changes a definition's display name, description, options or mandatory flag
 // (a platform administrator). Values already on cases are kept as they are.
-func (s *Service) UpdateCustomField(ctx context.Context, c identity.Caller, id string, u CustomFieldUpdate) (CustomField, error) {
+func (s *Service) Update(ctx context.Context, c identity.Caller, id string, u Update) (Field, error) {
 	if err := sharedDefinition(c); err != nil {
-		return CustomField{}, err
+		return Field{}, err
 	}
-	f, err := s.CustomField(ctx, c, id)
+	f, err := s.Field(ctx, c, id)
 	if err != nil {
-		return CustomField{}, err
+		return Field{}, err
 	}
 	var p record.Problems
-	if u.Type.Set && FieldType(u.Type.V) != f.Type {
+	if u.Type.Set && Type(u.Type.V) != f.Type {
 		p.Add("type", "read-only")
 	}
 	if u.DisplayName.Set {
@@ -224,27 +250,27 @@ func (s *Service) UpdateCustomField(ctx context.Context, c identity.Caller, id s
 		f.Mandatory = u.Mandatory.V
 	}
 	if err := p.Err(); err != nil {
-		return CustomField{}, err
+		return Field{}, err
 	}
-	return s.fields.UpdateCustomField(ctx, f, c.Login, s.clock())
+	return s.store.UpdateCustomField(ctx, f, c.Login, s.clock())
 }
 
-// DeleteCustomField removes a definition (a platform administrator). Values on cases and templates stay as
+// Delete removes a definition (a platform administrator). Values on cases and templates stay as
 // they are, but can no longer be set.
-func (s *Service) DeleteCustomField(ctx context.Context, c identity.Caller, id string) error {
+func (s *Service) Delete(ctx context.Context, c identity.Caller, id string) error {
 	if err := sharedDefinition(c); err != nil {
 		return err
 	}
-	f, err := s.CustomField(ctx, c, id)
+	f, err := s.Field(ctx, c, id)
 	if err != nil {
 		return err
 	}
-	return s.fields.DeleteCustomField(ctx, f.ID)
+	return s.store.DeleteCustomField(ctx, f.ID)
 }
 
 // convert checks that v (from encoding/json with UseNumber, or already converted) is a value of type t and
 // returns it in its stored form; nil stays nil.
-func convert(t FieldType, v any) (any, error) {
+func convert(t Type, v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -296,10 +322,10 @@ func convert(t FieldType, v any) (any, error) {
 	return nil, bad
 }
 
-// customValues validates the values a client sends against the definitions: the field must be defined, the
+// ParseValues validates the values a client sends against the definitions: the field must be defined, the
 // value of its type (a typed object must name that type), and one of its options when it has some.
-func customValues(p *record.Problems, defs map[string]CustomField, in map[string]CustomInput) CustomValues {
-	out := CustomValues{}
+func ParseValues(p *record.Problems, defs map[string]Field, in map[string]Input) Values {
+	out := Values{}
 	names := make([]string, 0, len(in))
 	for n := range in {
 		names = append(names, n)
@@ -316,7 +342,7 @@ func customValues(p *record.Problems, defs map[string]CustomField, in map[string
 			p.Add(field, "unknown custom field")
 			continue
 		}
-		if ci.Type != "" && FieldType(ci.Type) != def.Type {
+		if ci.Type != "" && Type(ci.Type) != def.Type {
 			p.Add(field, "the field is of type %s", def.Type)
 			continue
 		}
@@ -329,7 +355,7 @@ func customValues(p *record.Problems, defs map[string]CustomField, in map[string
 			p.Add(field, "not one of the field's options")
 			continue
 		}
-		cv := CustomValue{Type: def.Type, Value: v, Order: -1}
+		cv := Value{Type: def.Type, Value: v, Order: -1}
 		if ci.Order != nil {
 			cv.Order = *ci.Order
 		}
@@ -338,8 +364,8 @@ func customValues(p *record.Problems, defs map[string]CustomField, in map[string
 	return out
 }
 
-// numberOrders gives the values without an order the next orders after the highest one, by name.
-func numberOrders(vals CustomValues) {
+// NumberOrders gives the values without an order the next orders after the highest one, by name.
+func NumberOrders(vals Values) {
 	next := 0
 	var names []string
 	for n, v := range vals {
@@ -358,8 +384,8 @@ func numberOrders(vals CustomValues) {
 	}
 }
 
-// checkMandatory reports the mandatory fields that vals lacks or leaves null.
-func checkMandatory(p *record.Problems, defs map[string]CustomField, vals CustomValues) {
+// CheckMandatory reports the mandatory fields that vals lacks or leaves null.
+func CheckMandatory(p *record.Problems, defs map[string]Field, vals Values) {
 	var names []string
 	for n, d := range defs {
 		if d.Mandatory {
