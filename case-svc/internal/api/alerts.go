@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
@@ -18,7 +19,7 @@ import (
 // alertResponse is an alert as the reference system's v0 API writes it, with read (its v1 field) besides
 // the derived status.
 type alertResponse struct {
-	meta
+	route.Meta
 	Type         string                    `json:"type"`
 	Source       string                    `json:"source"`
 	SourceRef    string                    `json:"sourceRef"`
@@ -46,11 +47,11 @@ func alertJSON(a cases.Alert, obs []cases.Observable) alertResponse {
 	if tags == nil {
 		tags = []string{}
 	}
-	return alertResponse{meta: metaOf(a.ID, "alert", a.Meta), Type: a.Type, Source: a.Source, SourceRef: a.SourceRef,
-		ExternalLink: nullString(a.ExternalLink), Case: nullString(a.CaseID), Title: a.Title, Description: a.Description,
-		Severity: a.Severity, Date: millis(a.Date), LastSyncDate: millis(a.LastSyncDate), Tags: tags, TLP: a.TLP,
+	return alertResponse{Meta: route.MetaOf(a.ID, "alert", a.Meta), Type: a.Type, Source: a.Source, SourceRef: a.SourceRef,
+		ExternalLink: route.NullString(a.ExternalLink), Case: route.NullString(a.CaseID), Title: a.Title, Description: a.Description,
+		Severity: a.Severity, Date: route.Millis(a.Date), LastSyncDate: route.Millis(a.LastSyncDate), Tags: tags, TLP: a.TLP,
 		PAP: a.PAP, Status: a.Status(), Read: a.Read, Follow: a.Follow, CustomFields: customJSON(a.CustomFields),
-		CaseTemplate: nullString(a.Template), Artifacts: mapSlice(obs, observableJSON),
+		CaseTemplate: route.NullString(a.Template), Artifacts: route.MapSlice(obs, observableJSON),
 		SimilarCases: []similarCaseResponse{}}
 }
 
@@ -125,8 +126,8 @@ func (h *handler) similarJSON(cl identity.Caller, sc cases.SimilarCase, v0 bool)
 			tags = []string{}
 		}
 		r.similarCaseV0 = &similarCaseV0{ID: cs.ID, IDAlias: cs.ID, CaseID: cs.Number, Title: cs.Title,
-			Severity: cs.Severity, StartDate: millis(cs.StartDate), EndDate: nullMillis(cs.EndDate),
-			ResolutionStatus: nullString(cs.ResolutionStatus), Tags: tags, TLP: cs.TLP, Status: cs.Status,
+			Severity: cs.Severity, StartDate: route.Millis(cs.StartDate), EndDate: route.NullMillis(cs.EndDate),
+			ResolutionStatus: route.NullString(cs.ResolutionStatus), Tags: tags, TLP: cs.TLP, Status: cs.Status,
 			SimilarArtifactCount: sc.SimilarObservables, ArtifactCount: sc.Observables}
 	}
 	return r
@@ -180,7 +181,7 @@ func (h *handler) createAlert(c echo.Context) error {
 			StartDate: timeOpt(a.StartDate), TLP: a.TLP, Tags: a.Tags, IOC: a.IOC, Sighted: a.Sighted,
 			IgnoreSimilarity: a.IgnoreSimilarity})
 	}
-	a, obs, err := h.svc.CreateAlert(c.Request().Context(), caller(c), n)
+	a, obs, err := h.svc.CreateAlert(c.Request().Context(), route.Caller(c), n)
 	if err != nil {
 		return err
 	}
@@ -189,7 +190,7 @@ func (h *handler) createAlert(c echo.Context) error {
 
 func (h *handler) getAlert(c echo.Context) error {
 	ctx := c.Request().Context()
-	cl := caller(c)
+	cl := route.Caller(c)
 	a, err := h.svc.Alert(ctx, cl, web.Param(c, "alertId"))
 	if err != nil {
 		return err
@@ -203,7 +204,7 @@ func (h *handler) getAlert(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out.SimilarCases = mapSlice(scs, func(sc cases.SimilarCase) similarCaseResponse { return h.similarJSON(cl, sc, true) })
+		out.SimilarCases = route.MapSlice(scs, func(sc cases.SimilarCase) similarCaseResponse { return h.similarJSON(cl, sc, true) })
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -217,7 +218,7 @@ func (h *handler) listAlerts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, total, err := h.svc.Alerts(ctx, caller(c), f, p)
+	list, total, err := h.svc.Alerts(ctx, route.Caller(c), f, p)
 	if err != nil {
 		return err
 	}
@@ -253,11 +254,11 @@ func (h *handler) updateAlert(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	u := cases.AlertUpdate{Type: change(req.Type), Source: change(req.Source), SourceRef: change(req.SourceRef),
-		Title: change(req.Title), Description: change(req.Description), Severity: change(req.Severity),
-		TLP: change(req.TLP), PAP: change(req.PAP), Date: timeChange(req.Date), LastSyncDate: timeChange(req.LastSyncDate),
-		Tags: stringsChange(req.Tags), Follow: change(req.Follow), ExternalLink: change(req.ExternalLink),
-		Template: change(req.CaseTemplate)}
+	u := cases.AlertUpdate{Type: route.Change(req.Type), Source: route.Change(req.Source), SourceRef: route.Change(req.SourceRef),
+		Title: route.Change(req.Title), Description: route.Change(req.Description), Severity: route.Change(req.Severity),
+		TLP: route.Change(req.TLP), PAP: route.Change(req.PAP), Date: timeChange(req.Date), LastSyncDate: timeChange(req.LastSyncDate),
+		Tags: stringsChange(req.Tags), Follow: route.Change(req.Follow), ExternalLink: route.Change(req.ExternalLink),
+		Template: route.Change(req.CaseTemplate)}
 	if req.CustomFields.Set {
 		cfs, err := customInputs(req.CustomFields.V)
 		if err != nil {
@@ -268,7 +269,7 @@ func (h *handler) updateAlert(c echo.Context) error {
 		}
 		u.CustomFields = record.Change[map[string]customfield.Input]{Set: true, V: cfs}
 	}
-	a, err := h.svc.UpdateAlert(c.Request().Context(), caller(c), web.Param(c, "alertId"), u)
+	a, err := h.svc.UpdateAlert(c.Request().Context(), route.Caller(c), web.Param(c, "alertId"), u)
 	return h.alertAnswer(c, a, err)
 }
 
@@ -285,29 +286,29 @@ func (h *handler) alertAnswer(c echo.Context, a cases.Alert, err error) error {
 }
 
 func (h *handler) deleteAlert(c echo.Context) error {
-	if err := h.svc.DeleteAlert(c.Request().Context(), caller(c), web.Param(c, "alertId")); err != nil {
+	if err := h.svc.DeleteAlert(c.Request().Context(), route.Caller(c), web.Param(c, "alertId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
 func (h *handler) markAsRead(c echo.Context) error {
-	a, err := h.svc.MarkAsRead(c.Request().Context(), caller(c), web.Param(c, "alertId"), true)
+	a, err := h.svc.MarkAsRead(c.Request().Context(), route.Caller(c), web.Param(c, "alertId"), true)
 	return h.alertAnswer(c, a, err)
 }
 
 func (h *handler) markAsUnread(c echo.Context) error {
-	a, err := h.svc.MarkAsRead(c.Request().Context(), caller(c), web.Param(c, "alertId"), false)
+	a, err := h.svc.MarkAsRead(c.Request().Context(), route.Caller(c), web.Param(c, "alertId"), false)
 	return h.alertAnswer(c, a, err)
 }
 
 func (h *handler) follow(c echo.Context) error {
-	a, err := h.svc.Follow(c.Request().Context(), caller(c), web.Param(c, "alertId"), true)
+	a, err := h.svc.Follow(c.Request().Context(), route.Caller(c), web.Param(c, "alertId"), true)
 	return h.alertAnswer(c, a, err)
 }
 
 func (h *handler) unfollow(c echo.Context) error {
-	a, err := h.svc.Follow(c.Request().Context(), caller(c), web.Param(c, "alertId"), false)
+	a, err := h.svc.Follow(c.Request().Context(), route.Caller(c), web.Param(c, "alertId"), false)
 	return h.alertAnswer(c, a, err)
 }
 
@@ -322,7 +323,7 @@ func (h *handler) createCaseFromAlert(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	cs, created, err := h.svc.CreateCaseFromAlert(c.Request().Context(), caller(c), web.Param(c, "alertId"), req.CaseTemplate)
+	cs, created, err := h.svc.CreateCaseFromAlert(c.Request().Context(), route.Caller(c), web.Param(c, "alertId"), req.CaseTemplate)
 	if err != nil {
 		return err
 	}
@@ -330,15 +331,15 @@ func (h *handler) createCaseFromAlert(c echo.Context) error {
 	if !created {
 		status = http.StatusOK
 	}
-	return c.JSON(status, h.caseJSON(caller(c), cs, nil))
+	return c.JSON(status, h.caseJSON(route.Caller(c), cs, nil))
 }
 
 func (h *handler) mergeAlert(c echo.Context) error {
-	cs, err := h.svc.MergeAlert(c.Request().Context(), caller(c), web.Param(c, "alertId"), web.Param(c, "caseId"))
+	cs, err := h.svc.MergeAlert(c.Request().Context(), route.Caller(c), web.Param(c, "alertId"), web.Param(c, "caseId"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.caseJSON(caller(c), cs, nil))
+	return c.JSON(http.StatusOK, h.caseJSON(route.Caller(c), cs, nil))
 }
 
 type mergeAlertsRequest struct {
@@ -352,9 +353,9 @@ func (h *handler) mergeAlerts(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	cs, err := h.svc.MergeAlerts(c.Request().Context(), caller(c), req.CaseID, req.AlertIDs)
+	cs, err := h.svc.MergeAlerts(c.Request().Context(), route.Caller(c), req.CaseID, req.AlertIDs)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.caseJSON(caller(c), cs, nil))
+	return c.JSON(http.StatusOK, h.caseJSON(route.Caller(c), cs, nil))
 }

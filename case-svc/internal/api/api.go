@@ -1,6 +1,8 @@
 // Package api is the HTTP surface of case-svc: the routes of spec/case-api.md and those DECISIONS.md adds
-// (identity, case management), their request and response types, and the translation between them and the
-// cases domain.
+// (identity, case management), registered in one function (routes) so that the surface reads top to bottom,
+// their request and response types, and the translation between them and the domain. Groups of handlers
+// live in sub-packages whose handlers the router registers: accounts (sessions, users, organisations,
+// profiles), on route (what the groups share: prefixed routes, the caller, the records' bookkeeping).
 package api
 
 import (
@@ -9,6 +11,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/accounts"
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -84,41 +88,42 @@ func (h *handler) routes(e *echo.Echo) {
 	secure := web.RequireSecure(h.cfg.Secure)
 	upload := web.Upload(h.cfg.MaxFile)
 	web.ServeOpenAPI(e, func() ([]byte, error) { return openapi.JSON(openapiYAML) }) // GET /api/openapi.json, without credentials
+	acc := accounts.New(h.ids, h.auth, h.cfg.Secure, h.max)                          // identity routes: accounts/
 
 	for _, prefix := range []string{"/api", "/api/v0", "/api/v1"} {
 		// --- without credentials ---
 		e.GET(prefix+"/status", h.status)
 		e.GET(prefix+"/health", h.health)
-		e.POST(prefix+"/login", h.login, secure) // a password: HTTPS only, as the password endpoints
-		e.POST(prefix+"/logout", h.logout)
-		e.GET(prefix+"/logout", h.logout)
+		e.POST(prefix+"/login", acc.Login, secure) // a password: HTTPS only, as the password endpoints
+		e.POST(prefix+"/logout", acc.Logout)
+		e.GET(prefix+"/logout", acc.Logout)
 
-		a := prefixed{Routes: web.Routes{E: e, MW: []echo.MiddlewareFunc{authn, h.organisation}}, prefix: prefix}
+		a := route.Routes{Routes: web.Routes{E: e, MW: []echo.MiddlewareFunc{authn, h.organisation}}, Prefix: prefix}
 
 		// --- identity: users, organisations, profiles ---
-		a.GET("/user/current", h.currentUser)
-		a.GET("/user", h.listUsers)
-		a.POST("/user/_search", h.listUsers)
-		a.POST("/user", h.createUser)
-		a.GET("/user/:userId", h.getUser)
-		a.PATCH("/user/:userId", h.updateUser)
-		a.DELETE("/user/:userId", h.lockUser)
-		a.DELETE("/user/:userId/force", h.forceDeleteUser)
-		a.POST("/user/:userId/password/set", h.setPassword, secure)
-		a.POST("/user/:userId/password/change", h.changePassword, secure)
-		a.GET("/user/:userId/key", h.getKey, secure)
-		a.DELETE("/user/:userId/key", h.revokeKey, secure)
-		a.POST("/user/:userId/key/renew", h.renewKey, secure)
+		a.GET("/user/current", acc.CurrentUser)
+		a.GET("/user", acc.ListUsers)
+		a.POST("/user/_search", acc.ListUsers)
+		a.POST("/user", acc.CreateUser)
+		a.GET("/user/:userId", acc.GetUser)
+		a.PATCH("/user/:userId", acc.UpdateUser)
+		a.DELETE("/user/:userId", acc.LockUser)
+		a.DELETE("/user/:userId/force", acc.ForceDeleteUser)
+		a.POST("/user/:userId/password/set", acc.SetPassword, secure)
+		a.POST("/user/:userId/password/change", acc.ChangePassword, secure)
+		a.GET("/user/:userId/key", acc.GetKey, secure)
+		a.DELETE("/user/:userId/key", acc.RevokeKey, secure)
+		a.POST("/user/:userId/key/renew", acc.RenewKey, secure)
 
-		a.GET("/organisation", h.listOrgs)
-		a.POST("/organisation/_search", h.listOrgs)
-		a.POST("/organisation", h.createOrg)
-		a.GET("/organisation/:orgId", h.getOrg)
-		a.PATCH("/organisation/:orgId", h.updateOrg)
+		a.GET("/organisation", acc.ListOrgs)
+		a.POST("/organisation/_search", acc.ListOrgs)
+		a.POST("/organisation", acc.CreateOrg)
+		a.GET("/organisation/:orgId", acc.GetOrg)
+		a.PATCH("/organisation/:orgId", acc.UpdateOrg)
 
-		a.GET("/profile", h.listProfiles)
-		a.POST("/profile/_search", h.listProfiles)
-		a.GET("/profile/:profileId", h.getProfile)
+		a.GET("/profile", acc.ListProfiles)
+		a.POST("/profile/_search", acc.ListProfiles)
+		a.GET("/profile/:profileId", acc.GetProfile)
 
 		h.eventRoutes(a) // audit, flow, stream, webhooks (events.go)
 		h.uiRoutes(a)    // describe, config (ui.go)
@@ -233,39 +238,10 @@ func (h *handler) routes(e *echo.Echo) {
 
 	// --- the query API: /api/v0/query and /api/v1/query (not /api/query, as in the reference system) ---
 	for _, v := range []string{"/api/v0", "/api/v1"} {
-		a := prefixed{Routes: web.Routes{E: e, MW: []echo.MiddlewareFunc{authn, h.organisation}}, prefix: v}
+		a := route.Routes{Routes: web.Routes{E: e, MW: []echo.MiddlewareFunc{authn, h.organisation}}, Prefix: v}
 		a.POST("/query", h.query(v == "/api/v1"))
 	}
 }
-
-// prefixed registers routes under a path prefix through web.Routes, which applies the middleware chain per
-// route: an Echo group with middleware would also answer unknown paths under its prefix through the chain
-// (401 instead of 404).
-type prefixed struct {
-	web.Routes
-	prefix string
-}
-
-func (r prefixed) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
-	r.Routes.GET(r.prefix+path, h, m...)
-}
-
-func (r prefixed) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
-	r.Routes.POST(r.prefix+path, h, m...)
-}
-
-func (r prefixed) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
-	r.Routes.PATCH(r.prefix+path, h, m...)
-}
-
-func (r prefixed) DELETE(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
-	r.Routes.DELETE(r.prefix+path, h, m...)
-}
-
-// orgHeader names the organisation a request works in (the reference system's header and cookie).
-const orgHeader = "X-Organisation"
-
-const callerKey = "case.caller"
 
 // organisation runs after authentication: it picks the organisation of the request (the X-Organisation
 // header, else the cookie set at login, else the user's first organisation) and sets the caller. A header
@@ -273,9 +249,9 @@ const callerKey = "case.caller"
 func (h *handler) organisation(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := web.Caller[identity.User](c)
-		org := c.Request().Header.Get(orgHeader)
+		org := c.Request().Header.Get(route.OrgHeader)
 		if org == "" {
-			if ck, err := c.Cookie(orgHeader); err == nil && ck.Value != "" {
+			if ck, err := c.Cookie(route.OrgHeader); err == nil && ck.Value != "" {
 				if _, member := u.ProfileIn(identity.IDName(ck.Value)); member {
 					org = ck.Value
 				}
@@ -285,14 +261,8 @@ func (h *handler) organisation(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		c.Set(callerKey, caller)
+		route.SetCaller(c, caller)
 		withActor(c, caller) // who makes the request's changes, for their audit records
 		return next(c)
 	}
-}
-
-// caller returns the caller set by organisation.
-func caller(c echo.Context) identity.Caller {
-	cl, _ := c.Get(callerKey).(identity.Caller)
-	return cl
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/web"
@@ -65,7 +66,7 @@ func bulkCheck(ctx context.Context, cl identity.Caller, perm identity.Permission
 
 // bulkUpdateCases is PATCH /case/_bulk {ids, …case fields}: 200 with the updated cases.
 func (h *handler) bulkUpdateCases(c echo.Context) error {
-	ctx, cl := c.Request().Context(), caller(c)
+	ctx, cl := c.Request().Context(), route.Caller(c)
 	ids, err := h.bulkIDs(c)
 	if err != nil {
 		return err
@@ -93,7 +94,7 @@ func (h *handler) bulkUpdateCases(c echo.Context) error {
 
 // bulkUpdateObservables is PATCH /case/artifact/_bulk {ids, …observable fields}: 204.
 func (h *handler) bulkUpdateObservables(c echo.Context) error {
-	ctx, cl := c.Request().Context(), caller(c)
+	ctx, cl := c.Request().Context(), route.Caller(c)
 	ids, err := h.bulkIDs(c)
 	if err != nil {
 		return err
@@ -118,7 +119,7 @@ func (h *handler) bulkUpdateObservables(c echo.Context) error {
 
 // bulkDeleteAlerts is POST /alert/delete/_bulk {ids}: 204.
 func (h *handler) bulkDeleteAlerts(c echo.Context) error {
-	ctx, cl := c.Request().Context(), caller(c)
+	ctx, cl := c.Request().Context(), route.Caller(c)
 	ids, err := h.bulkIDs(c)
 	if err != nil {
 		return err

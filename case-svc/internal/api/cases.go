@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
@@ -15,7 +16,7 @@ import (
 )
 
 type caseResponse struct {
-	meta
+	route.Meta
 	CaseID           int64                     `json:"caseId"`
 	Title            string                    `json:"title"`
 	Description      string                    `json:"description"`
@@ -55,18 +56,18 @@ func (h *handler) caseJSON(cl identity.Caller, cs cases.Case, stats any) caseRes
 	if stats == nil {
 		stats = map[string]any{}
 	}
-	return caseResponse{meta: metaOf(cs.ID, "case", cs.Meta), CaseID: cs.Number, Title: cs.Title,
-		Description: cs.Description, Severity: cs.Severity, StartDate: millis(cs.StartDate),
-		EndDate: nullMillis(cs.EndDate), ImpactStatus: nullString(cs.ImpactStatus),
-		ResolutionStatus: nullString(cs.ResolutionStatus), Tags: tags, Flag: cs.Flag, TLP: cs.TLP, PAP: cs.PAP,
-		Status: cs.Status, Summary: nullString(cs.Summary), Owner: nullString(cs.Owner),
+	return caseResponse{Meta: route.MetaOf(cs.ID, "case", cs.Meta), CaseID: cs.Number, Title: cs.Title,
+		Description: cs.Description, Severity: cs.Severity, StartDate: route.Millis(cs.StartDate),
+		EndDate: route.NullMillis(cs.EndDate), ImpactStatus: route.NullString(cs.ImpactStatus),
+		ResolutionStatus: route.NullString(cs.ResolutionStatus), Tags: tags, Flag: cs.Flag, TLP: cs.TLP, PAP: cs.PAP,
+		Status: cs.Status, Summary: route.NullString(cs.Summary), Owner: route.NullString(cs.Owner),
 		CustomFields: customJSON(cs.CustomFields), Stats: stats, Permissions: h.svc.Permissions(cl, cs)}
 }
 
 // withStats renders a case, with its stats when the request says nstats=true (they cost a count of its
 // tasks, so they are opt-in as in the reference system).
 func (h *handler) withStats(ctx context.Context, c echo.Context, cs cases.Case) (caseResponse, error) {
-	cl := caller(c)
+	cl := route.Caller(c)
 	if !flag(c, "nstats") {
 		return h.caseJSON(cl, cs, nil), nil
 	}
@@ -79,7 +80,7 @@ func (h *handler) withStats(ctx context.Context, c echo.Context, cs cases.Case) 
 		tasks[status] = n
 		tasks["total"] += n
 	}
-	alerts := mapSlice(st.Alerts, func(a cases.Alert) any { return map[string]string{"type": a.Type, "source": a.Source} })
+	alerts := route.MapSlice(st.Alerts, func(a cases.Alert) any { return map[string]string{"type": a.Type, "source": a.Source} })
 	return h.caseJSON(cl, cs, statsResponse{Tasks: tasks, Artifacts: map[string]int64{"count": st.Observables},
 		Alerts: alerts, IsOwner: true}), nil
 }
@@ -140,7 +141,7 @@ func (h *handler) createCase(c echo.Context) error {
 	}
 	n := cases.NewCase{Title: req.Title, Description: req.Description, Severity: req.Severity, TLP: req.TLP,
 		PAP: req.PAP, StartDate: timeOpt(req.StartDate), Tags: req.Tags, Flag: req.Flag, Owner: req.Owner,
-		Summary: req.Summary, Tasks: mapSlice(req.Tasks, taskRequest.newTask), CustomFields: cfs, Template: req.Template}
+		Summary: req.Summary, Tasks: route.MapSlice(req.Tasks, taskRequest.newTask), CustomFields: cfs, Template: req.Template}
 	if n.Severity == nil {
 		n.Severity = req.SeverityAlt
 	}
@@ -151,19 +152,19 @@ func (h *handler) createCase(c echo.Context) error {
 		n.Template = req.CaseTemplate
 	}
 	ctx, write := h.batched(c) // the case's event and its tasks' in one write
-	cs, _, err := h.svc.CreateCase(ctx, caller(c), n)
+	cs, _, err := h.svc.CreateCase(ctx, route.Caller(c), n)
 	if werr := write(); err == nil {
 		err = werr
 	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, h.caseJSON(caller(c), cs, nil))
+	return c.JSON(http.StatusCreated, h.caseJSON(route.Caller(c), cs, nil))
 }
 
 func (h *handler) getCase(c echo.Context) error {
 	ctx := c.Request().Context()
-	cs, err := h.svc.Case(ctx, caller(c), c.Param("caseId"))
+	cs, err := h.svc.Case(ctx, route.Caller(c), c.Param("caseId"))
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (h *handler) listCases(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, total, err := h.svc.Cases(ctx, caller(c), f, p)
+	list, total, err := h.svc.Cases(ctx, route.Caller(c), f, p)
 	if err != nil {
 		return err
 	}
@@ -221,11 +222,11 @@ func (h *handler) updateCase(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cs, err := h.svc.UpdateCase(c.Request().Context(), caller(c), c.Param("caseId"), u)
+	cs, err := h.svc.UpdateCase(c.Request().Context(), route.Caller(c), c.Param("caseId"), u)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.caseJSON(caller(c), cs, nil))
+	return c.JSON(http.StatusOK, h.caseJSON(route.Caller(c), cs, nil))
 }
 
 // bindCaseUpdate reads the case fields of a PATCH body (single or _bulk).
@@ -240,12 +241,12 @@ func bindCaseUpdate(c echo.Context) (cases.CaseUpdate, error) {
 	if !req.Owner.Set {
 		req.Owner = req.Assignee
 	}
-	u := cases.CaseUpdate{Title: change(req.Title), Description: change(req.Description),
-		Severity: change(req.Severity), TLP: change(req.TLP), PAP: change(req.PAP),
+	u := cases.CaseUpdate{Title: route.Change(req.Title), Description: route.Change(req.Description),
+		Severity: route.Change(req.Severity), TLP: route.Change(req.TLP), PAP: route.Change(req.PAP),
 		StartDate: timeChange(req.StartDate), EndDate: timeChange(req.EndDate),
-		ImpactStatus: change(req.ImpactStatus), ResolutionStatus: change(req.ResolutionStatus),
-		Summary: change(req.Summary), Tags: stringsChange(req.Tags), Flag: change(req.Flag),
-		Status: change(req.Status), Owner: change(req.Owner)}
+		ImpactStatus: route.Change(req.ImpactStatus), ResolutionStatus: route.Change(req.ResolutionStatus),
+		Summary: route.Change(req.Summary), Tags: stringsChange(req.Tags), Flag: route.Change(req.Flag),
+		Status: route.Change(req.Status), Owner: route.Change(req.Owner)}
 	if req.CustomFields.Set {
 		cfs, err := customInputs(req.CustomFields.V)
 		if err != nil {
@@ -260,7 +261,7 @@ func bindCaseUpdate(c echo.Context) (cases.CaseUpdate, error) {
 }
 
 func (h *handler) deleteCase(c echo.Context) error {
-	if err := h.svc.DeleteCase(c.Request().Context(), caller(c), c.Param("caseId")); err != nil {
+	if err := h.svc.DeleteCase(c.Request().Context(), route.Caller(c), c.Param("caseId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

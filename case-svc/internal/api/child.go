@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
@@ -36,7 +37,7 @@ func (h *handler) rewriteChildQuery(c echo.Context) error {
 		}
 		q = v
 	}
-	out, err := h.childFilter(c.Request().Context(), caller(c), q, 0)
+	out, err := h.childFilter(c.Request().Context(), route.Caller(c), q, 0)
 	if err != nil {
 		return err
 	}

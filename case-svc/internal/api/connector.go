@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
@@ -16,7 +17,7 @@ import (
 
 // connectorRoutes registers the connector at /api/connector/analysis/… and at the reference system's
 // /api/connector/cortex/… spelling.
-func (h *handler) connectorRoutes(a prefixed) {
+func (h *handler) connectorRoutes(a route.Routes) {
 	a.GET("/connector/job/:jobId", h.connectorJob)
 	for _, n := range []string{"analysis", "cortex"} {
 		p := "/connector/" + n
@@ -50,7 +51,7 @@ func (h *handler) runAnalyzerJob(c echo.Context) error {
 	if req.ArtifactID == "" {
 		return apperr.Fields(apperr.FieldError{Name: "artifactId", Message: "required"})
 	}
-	j, err := h.analyses.RunAnalyzer(c.Request().Context(), caller(c), req.AnalysisID, req.ArtifactID, req.AnalyzerID)
+	j, err := h.analyses.RunAnalyzer(c.Request().Context(), route.Caller(c), req.AnalysisID, req.ArtifactID, req.AnalyzerID)
 	if err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func (h *handler) runAnalyzerJob(c echo.Context) error {
 }
 
 func (h *handler) connectorJob(c echo.Context) error {
-	j, err := h.analyses.AnalyzerJob(c.Request().Context(), caller(c), web.Param(c, "jobId"))
+	j, err := h.analyses.AnalyzerJob(c.Request().Context(), route.Caller(c), web.Param(c, "jobId"))
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ type remoteWorkerResponse struct {
 // down is left out; its name is in the X-Analysis-Warnings header and the log, and the call still succeeds.
 func (h *handler) listRemoteWorkers(responder bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ws, warnings, err := h.analyses.Workers(c.Request().Context(), caller(c), responder, web.Param(c, "dataType"))
+		ws, warnings, err := h.analyses.Workers(c.Request().Context(), route.Caller(c), responder, web.Param(c, "dataType"))
 		if err != nil {
 			return err
 		}
@@ -96,7 +97,7 @@ func (h *handler) remoteListTotal(c echo.Context, ws []connector.ServerWorkers, 
 	if len(warnings) > 0 {
 		c.Response().Header().Set("X-Analysis-Warnings", strings.Join(warnings, "; "))
 	}
-	return web.List(c, total, mapSlice(ws, remoteWorkerJSON))
+	return web.List(c, total, route.MapSlice(ws, remoteWorkerJSON))
 }
 
 func remoteWorkerJSON(w connector.ServerWorkers) remoteWorkerResponse {
@@ -114,7 +115,7 @@ func (h *handler) respondersFor(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ws, warnings, err := h.analyses.Workers(c.Request().Context(), caller(c), true, "thehive:"+obj.Type)
+	ws, warnings, err := h.analyses.Workers(c.Request().Context(), route.Caller(c), true, "thehive:"+obj.Type)
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (h *handler) runResponder(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	if err := caller(c).Require(identity.ManageAction); err != nil {
+	if err := route.Caller(c).Require(identity.ManageAction); err != nil {
 		return err
 	}
 	if req.AnalysisID == "" {
@@ -153,7 +154,7 @@ func (h *handler) runResponder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	act, err := h.analyses.RunResponder(c.Request().Context(), caller(c), req.AnalysisID, req.ResponderID, obj)
+	act, err := h.analyses.RunResponder(c.Request().Context(), route.Caller(c), req.AnalysisID, req.ResponderID, obj)
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func (h *handler) runResponder(c echo.Context) error {
 }
 
 func (h *handler) getAction(c echo.Context) error {
-	act, err := h.analyses.Action(c.Request().Context(), caller(c), web.Param(c, "actionId"))
+	act, err := h.analyses.Action(c.Request().Context(), route.Caller(c), web.Param(c, "actionId"))
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func (h *handler) responderObject(c echo.Context, objectType, id string) (connec
 	if err != nil {
 		return connector.ResponderObject{}, err
 	}
-	ctx, cl := c.Request().Context(), caller(c)
+	ctx, cl := c.Request().Context(), route.Caller(c)
 	obj := connector.ResponderObject{Type: typ, ID: id}
 	caseLevels := func(caseID string) error {
 		cs, err := h.svc.Case(ctx, cl, caseID)

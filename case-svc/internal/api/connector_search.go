@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
@@ -15,7 +16,7 @@ import (
 
 // connectorSearchRoutes adds the reference system's connector lookups beside connectorRoutes (n: "analysis" or
 // "cortex"): job search, one analyzer, responder search.
-func (h *handler) connectorSearchRoutes(a prefixed, n string) {
+func (h *handler) connectorSearchRoutes(a route.Routes, n string) {
 	p := "/connector/" + n
 	a.POST(p+"/job/_search", h.searchAnalyzerJobs)
 	a.GET(p+"/analyzer/:analyzerId", h.remoteAnalyzer)
@@ -38,11 +39,11 @@ func (h *handler) objectActions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	acts, total, err := h.analyses.ActionsOf(c.Request().Context(), caller(c), obj.Type, obj.ID, p)
+	acts, total, err := h.analyses.ActionsOf(c.Request().Context(), route.Caller(c), obj.Type, obj.ID, p)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(acts, actionJSON))
+	return web.List(c, total, route.MapSlice(acts, actionJSON))
 }
 
 // searchAnalyzerJobs searches the analyzer jobs of the caller's organisation (the search DSL over
@@ -52,17 +53,17 @@ func (h *handler) searchAnalyzerJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	js, total, err := h.analyses.Jobs(c.Request().Context(), caller(c), f, p)
+	js, total, err := h.analyses.Jobs(c.Request().Context(), route.Caller(c), f, p)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(js, jobJSON))
+	return web.List(c, total, route.MapSlice(js, jobJSON))
 }
 
 // remoteAnalyzer answers one analyzer of the servers the organisation may use, by id or name (manageAnalyse,
 // as the list). An analyzer only an unreachable server has is a 404, with the server in X-Analysis-Warnings.
 func (h *handler) remoteAnalyzer(c echo.Context) error {
-	ws, warnings, err := h.analyses.Workers(c.Request().Context(), caller(c), false, "")
+	ws, warnings, err := h.analyses.Workers(c.Request().Context(), route.Caller(c), false, "")
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (h *handler) searchResponders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ws, warnings, err := h.analyses.Workers(c.Request().Context(), caller(c), true, "")
+	ws, warnings, err := h.analyses.Workers(c.Request().Context(), route.Caller(c), true, "")
 	if err != nil {
 		return err
 	}

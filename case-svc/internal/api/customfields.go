@@ -5,12 +5,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/pkg/web"
 )
 
 type customFieldResponse struct {
-	meta
+	route.Meta
 	Name        string `json:"name"`
 	Reference   string `json:"reference"`
 	DisplayName string `json:"displayName"`
@@ -25,7 +26,7 @@ func customFieldJSON(f customfield.Field) customFieldResponse {
 	if opts == nil {
 		opts = []any{}
 	}
-	return customFieldResponse{meta: metaOf(f.ID, "customField", f.Meta), Name: f.Name, Reference: f.Name,
+	return customFieldResponse{Meta: route.MetaOf(f.ID, "customField", f.Meta), Name: f.Name, Reference: f.Name,
 		DisplayName: f.DisplayName, Description: f.Description, Type: string(f.Type), Options: opts,
 		Mandatory: f.Mandatory}
 }
@@ -48,7 +49,7 @@ func (h *handler) createCustomField(c echo.Context) error {
 	if req.Name == "" {
 		req.Name = req.Reference
 	}
-	f, err := h.fields.Create(c.Request().Context(), caller(c), customfield.NewField{Name: req.Name,
+	f, err := h.fields.Create(c.Request().Context(), route.Caller(c), customfield.NewField{Name: req.Name,
 		DisplayName: req.DisplayName, Description: req.Description, Type: req.Type, Options: req.Options,
 		Mandatory: req.Mandatory})
 	if err != nil {
@@ -58,7 +59,7 @@ func (h *handler) createCustomField(c echo.Context) error {
 }
 
 func (h *handler) getCustomField(c echo.Context) error {
-	f, err := h.fields.Field(c.Request().Context(), caller(c), c.Param("fieldId"))
+	f, err := h.fields.Field(c.Request().Context(), route.Caller(c), c.Param("fieldId"))
 	if err != nil {
 		return err
 	}
@@ -70,11 +71,11 @@ func (h *handler) listCustomFields(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	fs, total, err := h.fields.List(c.Request().Context(), caller(c), f, p)
+	fs, total, err := h.fields.List(c.Request().Context(), route.Caller(c), f, p)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(fs, customFieldJSON))
+	return web.List(c, total, route.MapSlice(fs, customFieldJSON))
 }
 
 type updateCustomFieldRequest struct {
@@ -90,9 +91,9 @@ func (h *handler) updateCustomField(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	f, err := h.fields.Update(c.Request().Context(), caller(c), c.Param("fieldId"), customfield.Update{
-		DisplayName: change(req.DisplayName), Description: change(req.Description), Options: change(req.Options),
-		Mandatory: change(req.Mandatory), Type: change(req.Type)})
+	f, err := h.fields.Update(c.Request().Context(), route.Caller(c), c.Param("fieldId"), customfield.Update{
+		DisplayName: route.Change(req.DisplayName), Description: route.Change(req.Description), Options: route.Change(req.Options),
+		Mandatory: route.Change(req.Mandatory), Type: route.Change(req.Type)})
 	if err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func (h *handler) updateCustomField(c echo.Context) error {
 }
 
 func (h *handler) deleteCustomField(c echo.Context) error {
-	if err := h.fields.Delete(c.Request().Context(), caller(c), c.Param("fieldId")); err != nil {
+	if err := h.fields.Delete(c.Request().Context(), route.Caller(c), c.Param("fieldId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/pkg/protectzip"
 )
 
@@ -14,7 +15,7 @@ import (
 // to a safe base name) or the file's hash. The archive is written as the file is read; a failure once the
 // answer has started cuts it short (the client's unzip then reports a broken archive) and is logged.
 func (h *handler) downloadZip(c echo.Context) error {
-	r, a, err := h.svc.Attachment(c.Request().Context(), caller(c), c.Param("fileId"))
+	r, a, err := h.svc.Attachment(c.Request().Context(), route.Caller(c), c.Param("fileId"))
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,12 @@ package api_test
 
 import (
 	"bytes"
-	"github.com/openir/platform/pkg/apitest"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/openir/platform/pkg/apitest"
 )
 
 // GET /api/datastorezip/{id}: an observable's or a task log's file in a zip protected by datastore.password.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/accounts"
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -26,11 +28,11 @@ import (
 // (/api/stream) and the webhooks of an organisation (/api/webhook).
 
 // eventRoutes registers the event routes under one prefix.
-func (h *handler) eventRoutes(a prefixed) {
+func (h *handler) eventRoutes(a route.Routes) {
 	if h.events == nil {
 		return
 	}
-	switch a.prefix {
+	switch a.Prefix {
 	case "/api/v1":
 		a.GET("/audit", h.listAudit)
 		return
@@ -97,9 +99,9 @@ func (h *handler) auditObject(v any) map[string]any {
 	case customfield.Field:
 		r = customFieldJSON(x)
 	case identity.User:
-		r = userJSON(x, "")
+		r = accounts.UserJSON(x, "")
 	case identity.Organisation:
-		r = orgJSON(x)
+		r = accounts.OrgJSON(x)
 	default:
 		return nil
 	}
@@ -115,11 +117,11 @@ func (h *handler) listAudit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, total, err := h.events.Events(c.Request().Context(), caller(c).Org, f, p)
+	list, total, err := h.events.Events(c.Request().Context(), route.Caller(c).Org, f, p)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(list, events.MessageOf))
+	return web.List(c, total, route.MapSlice(list, events.MessageOf))
 }
 
 // flow answers the latest events of a case or alert (rootId), or of the organisation, grouped by request.
@@ -136,7 +138,7 @@ func (h *handler) flow(c echo.Context) error {
 	if root := c.QueryParam("rootId"); root != "" {
 		f = search.Node{Op: search.OpEq, Path: "rootId", Value: root}
 	}
-	list, _, err := h.events.Events(c.Request().Context(), caller(c).Org, f,
+	list, _, err := h.events.Events(c.Request().Context(), route.Caller(c).Org, f,
 		search.Page{Limit: n, Sort: []search.SortKey{{Path: "date", Desc: true}}})
 	if err != nil {
 		return err
@@ -149,7 +151,7 @@ func (h *handler) flow(c echo.Context) error {
 // itself for the other kinds), then filter, sort, page or count.
 func (h *handler) auditQuery(c echo.Context, steps []map[string]any, v1 bool) error {
 	ctx := c.Request().Context()
-	cl := caller(c)
+	cl := route.Caller(c)
 	q := h.queries()
 	p := &query.Pipeline{Kind: query.KindAudit, Filter: search.Node{Op: search.OpAll}}
 	var out query.Output
@@ -239,7 +241,7 @@ func (h *handler) auditQuery(c echo.Context, steps []map[string]any, v1 bool) er
 	if out.Page && !v1 {
 		c.Response().Header().Set("X-Total", strconv.FormatInt(total, 10))
 	}
-	return c.JSON(http.StatusOK, mapSlice(list, events.MessageOf))
+	return c.JSON(http.StatusOK, route.MapSlice(list, events.MessageOf))
 }
 
 // startSteps runs the steps of a query of records (before audits).
@@ -280,12 +282,12 @@ func isAuditQuery(raw []any) bool {
 // --- stream ---
 
 func (h *handler) createStream(c echo.Context) error {
-	cl := caller(c)
+	cl := route.Caller(c)
 	return c.String(http.StatusOK, h.events.Hub().Create(cl.Login, cl.Org))
 }
 
 func (h *handler) pollStream(c echo.Context) error {
-	evs, err := h.events.Hub().Poll(c.Request().Context(), c.Param("streamId"), caller(c).Login)
+	evs, err := h.events.Hub().Poll(c.Request().Context(), c.Param("streamId"), route.Caller(c).Login)
 	if err != nil {
 		return err
 	}
@@ -320,11 +322,11 @@ func deliveryJSON(d audit.Delivery) deliveryResponse {
 }
 
 func (h *handler) listWebhooks(c echo.Context) error {
-	list, err := h.events.Endpoints(c.Request().Context(), caller(c))
+	list, err := h.events.Endpoints(c.Request().Context(), route.Caller(c))
 	if err != nil {
 		return err
 	}
-	return web.List(c, int64(len(list)), mapSlice(list, webhookJSON))
+	return web.List(c, int64(len(list)), route.MapSlice(list, webhookJSON))
 }
 
 func (h *handler) createWebhook(c echo.Context) error {
@@ -332,7 +334,7 @@ func (h *handler) createWebhook(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	e, err := h.events.CreateEndpoint(c.Request().Context(), caller(c), req)
+	e, err := h.events.CreateEndpoint(c.Request().Context(), route.Caller(c), req)
 	if err != nil {
 		return err
 	}
@@ -340,7 +342,7 @@ func (h *handler) createWebhook(c echo.Context) error {
 }
 
 func (h *handler) getWebhook(c echo.Context) error {
-	e, err := h.events.Endpoint(c.Request().Context(), caller(c), c.Param("webhookId"))
+	e, err := h.events.Endpoint(c.Request().Context(), route.Caller(c), c.Param("webhookId"))
 	if err != nil {
 		return err
 	}
@@ -352,7 +354,7 @@ func (h *handler) updateWebhook(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	e, err := h.events.UpdateEndpoint(c.Request().Context(), caller(c), c.Param("webhookId"), req)
+	e, err := h.events.UpdateEndpoint(c.Request().Context(), route.Caller(c), c.Param("webhookId"), req)
 	if err != nil {
 		return err
 	}
@@ -360,7 +362,7 @@ func (h *handler) updateWebhook(c echo.Context) error {
 }
 
 func (h *handler) deleteWebhook(c echo.Context) error {
-	if err := h.events.DeleteEndpoint(c.Request().Context(), caller(c), c.Param("webhookId")); err != nil {
+	if err := h.events.DeleteEndpoint(c.Request().Context(), route.Caller(c), c.Param("webhookId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -371,15 +373,15 @@ func (h *handler) listDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, total, err := h.events.Deliveries(c.Request().Context(), caller(c), c.Param("webhookId"), p)
+	list, total, err := h.events.Deliveries(c.Request().Context(), route.Caller(c), c.Param("webhookId"), p)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(list, deliveryJSON))
+	return web.List(c, total, route.MapSlice(list, deliveryJSON))
 }
 
 func (h *handler) resendDelivery(c echo.Context) error {
-	d, err := h.events.Resend(c.Request().Context(), caller(c), c.Param("webhookId"), c.Param("deliveryId"))
+	d, err := h.events.Resend(c.Request().Context(), route.Caller(c), c.Param("webhookId"), c.Param("deliveryId"))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/search"
@@ -20,13 +21,13 @@ type linkedCaseResponse struct {
 
 func (h *handler) linkedJSON(cl identity.Caller, lc cases.LinkedCase) linkedCaseResponse {
 	return linkedCaseResponse{caseResponse: h.caseJSON(cl, lc.Case, nil),
-		LinkedWith: mapSlice(lc.Shared, observableJSON), LinksCount: len(lc.Shared)}
+		LinkedWith: route.MapSlice(lc.Shared, observableJSON), LinksCount: len(lc.Shared)}
 }
 
 // caseLinks answers GET /api/case/{id}/links (thehive4py get_linked_cases): the cases sharing observables
 // with the case.
 func (h *handler) caseLinks(c echo.Context) error {
-	ctx, cl := c.Request().Context(), caller(c)
+	ctx, cl := c.Request().Context(), route.Caller(c)
 	cs, err := h.svc.Case(ctx, cl, c.Param("caseId"))
 	if err != nil {
 		return err
@@ -35,7 +36,7 @@ func (h *handler) caseLinks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, mapSlice(links, func(lc cases.LinkedCase) linkedCaseResponse { return h.linkedJSON(cl, lc) }))
+	return c.JSON(http.StatusOK, route.MapSlice(links, func(lc cases.LinkedCase) linkedCaseResponse { return h.linkedJSON(cl, lc) }))
 }
 
 // similarObservableResponse is an observable of another case with the same value, with that case.
@@ -46,12 +47,12 @@ type similarObservableResponse struct {
 
 // observableSimilar answers GET /api/case/artifact/{id}/similar.
 func (h *handler) observableSimilar(c echo.Context) error {
-	cl := caller(c)
+	cl := route.Caller(c)
 	l, err := h.svc.ObservableSimilar(c.Request().Context(), cl, c.Param("observableId"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, mapSlice(l, func(s cases.SimilarObservable) similarObservableResponse {
+	return c.JSON(http.StatusOK, route.MapSlice(l, func(s cases.SimilarObservable) similarObservableResponse {
 		return similarObservableResponse{observableResponse: observableJSON(s.Observable), Case: h.caseJSON(cl, s.Case, nil)}
 	}))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
@@ -17,7 +18,7 @@ import (
 // observableResponse is an observable as the reference system's v0 API writes it (_type case_artifact for
 // the observables of cases and alerts alike).
 type observableResponse struct {
-	meta
+	route.Meta
 	DataType         string              `json:"dataType"`
 	Data             *string             `json:"data"`
 	Attachment       *attachmentResponse `json:"attachment,omitempty"`
@@ -42,10 +43,10 @@ func observableJSON(o cases.Observable) observableResponse {
 	if reports == nil {
 		reports = map[string]any{}
 	}
-	r := observableResponse{meta: metaOf(o.ID, "case_artifact", o.Meta), DataType: o.DataType, StartDate: millis(o.StartDate),
+	r := observableResponse{Meta: route.MetaOf(o.ID, "case_artifact", o.Meta), DataType: o.DataType, StartDate: route.Millis(o.StartDate),
 		TLP: o.TLP, Tags: tags, IOC: o.IOC, Sighted: o.Sighted, IgnoreSimilarity: o.IgnoreSimilarity,
-		Message: o.Message, Reports: reports, Stats: map[string]any{}, Case: nullString(o.CaseID),
-		Alert: nullString(o.AlertID)}
+		Message: o.Message, Reports: reports, Stats: map[string]any{}, Case: route.NullString(o.CaseID),
+		Alert: route.NullString(o.AlertID)}
 	if a := o.Attachment; a != nil {
 		r.Attachment = &attachmentResponse{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
 	} else {
@@ -116,15 +117,15 @@ func (h *handler) createObservables(c echo.Context, p cases.Parent) error {
 		defer f.Close()
 		n.File = &cases.Upload{Name: fh.Filename, ContentType: fh.Header.Get(echo.HeaderContentType), Body: f}
 	}
-	created, failed, err := h.svc.CreateObservables(c.Request().Context(), caller(c), p, n)
+	created, failed, err := h.svc.CreateObservables(c.Request().Context(), route.Caller(c), p, n)
 	if err != nil {
 		return err
 	}
-	out := mapSlice(created, observableJSON)
+	out := route.MapSlice(created, observableJSON)
 	if len(failed) == 0 {
 		return c.JSON(http.StatusCreated, out)
 	}
-	return c.JSON(http.StatusMultiStatus, batchResponse{Success: out, Failure: mapSlice(failed, failureJSON)})
+	return c.JSON(http.StatusMultiStatus, batchResponse{Success: out, Failure: route.MapSlice(failed, failureJSON)})
 }
 
 func failureJSON(f cases.ObservableFailure) batchFailure {
@@ -142,7 +143,7 @@ func failureJSON(f cases.ObservableFailure) batchFailure {
 }
 
 func (h *handler) getObservable(c echo.Context) error {
-	o, err := h.svc.Observable(c.Request().Context(), caller(c), web.Param(c, "observableId"))
+	o, err := h.svc.Observable(c.Request().Context(), route.Caller(c), web.Param(c, "observableId"))
 	if err != nil {
 		return err
 	}
@@ -179,11 +180,11 @@ func (h *handler) observables(c echo.Context, p cases.Parent, parentPath ...stri
 	for _, path := range parentPath {
 		f = search.Node{Op: search.OpAnd, Children: []search.Node{f, {Op: search.OpExists, Path: path}}}
 	}
-	list, total, err := h.svc.Observables(c.Request().Context(), caller(c), p, f, pg)
+	list, total, err := h.svc.Observables(c.Request().Context(), route.Caller(c), p, f, pg)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(list, observableJSON))
+	return web.List(c, total, route.MapSlice(list, observableJSON))
 }
 
 type updateObservableRequest struct {
@@ -202,7 +203,7 @@ func (h *handler) updateObservable(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := h.svc.UpdateObservable(c.Request().Context(), caller(c), web.Param(c, "observableId"), u)
+	o, err := h.svc.UpdateObservable(c.Request().Context(), route.Caller(c), web.Param(c, "observableId"), u)
 	if err != nil {
 		return err
 	}
@@ -216,13 +217,13 @@ func bindObservableUpdate(c echo.Context) (cases.ObservableUpdate, error) {
 		return cases.ObservableUpdate{}, err
 	}
 	return cases.ObservableUpdate{
-		DataType: change(req.DataType), Data: change(req.Data), IOC: change(req.IOC), Sighted: change(req.Sighted),
-		IgnoreSimilarity: change(req.IgnoreSimilarity), Tags: stringsChange(req.Tags), Message: change(req.Message),
-		TLP: change(req.TLP)}, nil
+		DataType: route.Change(req.DataType), Data: route.Change(req.Data), IOC: route.Change(req.IOC), Sighted: route.Change(req.Sighted),
+		IgnoreSimilarity: route.Change(req.IgnoreSimilarity), Tags: stringsChange(req.Tags), Message: route.Change(req.Message),
+		TLP: route.Change(req.TLP)}, nil
 }
 
 func (h *handler) deleteObservable(c echo.Context) error {
-	if err := h.svc.DeleteObservable(c.Request().Context(), caller(c), web.Param(c, "observableId")); err != nil {
+	if err := h.svc.DeleteObservable(c.Request().Context(), route.Caller(c), web.Param(c, "observableId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

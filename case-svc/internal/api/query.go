@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
@@ -55,7 +56,7 @@ func (h *handler) query(v1 bool) echo.HandlerFunc {
 		if isUIQuery(raw) {
 			return h.uiQuery(c, raw, v1) // users, organisations, profiles, definitions: ui.go
 		}
-		cl := caller(c)
+		cl := route.Caller(c)
 		p, out, err := h.queries().Build(c.Request().Context(), cl, raw)
 		if err != nil {
 			return err
@@ -216,7 +217,7 @@ func (h *handler) extra(ctx context.Context, cl identity.Caller, it any, name st
 			case "observableStats":
 				return map[string]int64{"total": st.Observables}, nil
 			}
-			return mapSlice(st.Alerts, func(a cases.Alert) any { return alertJSON(a, nil) }), nil
+			return route.MapSlice(st.Alerts, func(a cases.Alert) any { return alertJSON(a, nil) }), nil
 		case "isOwner":
 			return true, nil
 		case "shareCount":
@@ -238,7 +239,7 @@ func (h *handler) extra(ctx context.Context, cl identity.Caller, it any, name st
 			if err != nil {
 				return nil, err
 			}
-			return mapSlice(scs, func(sc cases.SimilarCase) similarCaseResponse { return h.similarJSON(cl, sc, false) }), nil
+			return route.MapSlice(scs, func(sc cases.SimilarCase) similarCaseResponse { return h.similarJSON(cl, sc, false) }), nil
 		}
 	case cases.Task:
 		switch name {
@@ -295,7 +296,7 @@ func (h *handler) extra(ctx context.Context, cl identity.Caller, it any, name st
 
 // jobResponse is an analyzer job (case_artifact_job).
 type jobResponse struct {
-	meta
+	route.Meta
 	AnalyzerID         string         `json:"analyzerId"`
 	AnalyzerName       string         `json:"analyzerName"`
 	AnalyzerDefinition string         `json:"analyzerDefinition"`
@@ -313,9 +314,9 @@ type jobResponse struct {
 }
 
 func jobJSON(j connector.Job) jobResponse {
-	return jobResponse{meta: metaOf(j.ID, "case_artifact_job", j.Meta), AnalyzerID: j.AnalyzerID,
+	return jobResponse{Meta: route.MetaOf(j.ID, "case_artifact_job", j.Meta), AnalyzerID: j.AnalyzerID,
 		AnalyzerName: j.AnalyzerName, AnalyzerDefinition: j.AnalyzerDefinition, Status: j.Status,
-		StartDate: nullMillis(j.StartDate), EndDate: nullMillis(j.EndDate), AnalysisID: j.AnalysisID,
+		StartDate: route.NullMillis(j.StartDate), EndDate: route.NullMillis(j.EndDate), AnalysisID: j.AnalysisID,
 		AnalysisJobID: j.AnalysisJobID, CortexID: j.AnalysisID, CortexJobID: j.AnalysisJobID, Report: j.Report, ObservableID: j.ObservableID, CaseID: j.CaseID,
 		Message: j.Message}
 }

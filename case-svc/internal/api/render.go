@@ -17,51 +17,6 @@ import (
 	"github.com/openir/platform/pkg/web"
 )
 
-// meta is the bookkeeping part of every record (spec §1): _id and id are equal, updatedBy and updatedAt are
-// null until the record changes.
-type meta struct {
-	ID        string  `json:"_id"`
-	IDAlias   string  `json:"id"`
-	Type      string  `json:"_type"`
-	CreatedBy string  `json:"createdBy"`
-	CreatedAt int64   `json:"createdAt"`
-	UpdatedBy *string `json:"updatedBy"`
-	UpdatedAt *int64  `json:"updatedAt"`
-}
-
-func metaOf(id, typ string, m record.Meta) meta {
-	out := meta{ID: id, IDAlias: id, Type: typ, CreatedBy: m.CreatedBy, CreatedAt: millis(m.CreatedAt)}
-	if !m.UpdatedAt.IsZero() {
-		out.UpdatedAt, out.UpdatedBy = nullMillis(m.UpdatedAt), &m.UpdatedBy
-	}
-	return out
-}
-
-// millis is a timestamp as the contract writes it: epoch milliseconds.
-func millis(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-// nullMillis writes a zero time as null.
-func nullMillis(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	v := t.UnixMilli()
-	return &v
-}
-
-// nullString writes "" as null.
-func nullString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 // timeOpt turns an optional epoch-milliseconds request field into an optional time.
 func timeOpt(p *int64) *time.Time {
 	if p == nil {
@@ -71,9 +26,6 @@ func timeOpt(p *int64) *time.Time {
 	return &t
 }
 
-// change turns a request field into a domain change.
-func change[T any](o web.Opt[T]) record.Change[T] { return record.Change[T](o) }
-
 // timeChange turns an epoch-milliseconds request field into a domain change.
 func timeChange(o web.Opt[int64]) record.Change[time.Time] {
 	return record.Change[time.Time]{Set: o.Set, Null: o.Null, V: time.UnixMilli(o.V)}
@@ -82,14 +34,6 @@ func timeChange(o web.Opt[int64]) record.Change[time.Time] {
 // stringsChange turns a list request field into a domain change.
 func stringsChange(o web.Opt[web.Strings]) record.Change[[]string] {
 	return record.Change[[]string]{Set: o.Set, Null: o.Null, V: []string(o.V)}
-}
-
-func mapSlice[T, R any](in []T, f func(T) R) []R {
-	out := make([]R, len(in))
-	for i, x := range in {
-		out[i] = f(x)
-	}
-	return out
 }
 
 // customJSON writes custom values as the contract shows them: name → {"<type>": value, "order": n}, plus "_id"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/web"
@@ -23,7 +24,7 @@ func (h *handler) stats(model string) echo.HandlerFunc {
 			return err
 		}
 		left := query.MaxQueries
-		out, err := h.queries().Stats(c.Request().Context(), caller(c), model, fields["query"], fields["stats"], &left)
+		out, err := h.queries().Stats(c.Request().Context(), route.Caller(c), model, fields["query"], fields["stats"], &left)
 		if err != nil {
 			return err
 		}
@@ -55,7 +56,7 @@ func (h *handler) allStats(c echo.Context) error {
 		if !query.IsStatsModel(model) {
 			return apperr.Fields(apperr.FieldError{Name: "model", Message: fmt.Sprintf("unknown model %q", query.Shorten(model))})
 		}
-		r, err := h.queries().Stats(c.Request().Context(), caller(c), model, m["query"], m["stats"], &left)
+		r, err := h.queries().Stats(c.Request().Context(), route.Caller(c), model, m["query"], m["stats"], &left)
 		if err != nil {
 			return err
 		}

@@ -8,13 +8,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/web"
 )
 
 type taskResponse struct {
-	meta
+	route.Meta
 	Title       string  `json:"title"`
 	Group       string  `json:"group"`
 	Description string  `json:"description"`
@@ -29,9 +30,9 @@ type taskResponse struct {
 }
 
 func taskJSON(t cases.Task) taskResponse {
-	return taskResponse{meta: metaOf(t.ID, "case_task", t.Meta), Title: t.Title, Group: t.Group,
-		Description: t.Description, Owner: nullString(t.Owner), Status: t.Status, Flag: t.Flag,
-		StartDate: nullMillis(t.StartDate), EndDate: nullMillis(t.EndDate), DueDate: nullMillis(t.DueDate),
+	return taskResponse{Meta: route.MetaOf(t.ID, "case_task", t.Meta), Title: t.Title, Group: t.Group,
+		Description: t.Description, Owner: route.NullString(t.Owner), Status: t.Status, Flag: t.Flag,
+		StartDate: route.NullMillis(t.StartDate), EndDate: route.NullMillis(t.EndDate), DueDate: route.NullMillis(t.DueDate),
 		Order: t.Order, Case: t.CaseID}
 }
 
@@ -44,7 +45,7 @@ type attachmentResponse struct {
 }
 
 type logResponse struct {
-	meta
+	route.Meta
 	Message    string              `json:"message"`
 	StartDate  int64               `json:"startDate"`
 	Owner      string              `json:"owner"`
@@ -55,7 +56,7 @@ type logResponse struct {
 }
 
 func logJSON(l cases.Log) logResponse {
-	r := logResponse{meta: metaOf(l.ID, "case_task_log", l.Meta), Message: l.Message, StartDate: millis(l.Date),
+	r := logResponse{Meta: route.MetaOf(l.ID, "case_task_log", l.Meta), Message: l.Message, StartDate: route.Millis(l.Date),
 		Owner: l.CreatedBy, Status: "Ok", Task: l.TaskID, Case: l.CaseID}
 	if a := l.Attachment; a != nil {
 		r.Attachment = &attachmentResponse{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
@@ -80,7 +81,7 @@ func (h *handler) createTaskIn(c echo.Context, caseID string) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	t, err := h.svc.CreateTask(c.Request().Context(), caller(c), caseID, req.newTask())
+	t, err := h.svc.CreateTask(c.Request().Context(), route.Caller(c), caseID, req.newTask())
 	if err != nil {
 		return err
 	}
@@ -99,15 +100,15 @@ func (h *handler) tasks(c echo.Context, caseID string) error {
 	if err != nil {
 		return err
 	}
-	ts, total, err := h.svc.Tasks(c.Request().Context(), caller(c), caseID, f, p)
+	ts, total, err := h.svc.Tasks(c.Request().Context(), route.Caller(c), caseID, f, p)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(ts, taskJSON))
+	return web.List(c, total, route.MapSlice(ts, taskJSON))
 }
 
 func (h *handler) getTask(c echo.Context) error {
-	t, err := h.svc.Task(c.Request().Context(), caller(c), c.Param("taskId"))
+	t, err := h.svc.Task(c.Request().Context(), route.Caller(c), c.Param("taskId"))
 	if err != nil {
 		return err
 	}
@@ -136,11 +137,11 @@ func (h *handler) updateTask(c echo.Context) error {
 	if !req.Owner.Set {
 		req.Owner = req.Assignee
 	}
-	t, err := h.svc.UpdateTask(c.Request().Context(), caller(c), c.Param("taskId"), cases.TaskUpdate{
-		Title: change(req.Title), Group: change(req.Group), Description: change(req.Description),
-		Owner: change(req.Owner), Status: change(req.Status), Flag: change(req.Flag),
+	t, err := h.svc.UpdateTask(c.Request().Context(), route.Caller(c), c.Param("taskId"), cases.TaskUpdate{
+		Title: route.Change(req.Title), Group: route.Change(req.Group), Description: route.Change(req.Description),
+		Owner: route.Change(req.Owner), Status: route.Change(req.Status), Flag: route.Change(req.Flag),
 		StartDate: timeChange(req.StartDate), EndDate: timeChange(req.EndDate), DueDate: timeChange(req.DueDate),
-		Order: change(req.Order)})
+		Order: route.Change(req.Order)})
 	if err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func (h *handler) createLog(c echo.Context) error {
 		defer f.Close()
 		up = &cases.Upload{Name: fh.Filename, ContentType: fh.Header.Get(echo.HeaderContentType), Body: f}
 	}
-	l, err := h.svc.CreateLog(c.Request().Context(), caller(c), c.Param("taskId"), req.Message, up)
+	l, err := h.svc.CreateLog(c.Request().Context(), route.Caller(c), c.Param("taskId"), req.Message, up)
 	if err != nil {
 		return err
 	}
@@ -191,15 +192,15 @@ func (h *handler) logs(c echo.Context, taskID string) error {
 	if err != nil {
 		return err
 	}
-	ls, total, err := h.svc.Logs(c.Request().Context(), caller(c), taskID, f, p)
+	ls, total, err := h.svc.Logs(c.Request().Context(), route.Caller(c), taskID, f, p)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(ls, logJSON))
+	return web.List(c, total, route.MapSlice(ls, logJSON))
 }
 
 func (h *handler) getLog(c echo.Context) error {
-	l, err := h.svc.Log(c.Request().Context(), caller(c), c.Param("logId"))
+	l, err := h.svc.Log(c.Request().Context(), route.Caller(c), c.Param("logId"))
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func (h *handler) updateLog(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	ctx, cl := c.Request().Context(), caller(c)
+	ctx, cl := c.Request().Context(), route.Caller(c)
 	var (
 		l   cases.Log
 		err error
@@ -236,7 +237,7 @@ func (h *handler) updateLog(c echo.Context) error {
 }
 
 func (h *handler) deleteLog(c echo.Context) error {
-	if err := h.svc.DeleteLog(c.Request().Context(), caller(c), c.Param("logId")); err != nil {
+	if err := h.svc.DeleteLog(c.Request().Context(), route.Caller(c), c.Param("logId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -244,7 +245,7 @@ func (h *handler) deleteLog(c echo.Context) error {
 
 // download streams an attached file (GET /api/datastore/{id}?name=), as the reference system does.
 func (h *handler) download(c echo.Context) error {
-	r, a, err := h.svc.Attachment(c.Request().Context(), caller(c), c.Param("fileId"))
+	r, a, err := h.svc.Attachment(c.Request().Context(), route.Caller(c), c.Param("fileId"))
 	if err != nil {
 		return err
 	}

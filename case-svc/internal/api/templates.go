@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/record"
@@ -23,7 +24,7 @@ type templateTaskResponse struct {
 }
 
 type templateResponse struct {
-	meta
+	route.Meta
 	Name         string                    `json:"name"`
 	DisplayName  string                    `json:"displayName"`
 	TitlePrefix  string                    `json:"titlePrefix"`
@@ -45,12 +46,12 @@ func templateJSON(t cases.Template) templateResponse {
 	if tags == nil {
 		tags = []string{}
 	}
-	return templateResponse{meta: metaOf(t.ID, "caseTemplate", t.Meta), Name: t.Name, DisplayName: t.DisplayName,
+	return templateResponse{Meta: route.MetaOf(t.ID, "caseTemplate", t.Meta), Name: t.Name, DisplayName: t.DisplayName,
 		TitlePrefix: t.TitlePrefix, Description: t.Description, Summary: t.Summary, Severity: t.Severity,
 		TLP: t.TLP, PAP: t.PAP, Tags: tags, Flag: t.Flag,
-		Tasks: mapSlice(t.Tasks, func(k cases.TemplateTask) templateTaskResponse {
+		Tasks: route.MapSlice(t.Tasks, func(k cases.TemplateTask) templateTaskResponse {
 			return templateTaskResponse{Title: k.Title, Group: k.Group, Description: k.Description,
-				Owner: nullString(k.Owner), Flag: k.Flag, Order: k.Order, Status: cases.TaskWaiting}
+				Owner: route.NullString(k.Owner), Flag: k.Flag, Order: k.Order, Status: cases.TaskWaiting}
 		}),
 		CustomFields: customJSON(t.CustomFields), Status: templateStatus, Metrics: map[string]any{}}
 }
@@ -72,12 +73,12 @@ type templateRequest struct {
 }
 
 func (r templateRequest) input() (cases.TemplateInput, error) {
-	in := cases.TemplateInput{Name: change(r.Name), DisplayName: change(r.DisplayName),
-		TitlePrefix: change(r.TitlePrefix), Description: change(r.Description), Summary: change(r.Summary),
-		Severity: change(r.Severity), TLP: change(r.TLP), PAP: change(r.PAP), Tags: stringsChange(r.Tags),
-		Flag: change(r.Flag)}
+	in := cases.TemplateInput{Name: route.Change(r.Name), DisplayName: route.Change(r.DisplayName),
+		TitlePrefix: route.Change(r.TitlePrefix), Description: route.Change(r.Description), Summary: route.Change(r.Summary),
+		Severity: route.Change(r.Severity), TLP: route.Change(r.TLP), PAP: route.Change(r.PAP), Tags: stringsChange(r.Tags),
+		Flag: route.Change(r.Flag)}
 	if r.Tasks.Set {
-		in.Tasks = record.Change[[]cases.NewTask]{Set: true, V: mapSlice(r.Tasks.V, taskRequest.newTask)}
+		in.Tasks = record.Change[[]cases.NewTask]{Set: true, V: route.MapSlice(r.Tasks.V, taskRequest.newTask)}
 	}
 	if r.CustomFields.Set {
 		cfs, err := customInputs(r.CustomFields.V)
@@ -101,7 +102,7 @@ func (h *handler) createTemplate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.svc.CreateTemplate(c.Request().Context(), caller(c), in)
+	t, err := h.svc.CreateTemplate(c.Request().Context(), route.Caller(c), in)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func (h *handler) createTemplate(c echo.Context) error {
 }
 
 func (h *handler) getTemplate(c echo.Context) error {
-	t, err := h.svc.Template(c.Request().Context(), caller(c), c.Param("templateId"))
+	t, err := h.svc.Template(c.Request().Context(), route.Caller(c), c.Param("templateId"))
 	if err != nil {
 		return err
 	}
@@ -124,11 +125,11 @@ func (h *handler) listTemplates(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ts, total, err := h.svc.Templates(c.Request().Context(), caller(c), f, p)
+	ts, total, err := h.svc.Templates(c.Request().Context(), route.Caller(c), f, p)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(ts, templateJSON))
+	return web.List(c, total, route.MapSlice(ts, templateJSON))
 }
 
 func (h *handler) updateTemplate(c echo.Context) error {
@@ -140,7 +141,7 @@ func (h *handler) updateTemplate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.svc.UpdateTemplate(c.Request().Context(), caller(c), c.Param("templateId"), in)
+	t, err := h.svc.UpdateTemplate(c.Request().Context(), route.Caller(c), c.Param("templateId"), in)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (h *handler) updateTemplate(c echo.Context) error {
 }
 
 func (h *handler) deleteTemplate(c echo.Context) error {
-	if err := h.svc.DeleteTemplate(c.Request().Context(), caller(c), c.Param("templateId")); err != nil {
+	if err := h.svc.DeleteTemplate(c.Request().Context(), route.Caller(c), c.Param("templateId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/accounts"
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -26,7 +28,7 @@ import (
 // /describe/{model}), the configuration items (GET /config, /config/user/{path}, /config/organisation/{path})
 // and the query API's steps on users, organisations, profiles and definitions (uiQuery).
 
-func (h *handler) uiRoutes(a prefixed) {
+func (h *handler) uiRoutes(a route.Routes) {
 	a.GET("/describe/_all", h.describeAll)
 	a.GET("/describe/:model", h.describe)
 	a.GET("/config", h.listConfig)
@@ -126,7 +128,7 @@ var statusValues = map[string][]any{
 
 // descriptions describes every model under its v0 names (/api, /api/v0) or its v1 names (/api/v1).
 func (h *handler) descriptions(c echo.Context) (map[string]modelDescription, error) {
-	custom, _, err := h.fields.List(c.Request().Context(), caller(c), search.Node{Op: search.OpAll},
+	custom, _, err := h.fields.List(c.Request().Context(), route.Caller(c), search.Node{Op: search.OpAll},
 		search.Page{Limit: h.max})
 	if err != nil {
 		return nil, err
@@ -179,7 +181,7 @@ var configPathRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
 // listConfig is GET /config (manageConfig): the service's configuration items that a client may read.
 func (h *handler) listConfig(c echo.Context) error {
-	if err := caller(c).Require(identity.ManageConfig); err != nil {
+	if err := route.Caller(c).Require(identity.ManageConfig); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, []configItem{
@@ -235,7 +237,7 @@ var uiFields = map[string]search.Fields{"user": identity.UserFields, "organisati
 	"observableType": observableTypeFields}
 
 func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
-	ctx, cl := c.Request().Context(), caller(c)
+	ctx, cl := c.Request().Context(), route.Caller(c)
 	var p *uiPipeline
 	var out query.Output
 	for i, r := range raw {
@@ -415,19 +417,19 @@ func (h *handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, 
 	switch p.what {
 	case "user":
 		us, total, err := h.ids.Users(ctx, cl, p.filter, pg)
-		return mapSlice(us, func(u identity.User) any { return userJSON(u, cl.Org) }), total, err
+		return route.MapSlice(us, func(u identity.User) any { return accounts.UserJSON(u, cl.Org) }), total, err
 	case "organisation":
 		os, total, err := h.ids.Orgs(ctx, cl, p.filter, pg)
-		return mapSlice(os, func(o identity.Organisation) any { return orgJSON(o) }), total, err
+		return route.MapSlice(os, func(o identity.Organisation) any { return accounts.OrgJSON(o) }), total, err
 	case "customField":
 		fs, total, err := h.fields.List(ctx, cl, p.filter, pg)
-		return mapSlice(fs, func(f customfield.Field) any { return customFieldJSON(f) }), total, err
+		return route.MapSlice(fs, func(f customfield.Field) any { return customFieldJSON(f) }), total, err
 	case "caseTemplate":
 		ts, total, err := h.svc.Templates(ctx, cl, p.filter, pg)
-		return mapSlice(ts, func(t cases.Template) any { return templateJSON(t) }), total, err
+		return route.MapSlice(ts, func(t cases.Template) any { return templateJSON(t) }), total, err
 	}
 	// profiles and observable types: fixed lists, narrowed by name
-	want, filtered, err := namesIn(p.filter)
+	want, filtered, err := route.NamesIn(p.filter)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -435,7 +437,7 @@ func (h *handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, 
 	if p.what == "profile" {
 		for _, pr := range identity.Profiles() {
 			if !filtered || slices.Contains(want, pr.Name) {
-				l = append(l, profileJSON(pr))
+				l = append(l, accounts.ProfileJSON(pr))
 			}
 		}
 	} else {
@@ -453,49 +455,14 @@ func (h *handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, 
 	return l[from:to], int64(len(l)), nil
 }
 
-// namesIn reads a filter on a fixed list: none, or names (equality, _in, joined by _and with everything).
-func namesIn(f search.Node) (want []string, filtered bool, err error) {
-	switch f.Op {
-	case search.OpAll:
-		return nil, false, nil
-	case search.OpEq:
-		return []string{fmt.Sprint(f.Value)}, true, nil
-	case search.OpIn:
-		for _, v := range f.Values {
-			want = append(want, fmt.Sprint(v))
-		}
-		return want, true, nil
-	case search.OpAnd:
-		var sets [][]string
-		for _, ch := range f.Children {
-			w, fl, err := namesIn(ch)
-			if err != nil {
-				return nil, false, err
-			}
-			if fl {
-				sets = append(sets, w)
-			}
-		}
-		if len(sets) == 0 {
-			return nil, false, nil
-		}
-		want = sets[0]
-		for _, s := range sets[1:] {
-			want = slices.DeleteFunc(want, func(n string) bool { return !slices.Contains(s, n) })
-		}
-		return want, true, nil
-	}
-	return nil, false, apperr.New(apperr.BadRequest, "profiles and observable types can only be filtered by name")
-}
-
 // observableTypeResponse is an observable type (the reference system's ObservableType).
 type observableTypeResponse struct {
-	meta
+	route.Meta
 	Name         string `json:"name"`
 	IsAttachment bool   `json:"isAttachment"`
 }
 
 func observableTypeJSON(name string) observableTypeResponse {
-	return observableTypeResponse{meta: metaOf("~"+name, "observableType", record.Meta{CreatedBy: "system"}),
+	return observableTypeResponse{Meta: route.MetaOf("~"+name, "observableType", record.Meta{CreatedBy: "system"}),
 		Name: name, IsAttachment: name == cases.DataTypeFile}
 }

@@ -1,4 +1,7 @@
-package api
+// Package accounts serves who uses case-svc: sessions (login, logout), users, organisations, profiles, and
+// passwords and API keys, with their JSON. The router registers its handlers with the others; the audit
+// trail and the UI routes render users and organisations with UserJSON and OrgJSON.
+package accounts
 
 import (
 	"net/http"
@@ -7,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -21,8 +25,9 @@ type membershipResponse struct {
 	Profile      string `json:"profile"`
 }
 
-type userResponse struct {
-	meta
+// UserResponse is a user as the API renders it.
+type UserResponse struct {
+	route.Meta
 	Login         string                `json:"login"`
 	Name          string                `json:"name"`
 	Organisation  string                `json:"organisation"`
@@ -36,10 +41,10 @@ type userResponse struct {
 	HasMFA        bool                  `json:"hasMFA"`
 }
 
-// userJSON renders a user as seen from an organisation: organisation, profile and permissions are those of
+// UserJSON renders a user as seen from an organisation: organisation, profile and permissions are those of
 // that organisation when the user belongs to it, else of the user's default organisation.
-func userJSON(u identity.User, org string) userResponse {
-	r := userResponse{meta: metaOf("~"+u.Login, "user", u.Meta), Login: u.Login, Name: u.Name,
+func UserJSON(u identity.User, org string) UserResponse {
+	r := UserResponse{Meta: route.MetaOf("~"+u.Login, "user", u.Meta), Login: u.Login, Name: u.Name,
 		Permissions: []identity.Permission{}, Organisations: []membershipResponse{}, Status: "Ok", Locked: u.Locked,
 		HasKey: u.HasKey(), HasPassword: u.HasPassword()}
 	if u.Locked {
@@ -57,32 +62,50 @@ func userJSON(u identity.User, org string) userResponse {
 	return r
 }
 
-func (h *handler) usersJSON(c echo.Context, us []identity.User) []userResponse {
-	org := caller(c).Org
-	return mapSlice(us, func(u identity.User) userResponse { return userJSON(u, org) })
+func (h *Handler) usersJSON(c echo.Context, us []identity.User) []UserResponse {
+	org := route.Caller(c).Org
+	return route.MapSlice(us, func(u identity.User) UserResponse { return UserJSON(u, org) })
 }
 
-type orgResponse struct {
-	meta
+// OrgResponse is an organisation as the API renders it.
+type OrgResponse struct {
+	route.Meta
 	Name        string `json:"name"`
 	Description string `json:"description"`
 }
 
-func orgJSON(o identity.Organisation) orgResponse {
-	return orgResponse{meta: metaOf("~"+o.Name, "organisation", o.Meta), Name: o.Name, Description: o.Description}
+// OrgJSON renders an organisation.
+func OrgJSON(o identity.Organisation) OrgResponse {
+	return OrgResponse{Meta: route.MetaOf("~"+o.Name, "organisation", o.Meta), Name: o.Name, Description: o.Description}
 }
 
-type profileResponse struct {
-	meta
+// ProfileResponse is a profile as the API renders it.
+type ProfileResponse struct {
+	route.Meta
 	Name        string                `json:"name"`
 	Permissions []identity.Permission `json:"permissions"`
 	Editable    bool                  `json:"editable"`
 	IsAdmin     bool                  `json:"isAdmin"`
 }
 
-func profileJSON(p identity.Profile) profileResponse {
-	return profileResponse{meta: metaOf("~"+p.Name, "profile", record.Meta{CreatedBy: "system"}), Name: p.Name,
+// ProfileJSON renders a profile.
+func ProfileJSON(p identity.Profile) ProfileResponse {
+	return ProfileResponse{Meta: route.MetaOf("~"+p.Name, "profile", record.Meta{CreatedBy: "system"}), Name: p.Name,
 		Permissions: p.Permissions, IsAdmin: p.Admin}
+}
+
+// Handler serves the routes of accounts.
+type Handler struct {
+	ids    *identity.Service
+	auth   web.AuthConfig
+	secure web.SecureConfig
+	max    int
+}
+
+// New returns the handlers over the identity service: auth is the router's authentication (its transport
+// rule set), secure the HTTPS rule of the password and key routes, max the largest page of a search.
+func New(ids *identity.Service, auth web.AuthConfig, secure web.SecureConfig, max int) *Handler {
+	return &Handler{ids: ids, auth: auth, secure: secure, max: max}
 }
 
 // --- session ---
@@ -93,7 +116,8 @@ type loginRequest struct {
 	Organisation string `json:"organisation"`
 }
 
-func (h *handler) login(c echo.Context) error {
+// Login is POST /login: a password checked, a session started.
+func (h *Handler) Login(c echo.Context) error {
 	var req loginRequest
 	if err := web.Bind(c, &req); err != nil {
 		return err
@@ -116,41 +140,43 @@ func (h *handler) login(c echo.Context) error {
 	}
 	// The organisation asked for at login is kept in a cookie, which X-Organisation overrides per request;
 	// without one, the session follows the user's default organisation.
-	ck := &http.Cookie{Name: orgHeader, Value: cl.Org, Path: "/", Secure: h.auth.Secure, SameSite: http.SameSiteLaxMode}
+	ck := &http.Cookie{Name: route.OrgHeader, Value: cl.Org, Path: "/", Secure: h.auth.Secure, SameSite: http.SameSiteLaxMode}
 	if req.Organisation == "" {
 		ck.Value, ck.MaxAge = "", -1
 	}
 	c.SetCookie(ck)
-	return c.JSON(http.StatusOK, userJSON(u, cl.Org))
+	return c.JSON(http.StatusOK, UserJSON(u, cl.Org))
 }
 
-// logout ends the user's sessions server-side (a copy of the cookie no longer works either) and clears the
+// Logout ends the user's sessions server-side (a copy of the cookie no longer works either) and clears the
 // cookies.
-func (h *handler) logout(c echo.Context) error {
+func (h *Handler) Logout(c echo.Context) error {
 	if err := web.Logout[identity.User](c, h.ids, h.auth, h.ids.Logout); err != nil {
 		return err
 	}
-	c.SetCookie(&http.Cookie{Name: orgHeader, Value: "", Path: "/", MaxAge: -1, Secure: h.auth.Secure,
+	c.SetCookie(&http.Cookie{Name: route.OrgHeader, Value: "", Path: "/", MaxAge: -1, Secure: h.auth.Secure,
 		SameSite: http.SameSiteLaxMode})
 	return c.NoContent(http.StatusNoContent)
 }
 
-func (h *handler) currentUser(c echo.Context) error {
-	u, err := h.ids.Current(c.Request().Context(), caller(c))
+// CurrentUser is GET /user/current.
+func (h *Handler) CurrentUser(c echo.Context) error {
+	u, err := h.ids.Current(c.Request().Context(), route.Caller(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, userJSON(u, caller(c).Org))
+	return c.JSON(http.StatusOK, UserJSON(u, route.Caller(c).Org))
 }
 
 // --- users ---
 
-func (h *handler) listUsers(c echo.Context) error {
+// ListUsers is GET /user and POST /user/_search.
+func (h *Handler) ListUsers(c echo.Context) error {
 	f, p, err := web.Search(c, identity.UserFields, h.max)
 	if err != nil {
 		return err
 	}
-	us, total, err := h.ids.Users(c.Request().Context(), caller(c), f, p)
+	us, total, err := h.ids.Users(c.Request().Context(), route.Caller(c), f, p)
 	if err != nil {
 		return err
 	}
@@ -165,7 +191,8 @@ type createUserRequest struct {
 	Password     string `json:"password"`
 }
 
-func (h *handler) createUser(c echo.Context) error {
+// CreateUser is POST /user.
+func (h *Handler) CreateUser(c echo.Context) error {
 	var req createUserRequest
 	if err := web.Bind(c, &req); err != nil {
 		return err
@@ -175,29 +202,30 @@ func (h *handler) createUser(c echo.Context) error {
 			return err
 		}
 	}
-	u, err := h.ids.CreateUser(c.Request().Context(), caller(c), identity.NewUser{Login: req.Login, Name: req.Name,
+	u, err := h.ids.CreateUser(c.Request().Context(), route.Caller(c), identity.NewUser{Login: req.Login, Name: req.Name,
 		Org: req.Organisation, Profile: req.Profile, Password: req.Password})
 	if err != nil {
 		return err
 	}
-	org := caller(c).Org
+	org := route.Caller(c).Org
 	if req.Organisation != "" {
 		org = identity.IDName(req.Organisation)
 	}
-	return c.JSON(http.StatusCreated, userJSON(u, org))
+	return c.JSON(http.StatusCreated, UserJSON(u, org))
 }
 
 // requireSecure applies the HTTPS rule of the password and key routes to a request that carries a password.
-func (h *handler) requireSecure(c echo.Context) error {
-	return web.RequireSecure(h.cfg.Secure)(func(echo.Context) error { return nil })(c)
+func (h *Handler) requireSecure(c echo.Context) error {
+	return web.RequireSecure(h.secure)(func(echo.Context) error { return nil })(c)
 }
 
-func (h *handler) getUser(c echo.Context) error {
-	u, err := h.ids.User(c.Request().Context(), caller(c), c.Param("userId"))
+// GetUser is GET /user/{id}.
+func (h *Handler) GetUser(c echo.Context) error {
+	u, err := h.ids.User(c.Request().Context(), route.Caller(c), c.Param("userId"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, userJSON(u, caller(c).Org))
+	return c.JSON(http.StatusOK, UserJSON(u, route.Caller(c).Org))
 }
 
 type membershipRequest struct {
@@ -218,7 +246,8 @@ type updateUserRequest struct {
 	Login    web.Opt[any] `json:"login"`
 }
 
-func (h *handler) updateUser(c echo.Context) error {
+// UpdateUser is PATCH /user/{id}.
+func (h *Handler) UpdateUser(c echo.Context) error {
 	var req updateUserRequest
 	if err := web.Bind(c, &req); err != nil {
 		return err
@@ -229,7 +258,7 @@ func (h *handler) updateUser(c echo.Context) error {
 	if req.Login.Set {
 		return apperr.Fields(apperr.FieldError{Name: "login", Message: "read-only"})
 	}
-	u := identity.UserUpdate{Name: change(req.Name), Locked: change(req.Locked), Profile: change(req.Profile),
+	u := identity.UserUpdate{Name: route.Change(req.Name), Locked: route.Change(req.Locked), Profile: route.Change(req.Profile),
 		ProfileOrg: req.Organisation}
 	if req.Status.Set {
 		switch req.Status.V {
@@ -248,28 +277,29 @@ func (h *handler) updateUser(c echo.Context) error {
 		}
 		u.Memberships = record.Change[[]identity.Membership]{Set: true, Null: req.Organisations.Null, V: ms}
 	}
-	user, err := h.ids.UpdateUser(c.Request().Context(), caller(c), c.Param("userId"), u)
+	user, err := h.ids.UpdateUser(c.Request().Context(), route.Caller(c), c.Param("userId"), u)
 	if err != nil {
 		return err
 	}
-	org := caller(c).Org
+	org := route.Caller(c).Org
 	if req.Organisation != "" {
 		org = identity.IDName(req.Organisation)
 	}
-	return c.JSON(http.StatusOK, userJSON(user, org))
+	return c.JSON(http.StatusOK, UserJSON(user, org))
 }
 
-func (h *handler) lockUser(c echo.Context) error {
-	if err := h.ids.LockUser(c.Request().Context(), caller(c), c.Param("userId")); err != nil {
+// LockUser is DELETE /user/{id}.
+func (h *Handler) LockUser(c echo.Context) error {
+	if err := h.ids.LockUser(c.Request().Context(), route.Caller(c), c.Param("userId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-// forceDeleteUser removes a user from the organisation of the request (or ?organisation=), deleting the account
+// ForceDeleteUser removes a user from the organisation of the request (or ?organisation=), deleting the account
 // with its last organisation (the reference system's DELETE /api/v1/user/{id}/force).
-func (h *handler) forceDeleteUser(c echo.Context) error {
-	if err := h.ids.DeleteUser(c.Request().Context(), caller(c), c.Param("userId"), c.QueryParam("organisation")); err != nil {
+func (h *Handler) ForceDeleteUser(c echo.Context) error {
+	if err := h.ids.DeleteUser(c.Request().Context(), route.Caller(c), c.Param("userId"), c.QueryParam("organisation")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -279,12 +309,13 @@ type setPasswordRequest struct {
 	Password string `json:"password"`
 }
 
-func (h *handler) setPassword(c echo.Context) error {
+// SetPassword is POST /user/{id}/password/set.
+func (h *Handler) SetPassword(c echo.Context) error {
 	var req setPasswordRequest
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	if err := h.ids.SetPassword(c.Request().Context(), caller(c), c.Param("userId"), req.Password); err != nil {
+	if err := h.ids.SetPassword(c.Request().Context(), route.Caller(c), c.Param("userId"), req.Password); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -295,36 +326,40 @@ type changePasswordRequest struct {
 	Password        string `json:"password"`
 }
 
-func (h *handler) changePassword(c echo.Context) error {
+// ChangePassword is POST /user/{id}/password/change.
+func (h *Handler) ChangePassword(c echo.Context) error {
 	var req changePasswordRequest
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	err := h.ids.ChangePassword(c.Request().Context(), caller(c), c.Param("userId"), req.CurrentPassword, req.Password)
+	err := h.ids.ChangePassword(c.Request().Context(), route.Caller(c), c.Param("userId"), req.CurrentPassword, req.Password)
 	if err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-func (h *handler) renewKey(c echo.Context) error {
-	key, err := h.ids.RenewKey(c.Request().Context(), caller(c), c.Param("userId"))
+// RenewKey is POST /user/{id}/key/renew.
+func (h *Handler) RenewKey(c echo.Context) error {
+	key, err := h.ids.RenewKey(c.Request().Context(), route.Caller(c), c.Param("userId"))
 	if err != nil {
 		return err
 	}
 	return c.String(http.StatusOK, key)
 }
 
-func (h *handler) getKey(c echo.Context) error {
-	key, err := h.ids.Key(c.Request().Context(), caller(c), c.Param("userId"))
+// GetKey is GET /user/{id}/key.
+func (h *Handler) GetKey(c echo.Context) error {
+	key, err := h.ids.Key(c.Request().Context(), route.Caller(c), c.Param("userId"))
 	if err != nil {
 		return err
 	}
 	return c.String(http.StatusOK, key)
 }
 
-func (h *handler) revokeKey(c echo.Context) error {
-	if err := h.ids.RevokeKey(c.Request().Context(), caller(c), c.Param("userId")); err != nil {
+// RevokeKey is DELETE /user/{id}/key.
+func (h *Handler) RevokeKey(c echo.Context) error {
+	if err := h.ids.RevokeKey(c.Request().Context(), route.Caller(c), c.Param("userId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -337,36 +372,39 @@ type createOrgRequest struct {
 	Description string `json:"description"`
 }
 
-func (h *handler) createOrg(c echo.Context) error {
+// CreateOrg is POST /organisation.
+func (h *Handler) CreateOrg(c echo.Context) error {
 	var req createOrgRequest
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	o, err := h.ids.CreateOrg(c.Request().Context(), caller(c), identity.NewOrg{Name: req.Name, Description: req.Description})
+	o, err := h.ids.CreateOrg(c.Request().Context(), route.Caller(c), identity.NewOrg{Name: req.Name, Description: req.Description})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, orgJSON(o))
+	return c.JSON(http.StatusCreated, OrgJSON(o))
 }
 
-func (h *handler) getOrg(c echo.Context) error {
-	o, err := h.ids.Org(c.Request().Context(), caller(c), c.Param("orgId"))
+// GetOrg is GET /organisation/{id}.
+func (h *Handler) GetOrg(c echo.Context) error {
+	o, err := h.ids.Org(c.Request().Context(), route.Caller(c), c.Param("orgId"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, orgJSON(o))
+	return c.JSON(http.StatusOK, OrgJSON(o))
 }
 
-func (h *handler) listOrgs(c echo.Context) error {
+// ListOrgs is GET /organisation and POST /organisation/_search.
+func (h *Handler) ListOrgs(c echo.Context) error {
 	f, p, err := web.Search(c, identity.OrgFields, h.max)
 	if err != nil {
 		return err
 	}
-	orgs, total, err := h.ids.Orgs(c.Request().Context(), caller(c), f, p)
+	orgs, total, err := h.ids.Orgs(c.Request().Context(), route.Caller(c), f, p)
 	if err != nil {
 		return err
 	}
-	return web.List(c, total, mapSlice(orgs, orgJSON))
+	return web.List(c, total, route.MapSlice(orgs, OrgJSON))
 }
 
 type updateOrgRequest struct {
@@ -374,7 +412,8 @@ type updateOrgRequest struct {
 	Name        web.Opt[string] `json:"name"`
 }
 
-func (h *handler) updateOrg(c echo.Context) error {
+// UpdateOrg is PATCH /organisation/{id}.
+func (h *Handler) UpdateOrg(c echo.Context) error {
 	var req updateOrgRequest
 	if err := web.Bind(c, &req); err != nil {
 		return err
@@ -382,24 +421,24 @@ func (h *handler) updateOrg(c echo.Context) error {
 	if req.Name.Set && identity.IDName(req.Name.V) != identity.IDName(c.Param("orgId")) {
 		return apperr.Fields(apperr.FieldError{Name: "name", Message: "read-only"})
 	}
-	o, err := h.ids.UpdateOrg(c.Request().Context(), caller(c), c.Param("orgId"),
-		identity.OrgUpdate{Description: change(req.Description)})
+	o, err := h.ids.UpdateOrg(c.Request().Context(), route.Caller(c), c.Param("orgId"),
+		identity.OrgUpdate{Description: route.Change(req.Description)})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, orgJSON(o))
+	return c.JSON(http.StatusOK, OrgJSON(o))
 }
 
 // --- profiles ---
 
-// listProfiles lists the four fixed profiles. They are not stored, so a query may only compare the name
+// ListProfiles lists the four fixed profiles. They are not stored, so a query may only compare the name
 // (`{"name": "analyst"}`); sort by name and range apply as usual.
-func (h *handler) listProfiles(c echo.Context) error {
+func (h *Handler) ListProfiles(c echo.Context) error {
 	f, p, err := web.Search(c, search.Fields{"name": {Path: "name"}}, h.max)
 	if err != nil {
 		return err
 	}
-	want, filtered, err := namesIn(f) // names to keep, when filtered (ui.go)
+	want, filtered, err := route.NamesIn(f) // names to keep, when filtered
 	if err != nil {
 		return err
 	}
@@ -417,13 +456,14 @@ func (h *handler) listProfiles(c echo.Context) error {
 	}
 	from := min(p.Offset, len(all))
 	to := min(from+p.Limit, len(all))
-	return web.List(c, int64(len(all)), mapSlice(all[from:to], profileJSON))
+	return web.List(c, int64(len(all)), route.MapSlice(all[from:to], ProfileJSON))
 }
 
-func (h *handler) getProfile(c echo.Context) error {
+// GetProfile is GET /profile/{id}.
+func (h *Handler) GetProfile(c echo.Context) error {
 	p, ok := identity.ProfileNamed(c.Param("profileId"))
 	if !ok {
 		return apperr.New(apperr.NotFound, "Profile not found")
 	}
-	return c.JSON(http.StatusOK, profileJSON(p))
+	return c.JSON(http.StatusOK, ProfileJSON(p))
 }
