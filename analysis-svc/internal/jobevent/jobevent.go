@@ -107,32 +107,46 @@ func (s *Store) MarkDeleted(ctx context.Context, id, by string, at time.Time) er
 // deliveries queued) after, or dropped when the end was not stored; a crash in between leaves it to the
 // bus's repair, which asks Confirm what became of the job.
 func (s *Store) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, owner string) error {
-	e := s.Finished(j)
-	if err := s.bus.Hold(ctx, []events.Event{e}); err != nil {
-		return err
-	}
-	// The event is released as soon as the final job can be read, beside the rest of the store's Finish (the
-	// job leaving the queue): the embedded engine commits the two writes together.
+	evs := []events.Event{s.Finished(j)}
+	// The event is held beside the store's lease check (one commit on the embedded engine); the store writes
+	// the final job only once it is held. (When the hold fails and the check passed, the job keeps its
+	// extended lease until the sweeper puts it back in the queue.) It is released as soon as the final job can
+	// be read, beside the rest of the store's Finish (the job leaving the queue): one commit again.
+	held, releasing := false, false
 	var released sync.WaitGroup
 	var releaseErr error
-	readable := false
-	fctx := analysis.OnFinishedReadable(ctx, func() {
+	fctx := analysis.OnFinishing(ctx, func() error {
+		if err := s.bus.Hold(ctx, evs); err != nil {
+			return err
+		}
+		held = true
+		return nil
+	})
+	fctx = analysis.OnFinishedReadable(fctx, func() {
 		analysis.FinishedReadable(ctx) // the caller's own callback first (waitreport's waiters)
-		readable = true
-		released.Go(func() { releaseErr = s.bus.Release(ctx, []events.Event{e}) })
+		if held {
+			releasing = true
+			released.Go(func() { releaseErr = s.bus.Release(ctx, evs) })
+		}
 	})
 	if err := s.JobStore.Finish(fctx, j, r, owner); err != nil {
 		released.Wait()
+		if !held {
+			return err
+		}
 		// Drop the event unless the job has ended anyway (another worker's Finish released it).
 		cctx := context.WithoutCancel(ctx)
-		if _, ended, cerr := s.Confirm(cctx, e); cerr == nil && !ended {
-			_ = s.bus.Drop(cctx, []events.Event{e}) // else the repair drops it
+		if _, ended, cerr := s.Confirm(cctx, evs[0]); cerr == nil && !ended {
+			_ = s.bus.Drop(cctx, evs) // else the repair drops it
 		}
 		return err
 	}
 	released.Wait()
-	if !readable { // a store that did not say when: released now
-		return s.bus.Release(ctx, []events.Event{e})
+	switch {
+	case !held: // a store that does not run Finishing: the event is recorded after the end
+		return s.bus.Record(ctx, evs)
+	case !releasing: // nor call FinishedReadable: released after the end
+		return s.bus.Release(ctx, evs)
 	}
 	return releaseErr
 }

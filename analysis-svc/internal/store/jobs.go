@@ -452,10 +452,14 @@ func (s *JobStore) Renew(ctx context.Context, id, owner string, until time.Time)
 // its job to the sweeper does not store a second result; then the report and the final job are inserted (a
 // duplicate means it is already finished or deleted, which wins) and the job leaves the queue.
 func (s *JobStore) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, owner string) error {
-	if owner != "" {
-		if err := s.Renew(ctx, j.ID, owner, time.Now().Add(10*time.Minute)); err != nil {
-			return err
+	err := analysis.Finishing(ctx, func() error {
+		if owner == "" {
+			return nil
 		}
+		return s.Renew(ctx, j.ID, owner, time.Now().Add(10*time.Minute))
+	})
+	if err != nil {
+		return err
 	}
 	if r != nil {
 		rd, err := toReportDoc(j.ID, r)
