@@ -7,7 +7,7 @@ import (
 
 // backuper is implemented by engines that take their own online snapshot (SQLite).
 type backuper interface {
-	backup(ctx context.Context, path string) error
+	Backup(ctx context.Context, path string) error
 }
 
 // Backup writes a consistent snapshot of the whole database to the new file path while the database keeps
@@ -17,5 +17,5 @@ func (d *DB) Backup(ctx context.Context, path string) error {
 	if !ok {
 		return errors.New("docstore: backup is for the embedded database; on MongoDB use mongodump")
 	}
-	return b.backup(ctx, path)
+	return b.Backup(ctx, path)
 }

@@ -1,13 +1,10 @@
 package docstore
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 
+	"github.com/openir/platform/pkg/docstore/internal/engine"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -87,39 +84,20 @@ func Sort(keys ...string) []search.SortKey {
 	return out
 }
 
-// opKind is the kind of one update operation.
-type opKind int
-
-const (
-	opSet opKind = iota
-	opUnset
-	opInc
-	opAddToSet
-	opPull
-)
-
-// updateOp is one operation of an Update.
-type updateOp struct {
-	kind  opKind
-	path  string
-	value any   // set, inc
-	items []any // addToSet, pull
-}
-
 // Update is a list of field operations applied together, in MongoDB's sense ($set, $unset, $inc, $addToSet
 // with $each, $pull with $in). Two operations on the same path, or on a path and its parent, are refused.
 type Update struct {
-	ops []updateOp
+	ops []engine.Op
 	err error
 }
 
 // Set sets path to v (a struct or map value is stored as its JSON object).
 func (u Update) Set(path string, v any) Update {
-	return u.add(updateOp{kind: opSet, path: path, value: Normalize(v)})
+	return u.add(engine.Op{Kind: engine.OpSet, Path: path, Value: Normalize(v)})
 }
 
 // Unset removes path.
-func (u Update) Unset(path string) Update { return u.add(updateOp{kind: opUnset, path: path}) }
+func (u Update) Unset(path string) Update { return u.add(engine.Op{Kind: engine.OpUnset, Path: path}) }
 
 // Inc adds n (an integer or a float) to the number at path (missing counts as 0).
 func (u Update) Inc(path string, n any) Update {
@@ -131,7 +109,7 @@ func (u Update) Inc(path string, n any) Update {
 			u.err = fmt.Errorf("docstore: inc %s by a non-number", path)
 		}
 	}
-	return u.add(updateOp{kind: opInc, path: path, value: v})
+	return u.add(engine.Op{Kind: engine.OpInc, Path: path, Value: v})
 }
 
 // AddToSet appends each of vs not already present to the array at path (missing: a new array).
@@ -140,7 +118,7 @@ func (u Update) AddToSet(path string, vs ...any) Update {
 	for i, v := range vs {
 		items[i] = Normalize(v)
 	}
-	return u.add(updateOp{kind: opAddToSet, path: path, items: items})
+	return u.add(engine.Op{Kind: engine.OpAddToSet, Path: path, Items: items})
 }
 
 // Pull removes every element equal to one of vs from the array at path.
@@ -149,7 +127,7 @@ func (u Update) Pull(path string, vs ...any) Update {
 	for i, v := range vs {
 		items[i] = Normalize(v)
 	}
-	return u.add(updateOp{kind: opPull, path: path, items: items})
+	return u.add(engine.Op{Kind: engine.OpPull, Path: path, Items: items})
 }
 
 // Set starts an update with a Set (and so on for the others).
@@ -162,20 +140,20 @@ func Pull(path string, vs ...any) Update     { return Update{}.Pull(path, vs...)
 // Empty reports whether u has no operation.
 func (u Update) Empty() bool { return len(u.ops) == 0 }
 
-func (u Update) add(op updateOp) Update {
+func (u Update) add(op engine.Op) Update {
 	if u.err == nil {
-		if err := checkPath(op.path); err != nil {
+		if err := engine.CheckPath(op.Path); err != nil {
 			u.err = err
-		} else if op.path == "_id" {
+		} else if op.Path == "_id" {
 			u.err = errors.New("docstore: _id cannot be updated")
 		}
 	}
 	for _, o := range u.ops {
-		if u.err == nil && (o.path == op.path || isParent(o.path, op.path) || isParent(op.path, o.path)) {
-			u.err = fmt.Errorf("docstore: update paths %s and %s conflict", o.path, op.path)
+		if u.err == nil && (o.Path == op.Path || isParent(o.Path, op.Path) || isParent(op.Path, o.Path)) {
+			u.err = fmt.Errorf("docstore: update paths %s and %s conflict", o.Path, op.Path)
 		}
 	}
-	ops := make([]updateOp, len(u.ops), len(u.ops)+1)
+	ops := make([]engine.Op, len(u.ops), len(u.ops)+1)
 	copy(ops, u.ops)
 	return Update{ops: append(ops, op), err: u.err}
 }
@@ -196,90 +174,4 @@ func isParent(parent, child string) bool {
 
 // Normalize returns v as the engines take it: nil, bool, int64, float64, string, []any or map[string]any
 // (structs and other values go through their JSON encoding; integral JSON numbers become int64).
-func Normalize(v any) any {
-	switch x := v.(type) {
-	case nil, bool, int64, float64, string:
-		return x
-	case int:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int8:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint:
-		if uint64(x) <= math.MaxInt64 {
-			return int64(x)
-		}
-		return float64(x)
-	case uint64:
-		if x <= math.MaxInt64 {
-			return int64(x)
-		}
-		return float64(x)
-	case float32:
-		return float64(x)
-	case json.Number:
-		return number(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = Normalize(e)
-		}
-		return out
-	case []string:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = e
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = Normalize(e)
-		}
-		return out
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return decodeValue(b)
-}
-
-// decodeValue decodes JSON with integral numbers as int64.
-func decodeValue(b []byte) any {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var out any
-	if err := dec.Decode(&out); err != nil {
-		return nil
-	}
-	return Normalize(out)
-}
-
-// number is an int64 for an integral JSON number that fits, a float64 otherwise.
-func number(n json.Number) any {
-	s := string(n)
-	integral := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
-			integral = false
-			break
-		}
-	}
-	if integral {
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return i
-		}
-	}
-	f, _ := strconv.ParseFloat(s, 64)
-	return f
-}
+func Normalize(v any) any { return engine.Normalize(v) }

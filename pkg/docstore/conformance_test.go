@@ -836,14 +836,14 @@ var confGroups = []struct {
 	want   []docstore.Group
 	ferret string
 }{
-	{"scalar: null and missing together, int and double together, ties by value", docstore.All(), "n", 0, []docstore.Group{{nil, 2}, {int64(5), 2}, {int64(1), 1}, {7.5, 1}, {"5", 1}}, ""},
-	{"limit", docstore.All(), "n", 1, []docstore.Group{{nil, 2}}, ""},
-	{"array path: each element; missing, null and empty array are null", docstore.All(), "tags", 0, []docstore.Group{{nil, 3}, {"red", 3}, {"blue", 2}, {"green", 1}}, ""},
-	{"array path filtered and limited", docstore.Exists("s"), "tags", 2, []docstore.Group{{nil, 3}, {"blue", 2}}, ""},
-	{"numeric array path", docstore.All(), "nums", 0, []docstore.Group{{nil, 4}, {int64(1), 1}, {2.5, 1}, {int64(5), 1}, {int64(10), 1}}, ""},
-	{"nested path", docstore.All(), "o.k", 0, []docstore.Group{{nil, 5}, {"x", 1}, {"y", 1}}, ""},
-	{"bool: false before true", docstore.All(), "b", 0, []docstore.Group{{nil, 5}, {false, 1}, {true, 1}}, ""},
-	{"mixed: numbers before strings", docstore.All(), "mixed", 0, []docstore.Group{{nil, 2}, {int64(-1), 1}, {int64(1), 1}, {2.5, 1}, {"1", 1}, {"b", 1}}, ""},
+	{"scalar: null and missing together, int and double together, ties by value", docstore.All(), "n", 0, []docstore.Group{{Value: nil, Count: 2}, {Value: int64(5), Count: 2}, {Value: int64(1), Count: 1}, {Value: 7.5, Count: 1}, {Value: "5", Count: 1}}, ""},
+	{"limit", docstore.All(), "n", 1, []docstore.Group{{Value: nil, Count: 2}}, ""},
+	{"array path: each element; missing, null and empty array are null", docstore.All(), "tags", 0, []docstore.Group{{Value: nil, Count: 3}, {Value: "red", Count: 3}, {Value: "blue", Count: 2}, {Value: "green", Count: 1}}, ""},
+	{"array path filtered and limited", docstore.Exists("s"), "tags", 2, []docstore.Group{{Value: nil, Count: 3}, {Value: "blue", Count: 2}}, ""},
+	{"numeric array path", docstore.All(), "nums", 0, []docstore.Group{{Value: nil, Count: 4}, {Value: int64(1), Count: 1}, {Value: 2.5, Count: 1}, {Value: int64(5), Count: 1}, {Value: int64(10), Count: 1}}, ""},
+	{"nested path", docstore.All(), "o.k", 0, []docstore.Group{{Value: nil, Count: 5}, {Value: "x", Count: 1}, {Value: "y", Count: 1}}, ""},
+	{"bool: false before true", docstore.All(), "b", 0, []docstore.Group{{Value: nil, Count: 5}, {Value: false, Count: 1}, {Value: true, Count: 1}}, ""},
+	{"mixed: numbers before strings", docstore.All(), "mixed", 0, []docstore.Group{{Value: nil, Count: 2}, {Value: int64(-1), Count: 1}, {Value: int64(1), Count: 1}, {Value: 2.5, Count: 1}, {Value: "1", Count: 1}, {Value: "b", Count: 1}}, ""},
 	{"nothing matches", docstore.Eq("n", "zzz"), "n", 0, nil, ""},
 }
 

@@ -1,8 +1,11 @@
-// Package docstore is the one document-collection API every store of both services is written against, with
-// its two engines: MongoDB (mongo-driver v2; production, a replica set shared by a service's replicas) and
-// SQLite (modernc.org/sqlite, pure Go; the embedded single-node default). It owns the translation of the
-// neutral filter tree of pkg/search into each engine's query language, the declared indexes, and the
-// content-addressed attachment store. No store imports an engine: stores see only this file's types.
+// Package docstore is the one document-collection API every store of both services is written against. It
+// owns the collections, the filter builders over the neutral filter tree of pkg/search, updates, the declared
+// indexes, the errors, the content-addressed attachment store, and Open, which picks the engine from the URI:
+// MongoDB (pkg/docstore/mongo: mongo-driver v2; production, a replica set shared by a service's replicas) or
+// SQLite (pkg/docstore/sqlite: modernc.org/sqlite, pure Go; the embedded single-node default). Each engine owns
+// the translation of filters and updates into its own query language; the contract between this package and
+// them is pkg/docstore/internal/engine, whose declarations this package re-exports (Spec, Index, Key, Query,
+// Group, FindAndUpdate, Raw, Config). No store imports an engine: stores see only this package's types.
 //
 // Documents are Go values that encode to a JSON object (struct fields with `json` tags) holding a string
 // "_id". They cross the engine boundary as JSON, so both engines store and return exactly what encoding/json
@@ -24,39 +27,31 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
-	"time"
 
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/docstore/internal/engine"
+	"github.com/openir/platform/pkg/docstore/mongo"
+	"github.com/openir/platform/pkg/docstore/sqlite"
 	"github.com/openir/platform/pkg/search"
 )
 
 // ErrNotFound is returned by Get, FindOne, FindOneAndUpdate and Replace when no document matches.
-var ErrNotFound = errors.New("docstore: no document")
+var ErrNotFound = engine.ErrNotFound
 
 // ErrDuplicate is returned (wrapped) when a write would break a unique index or reuse an _id.
-var ErrDuplicate = errors.New("docstore: duplicate key")
+var ErrDuplicate = engine.ErrDuplicate
 
 // IsDuplicate reports whether err is a unique-key violation.
 func IsDuplicate(err error) bool { return errors.Is(err, ErrDuplicate) }
 
-// Config says where the database is.
-type Config struct {
-	// URI is a mongodb:// or mongodb+srv:// URI; empty selects SQLite under Path.
-	URI string
-	// Name is the database name (MongoDB) or the file name without extension (SQLite: Path/Name.db).
-	Name string
-	// Path is the folder of the SQLite file.
-	Path string
-	// OpTimeout bounds every MongoDB operation (the driver's timeoutMS). Zero means 30 s.
-	OpTimeout time.Duration
-	// SQLiteSyncFull makes SQLite fsync every commit (synchronous=FULL): acknowledged writes then also survive
-	// a power loss, at the cost of an fsync per write. The default (NORMAL) survives a crash of the process.
-	SQLiteSyncFull bool
-}
+// Config says where the database is: URI (mongodb:// or mongodb+srv://; empty selects SQLite), Name (the
+// MongoDB database, or the SQLite file Path/Name.db), Path, OpTimeout (every MongoDB operation; zero: 30 s),
+// SQLiteSyncFull (fsync every SQLite commit). See engine.Config for each field.
+type Config = engine.Config
 
 // DB is an open database on one engine.
 type DB struct {
-	eng engine
+	eng engine.Engine
 }
 
 // Open opens the database cfg names: MongoDB for a mongodb URI, SQLite otherwise.
@@ -67,38 +62,38 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*DB, error) {
 	if cfg.Name == "" {
 		return nil, errors.New("database name is empty")
 	}
-	var (
-		e   engine
-		err error
-	)
 	switch {
 	case cfg.URI == "":
-		e, err = openSQLite(ctx, cfg, log)
+		e, err := sqlite.Open(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return &DB{eng: e}, nil
 	case strings.HasPrefix(cfg.URI, "mongodb://"), strings.HasPrefix(cfg.URI, "mongodb+srv://"):
-		e, err = openMongo(ctx, cfg, log)
+		e, err := mongo.Open(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return &DB{eng: e}, nil
 	default:
-		return nil, fmt.Errorf("database.uri %q: want mongodb:// or mongodb+srv://, or empty for the embedded database", redactURI(cfg.URI))
+		return nil, fmt.Errorf("database.uri %q: want mongodb:// or mongodb+srv://, or empty for the embedded database", engine.RedactURI(cfg.URI))
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &DB{eng: e}, nil
 }
 
 // Engine names the engine: "sqlite" or "mongodb".
-func (d *DB) Engine() string { return d.eng.name() }
+func (d *DB) Engine() string { return d.eng.Name() }
 
 // Embedded reports whether the database is the embedded single-node engine.
-func (d *DB) Embedded() bool { return d.eng.name() == "sqlite" }
+func (d *DB) Embedded() bool { return d.eng.Name() == "sqlite" }
 
 // Ping checks that the database answers.
-func (d *DB) Ping(ctx context.Context) error { return d.eng.ping(ctx) }
+func (d *DB) Ping(ctx context.Context) error { return d.eng.Ping(ctx) }
 
 // Close releases the database.
-func (d *DB) Close(ctx context.Context) error { return d.eng.close(ctx) }
+func (d *DB) Close(ctx context.Context) error { return d.eng.Close(ctx) }
 
 // Collections lists the names of the collections that exist in the database.
-func (d *DB) Collections(ctx context.Context) ([]string, error) { return d.eng.collections(ctx) }
+func (d *DB) Collections(ctx context.Context) ([]string, error) { return d.eng.Collections(ctx) }
 
 // Collection opens (creating when needed) the collection spec describes and its indexes.
 func (d *DB) Collection(ctx context.Context, spec Spec) (*Collection, error) {
@@ -110,40 +105,29 @@ func (d *DB) Collection(ctx context.Context, spec Spec) (*Collection, error) {
 			return nil, fmt.Errorf("docstore: collection %s: an index needs a name and keys", spec.Name)
 		}
 		for _, k := range ix.Keys {
-			if err := checkPath(k.Path); err != nil {
+			if err := engine.CheckPath(k.Path); err != nil {
 				return nil, fmt.Errorf("docstore: collection %s index %s: %w", spec.Name, ix.Name, err)
 			}
 		}
 	}
-	c, err := d.eng.collection(ctx, spec)
+	c, err := d.eng.Collection(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
 	return &Collection{name: spec.Name, c: c}, nil
 }
 
-// Spec declares a collection: its indexes (created on both engines) and its array fields.
-type Spec struct {
-	Name    string
-	Indexes []Index
-	// Arrays lists the paths whose values are arrays. A filter on such a path matches a document whose array
-	// holds a matching element (MongoDB's rule); on SQLite the translator needs to know which paths they are.
-	Arrays []string
-}
+// Spec declares a collection: its Name, its Indexes (created on both engines) and its Arrays, the paths whose
+// values are arrays (a filter on such a path matches a document whose array holds a matching element, MongoDB's
+// rule; on SQLite the translator needs to know which paths they are).
+type Spec = engine.Spec
 
-// Index is one index of a collection. On SQLite it is an expression index on exactly the expressions the
-// generated queries use for these paths.
-type Index struct {
-	Name   string
-	Keys   []Key
-	Unique bool
-}
+// Index is one index of a collection: a Name, its Keys, Unique or not. On SQLite it is an expression index on
+// exactly the expressions the generated queries use for these paths.
+type Index = engine.Index
 
-// Key is one key of an index: a path, descending or not.
-type Key struct {
-	Path string
-	Desc bool
-}
+// Key is one key of an index: a Path, Desc(ending) or not.
+type Key = engine.Key
 
 // Asc and Desc build index keys.
 func Asc(path string) Key  { return Key{Path: path} }
@@ -151,24 +135,15 @@ func Desc(path string) Key { return Key{Path: path, Desc: true} }
 
 // Query is what Find reads: the documents matching Filter, ordered by Sort, from Offset, at most Limit
 // (0 = no limit). Fields, when set, is a projection: only these top-level paths (and _id) need be filled.
-type Query struct {
-	Filter search.Node
-	Sort   []search.SortKey
-	Offset int
-	Limit  int
-	Fields []string
-}
+type Query = engine.Query
 
-// Group is one group of GroupCount: a value of the grouped path and how many documents have it.
-type Group struct {
-	Value any
-	Count int64
-}
+// Group is one group of GroupCount: a Value of the grouped path and how many documents have it (Count).
+type Group = engine.Group
 
 // Collection is a named set of documents with an _id each.
 type Collection struct {
 	name string
-	c    coll
+	c    engine.Coll
 }
 
 // Name is the collection's name.
@@ -180,7 +155,7 @@ func (c *Collection) Insert(ctx context.Context, doc any) error {
 	if err != nil {
 		return fmt.Errorf("insert into %s: %w", c.name, err)
 	}
-	if err := c.c.insert(ctx, id, raw); err != nil {
+	if err := c.c.Insert(ctx, id, raw); err != nil {
 		return fmt.Errorf("insert into %s: %w", c.name, err)
 	}
 	return nil
@@ -201,18 +176,15 @@ func (c *Collection) InsertMany(ctx context.Context, docs []any) ([]error, error
 		}
 		raws[i] = Raw{ID: id, JSON: raw}
 	}
-	res, err := c.c.insertMany(ctx, raws)
+	res, err := c.c.InsertMany(ctx, raws)
 	if err != nil {
 		return nil, fmt.Errorf("insert into %s: %w", c.name, err)
 	}
 	return res, nil
 }
 
-// Raw is a document as stored: its _id and its JSON encoding.
-type Raw struct {
-	ID   string
-	JSON []byte
-}
+// Raw is a document as stored: its ID (_id) and its JSON encoding.
+type Raw = engine.Raw
 
 // Get decodes the document with this _id into out (a pointer); ErrNotFound when there is none.
 func (c *Collection) Get(ctx context.Context, id string, out any) error {
@@ -221,7 +193,7 @@ func (c *Collection) Get(ctx context.Context, id string, out any) error {
 
 // FindOne decodes the first document matching f in sort's order into out; ErrNotFound when none matches.
 func (c *Collection) FindOne(ctx context.Context, f search.Node, sort []search.SortKey, out any) error {
-	docs, err := c.c.find(ctx, Query{Filter: f, Sort: sort, Limit: 1})
+	docs, err := c.c.Find(ctx, Query{Filter: f, Sort: sort, Limit: 1})
 	if err != nil {
 		return fmt.Errorf("find in %s: %w", c.name, err)
 	}
@@ -236,7 +208,7 @@ func (c *Collection) FindOne(ctx context.Context, f search.Node, sort []search.S
 
 // Find decodes the documents q selects into out, a pointer to a slice.
 func (c *Collection) Find(ctx context.Context, q Query, out any) error {
-	docs, err := c.c.find(ctx, q)
+	docs, err := c.c.Find(ctx, q)
 	if err != nil {
 		return fmt.Errorf("find in %s: %w", c.name, err)
 	}
@@ -248,7 +220,7 @@ func (c *Collection) Find(ctx context.Context, q Query, out any) error {
 
 // FindRaw returns the documents q selects as stored (for copies between engines).
 func (c *Collection) FindRaw(ctx context.Context, q Query) ([][]byte, error) {
-	docs, err := c.c.find(ctx, q)
+	docs, err := c.c.Find(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("find in %s: %w", c.name, err)
 	}
@@ -294,7 +266,7 @@ func StableSort(keys []search.SortKey) []search.SortKey {
 
 // Count returns how many documents match f.
 func (c *Collection) Count(ctx context.Context, f search.Node) (int64, error) {
-	n, err := c.c.count(ctx, f)
+	n, err := c.c.Count(ctx, f)
 	if err != nil {
 		return 0, fmt.Errorf("count %s: %w", c.name, err)
 	}
@@ -308,7 +280,7 @@ func (c *Collection) UpdateOne(ctx context.Context, f search.Node, u Update, ups
 	if err := u.check(); err != nil {
 		return false, err
 	}
-	n, err := c.c.update(ctx, f, u, false, upsert)
+	n, err := c.c.Update(ctx, f, u.ops, false, upsert)
 	if err != nil {
 		return false, fmt.Errorf("update %s: %w", c.name, err)
 	}
@@ -320,7 +292,7 @@ func (c *Collection) UpdateMany(ctx context.Context, f search.Node, u Update) (i
 	if err := u.check(); err != nil {
 		return 0, err
 	}
-	n, err := c.c.update(ctx, f, u, true, false)
+	n, err := c.c.Update(ctx, f, u.ops, true, false)
 	if err != nil {
 		return 0, fmt.Errorf("update %s: %w", c.name, err)
 	}
@@ -335,7 +307,7 @@ func (c *Collection) FindOneAndUpdate(ctx context.Context, f search.Node, sort [
 	if err := u.check(); err != nil {
 		return err
 	}
-	doc, err := c.c.findOneAndUpdate(ctx, f, sort, u, opts)
+	doc, err := c.c.FindOneAndUpdate(ctx, f, sort, u.ops, opts)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return ErrNotFound
@@ -354,11 +326,8 @@ func (c *Collection) FindOneAndUpdate(ctx context.Context, f search.Node, sort [
 	return nil
 }
 
-// FindAndUpdate are the options of FindOneAndUpdate.
-type FindAndUpdate struct {
-	Upsert       bool
-	ReturnBefore bool
-}
+// FindAndUpdate are the options of FindOneAndUpdate: Upsert, ReturnBefore.
+type FindAndUpdate = engine.FindAndUpdate
 
 // Replace replaces the whole document with doc's _id by doc; ErrNotFound when there is none, unless upsert.
 func (c *Collection) Replace(ctx context.Context, doc any, upsert bool) error {
@@ -366,7 +335,7 @@ func (c *Collection) Replace(ctx context.Context, doc any, upsert bool) error {
 	if err != nil {
 		return fmt.Errorf("replace in %s: %w", c.name, err)
 	}
-	ok, err := c.c.replace(ctx, id, raw, upsert)
+	ok, err := c.c.Replace(ctx, id, raw, upsert)
 	if err != nil {
 		return fmt.Errorf("replace in %s: %w", c.name, err)
 	}
@@ -378,7 +347,7 @@ func (c *Collection) Replace(ctx context.Context, doc any, upsert bool) error {
 
 // DeleteOne deletes one document matching f and reports whether there was one.
 func (c *Collection) DeleteOne(ctx context.Context, f search.Node) (bool, error) {
-	n, err := c.c.delete(ctx, f, false)
+	n, err := c.c.Delete(ctx, f, false)
 	if err != nil {
 		return false, fmt.Errorf("delete from %s: %w", c.name, err)
 	}
@@ -387,7 +356,7 @@ func (c *Collection) DeleteOne(ctx context.Context, f search.Node) (bool, error)
 
 // DeleteMany deletes every document matching f and returns how many.
 func (c *Collection) DeleteMany(ctx context.Context, f search.Node) (int64, error) {
-	n, err := c.c.delete(ctx, f, true)
+	n, err := c.c.Delete(ctx, f, true)
 	if err != nil {
 		return 0, fmt.Errorf("delete from %s: %w", c.name, err)
 	}
@@ -397,37 +366,14 @@ func (c *Collection) DeleteMany(ctx context.Context, f search.Node) (int64, erro
 // GroupCount counts the documents matching f by the value of path (each element, for an array path), largest
 // count first, then by value; at most limit groups (0 = all). Documents without the path form the group nil.
 func (c *Collection) GroupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error) {
-	if err := checkPath(path); err != nil {
+	if err := engine.CheckPath(path); err != nil {
 		return nil, err
 	}
-	g, err := c.c.groupCount(ctx, f, path, limit)
+	g, err := c.c.GroupCount(ctx, f, path, limit)
 	if err != nil {
 		return nil, fmt.Errorf("group %s by %s: %w", c.name, path, err)
 	}
 	return g, nil
-}
-
-// engine is one database engine.
-type engine interface {
-	name() string
-	ping(ctx context.Context) error
-	close(ctx context.Context) error
-	collections(ctx context.Context) ([]string, error)
-	collection(ctx context.Context, spec Spec) (coll, error)
-}
-
-// coll is one collection of an engine. Documents come in and go out as JSON objects holding "_id"; filter and
-// update values are normalized (see normalize) before they reach it.
-type coll interface {
-	insert(ctx context.Context, id string, doc []byte) error
-	insertMany(ctx context.Context, docs []Raw) ([]error, error)
-	find(ctx context.Context, q Query) ([][]byte, error)
-	count(ctx context.Context, f search.Node) (int64, error)
-	update(ctx context.Context, f search.Node, u Update, many, upsert bool) (int64, error)
-	findOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u Update, opts FindAndUpdate) ([]byte, error)
-	replace(ctx context.Context, id string, doc []byte, upsert bool) (bool, error)
-	delete(ctx context.Context, f search.Node, many bool) (int64, error)
-	groupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error)
 }
 
 // encodeDoc returns the _id and the JSON of doc, which must encode to an object with a non-empty string _id.
@@ -480,35 +426,6 @@ func decodeAll(docs [][]byte, out any) error {
 	b.WriteByte(']')
 	rv.Elem().SetLen(0)
 	return json.Unmarshal(b.Bytes(), out)
-}
-
-// checkPath refuses paths the engines cannot take literally: empty segments, quotes, "$" at a segment's start,
-// control characters. Paths come from code and allow-lists, never from clients, so a refusal is a bug.
-func checkPath(p string) error {
-	if p == "" {
-		return errors.New("docstore: empty path")
-	}
-	for _, seg := range strings.Split(p, ".") {
-		if seg == "" || (strings.HasPrefix(seg, "$") && seg != "$") {
-			return fmt.Errorf("docstore: bad path %q", p)
-		}
-	}
-	for _, r := range p {
-		if r < 0x20 || r == '"' || r == '\'' || r == '\\' || r == 0x7f {
-			return fmt.Errorf("docstore: bad path %q", p)
-		}
-	}
-	return nil
-}
-
-// redactURI drops the user information of a database URI for messages.
-func redactURI(uri string) string {
-	if i := strings.Index(uri, "@"); i >= 0 {
-		if j := strings.Index(uri, "://"); j >= 0 && j < i {
-			return uri[:j+3] + "…" + uri[i:]
-		}
-	}
-	return uri
 }
 
 // errBadFilter is returned for a filter node an engine cannot translate.

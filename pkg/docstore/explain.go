@@ -7,7 +7,7 @@ import (
 
 // explainer is implemented by the collections of engines that can show a query plan (SQLite).
 type explainer interface {
-	explain(ctx context.Context, q Query) (string, error)
+	Explain(ctx context.Context, q Query) (string, error)
 }
 
 // Explain returns the engine's plan for Find(q): SQLite's EXPLAIN QUERY PLAN, one step per line (tests check
@@ -17,5 +17,5 @@ func (c *Collection) Explain(ctx context.Context, q Query) (string, error) {
 	if !ok {
 		return "", errors.New("docstore: explain is not supported on this engine")
 	}
-	return x.explain(ctx, q)
+	return x.Explain(ctx, q)
 }

@@ -2,13 +2,11 @@ package docstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
+	"github.com/openir/platform/pkg/docstore/sqlite"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -20,25 +18,7 @@ func BackupFile(ctx context.Context, cfg Config, out string) error {
 	if cfg.URI != "" {
 		return errors.New("backup is for the embedded database; on MongoDB use mongodump")
 	}
-	file := filepath.Join(cfg.Path, cfg.Name+".db")
-	if _, err := os.Stat(file); err != nil {
-		return fmt.Errorf("backup: no embedded database at %s: %w", file, err)
-	}
-	if _, err := os.Stat(out); err == nil {
-		return fmt.Errorf("backup: %s exists", out)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("backup: %w", err)
-	}
-	registerSQLiteFuncs()
-	db, err := sql.Open("sqlite", file+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		return fmt.Errorf("backup: %w", err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", out); err != nil {
-		return fmt.Errorf("backup to %s: %w", out, err)
-	}
-	return os.Chmod(out, 0o600)
+	return sqlite.BackupFile(ctx, cfg, out)
 }
 
 // MigrateReport says what Migrate did for one collection.

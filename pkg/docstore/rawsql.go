@@ -2,8 +2,9 @@ package docstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
+
+	"github.com/openir/platform/pkg/docstore/sqlite"
 )
 
 // RawSQL runs one SQL statement on the SQLite engine's read connections (query_only) and returns how many rows
@@ -12,40 +13,18 @@ import (
 // and doc); a path's expression is json_extract(doc,'$."a"."b"'), the one the declared indexes use. Other
 // engines return an error. Stores must not use it.
 func (d *DB) RawSQL(ctx context.Context, query string, args ...any) (int, error) {
-	e, ok := d.eng.(*sqliteEngine)
+	e, ok := d.eng.(*sqlite.Engine)
 	if !ok {
 		return 0, errors.New("docstore: RawSQL is only available on the SQLite engine")
 	}
-	rows, err := e.r.QueryContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return 0, err
-	}
-	dst := make([]any, len(cols))
-	for i := range dst {
-		dst[i] = new(sql.RawBytes)
-	}
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(dst...); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, rows.Err()
+	return e.RawSQL(ctx, query, args...)
 }
 
 // RawSQLInt runs a one-row, one-column SQL query (SELECT count(*) …) like RawSQL and returns its integer.
 func (d *DB) RawSQLInt(ctx context.Context, query string, args ...any) (int64, error) {
-	e, ok := d.eng.(*sqliteEngine)
+	e, ok := d.eng.(*sqlite.Engine)
 	if !ok {
 		return 0, errors.New("docstore: RawSQLInt is only available on the SQLite engine")
 	}
-	var n int64
-	err := e.r.QueryRowContext(ctx, query, args...).Scan(&n)
-	return n, err
+	return e.RawSQLInt(ctx, query, args...)
 }

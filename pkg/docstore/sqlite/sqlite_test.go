@@ -1,4 +1,4 @@
-package docstore_test
+package sqlite_test
 
 import (
 	"context"

@@ -1,37 +1,54 @@
-package docstore
+package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openir/platform/pkg/docstore/internal/engine"
+	"github.com/openir/platform/pkg/search"
 )
 
-// groupDB opens an SQLite database with a collection "g" (unique index on n) holding docs.
-func groupDB(t *testing.T, docs ...map[string]any) (*sqliteEngine, *Collection) {
+// groupDB opens an SQLite database with a collection "g" (unique index on n) holding docs. The tests drive the
+// engine's collection directly (pkg/docstore, which opens engines, imports this package).
+func groupDB(t *testing.T, docs ...map[string]any) (*Engine, engine.Coll) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, Config{Name: "group", Path: t.TempDir()}, nil)
+	e, err := Open(ctx, engine.Config{Name: "group", Path: t.TempDir()}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = db.Close(context.Background()) })
-	c, err := db.Collection(ctx, Spec{Name: "g", Indexes: []Index{{Name: "n", Keys: []Key{Asc("n")}, Unique: true}}})
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	c, err := e.Collection(ctx, engine.Spec{Name: "g", Indexes: []engine.Index{{Name: "n", Keys: []engine.Key{{Path: "n"}}, Unique: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range docs {
-		if err := c.Insert(ctx, d); err != nil {
+		if err := insert(ctx, c, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return db.eng.(*sqliteEngine), c
+	return e, c
 }
 
+// insert stores d (which holds a string _id) as docstore's Collection.Insert does.
+func insert(ctx context.Context, c engine.Coll, d map[string]any) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return c.Insert(ctx, d["_id"].(string), b)
+}
+
+func eq(path string, v any) search.Node { return search.Node{Op: search.OpEq, Path: path, Value: v} }
+
 // queued waits until n write requests are queued (the test holds the write connection meanwhile).
-func queued(t *testing.T, e *sqliteEngine, n int) {
+func queued(t *testing.T, e *Engine, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -65,21 +82,21 @@ func TestSQLiteGroupCommit_EachWriteItsOwnOutcome(t *testing.T) {
 		name string
 		fn   func() error
 	}{
-		{"insert c", func() error { return c.Insert(ctx, map[string]any{"_id": "c", "n": 3}) }},
-		{"insert duplicate a", func() error { return c.Insert(ctx, map[string]any{"_id": "a", "n": 50}) }},
-		{"insert d", func() error { return c.Insert(ctx, map[string]any{"_id": "d", "n": 4}) }},
+		{"insert c", func() error { return insert(ctx, c, map[string]any{"_id": "c", "n": 3}) }},
+		{"insert duplicate a", func() error { return insert(ctx, c, map[string]any{"_id": "a", "n": 50}) }},
+		{"insert d", func() error { return insert(ctx, c, map[string]any{"_id": "d", "n": 4}) }},
 		// Both x documents get n=7: the second one breaks the unique index after the first was changed.
 		{"update many, fails half-way", func() error {
-			_, err := c.UpdateMany(ctx, Eq("k", "x"), Set("n", 7))
+			_, err := c.Update(ctx, eq("k", "x"), []engine.Op{{Kind: engine.OpSet, Path: "n", Value: int64(7)}}, true, false)
 			return err
 		}},
 		{"inc ctr", func() error {
-			var d map[string]any
-			return c.FindOneAndUpdate(ctx, ID("ctr"), nil, Inc("v", 1), FindAndUpdate{}, &d)
+			_, err := c.FindOneAndUpdate(ctx, eq("_id", "ctr"), nil, []engine.Op{{Kind: engine.OpInc, Path: "v", Value: int64(1)}}, engine.FindAndUpdate{})
+			return err
 		}},
 		{"delete b", func() error {
-			ok, err := c.DeleteOne(ctx, ID("b"))
-			if err == nil && !ok {
+			n, err := c.Delete(ctx, eq("_id", "b"), false)
+			if err == nil && n == 0 {
 				err = errors.New("b not deleted")
 			}
 			return err
@@ -97,7 +114,7 @@ func TestSQLiteGroupCommit_EachWriteItsOwnOutcome(t *testing.T) {
 	for o := range out {
 		wantErr := o.name == "insert duplicate a" || o.name == "update many, fails half-way"
 		switch {
-		case wantErr && !IsDuplicate(o.err):
+		case wantErr && !errors.Is(o.err, engine.ErrDuplicate):
 			t.Errorf("%s: %v, want a duplicate-key error", o.name, o.err)
 		case !wantErr && o.err != nil:
 			t.Errorf("%s: %v", o.name, o.err)
@@ -106,12 +123,16 @@ func TestSQLiteGroupCommit_EachWriteItsOwnOutcome(t *testing.T) {
 	if g := e.groups.Load() - groupsBefore; g != 1 {
 		t.Errorf("%d group commits, want the 6 writes in 1", g)
 	}
-	var docs []map[string]any
-	if err := c.Find(ctx, Query{Filter: All(), Sort: Sort("_id")}, &docs); err != nil {
+	raws, err := c.Find(ctx, engine.Query{Filter: search.Node{Op: search.OpAll}, Sort: []search.SortKey{{Path: "_id"}}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]any{}
-	for _, d := range docs {
+	for _, raw := range raws {
+		var d map[string]any
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
 		got[d["_id"].(string)] = d["n"]
 		if d["_id"] == "ctr" && d["v"] != float64(1) {
 			t.Errorf("ctr v = %v, want 1", d["v"])
@@ -135,9 +156,9 @@ func TestSQLiteGroupCommit_CancelledWhileQueued(t *testing.T) {
 	e.wr.sem <- struct{}{}
 	cctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 2)
-	go func() { errs <- c.Insert(cctx, map[string]any{"_id": "cancelled", "n": 1}) }()
+	go func() { errs <- insert(cctx, c, map[string]any{"_id": "cancelled", "n": 1}) }()
 	queued(t, e, 1)
-	go func() { errs <- c.Insert(context.Background(), map[string]any{"_id": "kept", "n": 2}) }()
+	go func() { errs <- insert(context.Background(), c, map[string]any{"_id": "kept", "n": 2}) }()
 	queued(t, e, 2)
 	cancel()
 	if err := <-errs; !errors.Is(err, context.Canceled) {
@@ -147,11 +168,10 @@ func TestSQLiteGroupCommit_CancelledWhileQueued(t *testing.T) {
 	if err := <-errs; err != nil {
 		t.Fatalf("the other insert: %v", err)
 	}
-	var d map[string]any
-	if err := c.Get(context.Background(), "cancelled", &d); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("the cancelled insert was stored: %v %v", d, err)
+	if d, err := c.Find(context.Background(), engine.Query{Filter: eq("_id", "cancelled"), Limit: 1}); err != nil || len(d) != 0 {
+		t.Fatalf("the cancelled insert was stored: %s %v", d, err)
 	}
-	if err := c.Get(context.Background(), "kept", &d); err != nil {
-		t.Fatal(err)
+	if d, err := c.Find(context.Background(), engine.Query{Filter: eq("_id", "kept"), Limit: 1}); err != nil || len(d) != 1 {
+		t.Fatalf("the other insert was not stored: %s %v", d, err)
 	}
 }

@@ -1,15 +1,16 @@
-package docstore
+package sqlite
 
 import (
 	"encoding/json"
 	"strings"
 
+	"github.com/openir/platform/pkg/docstore/internal/engine"
 	"github.com/openir/platform/pkg/search"
 )
 
 // The SQL translation of the filter tree for the SQLite engine. Paths become SQL literals (they were checked by
-// checkPath and come from code and allow-lists), so that the expressions of a query are exactly those of the
-// declared indexes; values are always bound parameters.
+// engine.CheckPath and come from code and allow-lists), so that the expressions of a query are exactly those of
+// the declared indexes; values are always bound parameters.
 
 // sqlPath returns the JSON path literal of a document path: '$."a"."b"'.
 func sqlPath(p string) string {
@@ -49,8 +50,8 @@ type sqlWhere struct {
 	err    error
 }
 
-// sqlFilter returns the condition of f and its arguments. A path checkPath refuses is an error (paths are
-// written into the SQL text).
+// sqlFilter returns the condition of f and its arguments. A path engine.CheckPath refuses is an error (paths
+// are written into the SQL text).
 func sqlFilter(f search.Node, arrays map[string]bool) (string, []any, error) {
 	w := sqlWhere{arrays: arrays}
 	w.node(f)
@@ -115,7 +116,7 @@ func (w *sqlWhere) node(n search.Node) {
 // field writes a condition on one path: on the field itself, or for an array path on any of its elements
 // (json_each yields the one value of a scalar, so a scalar still matches as itself).
 func (w *sqlWhere) field(n search.Node) {
-	if err := checkPath(n.Path); err != nil {
+	if err := engine.CheckPath(n.Path); err != nil {
 		if w.err == nil {
 			w.err = err
 		}
@@ -162,21 +163,21 @@ func hasNil(vs []any) bool {
 func (w *sqlWhere) scalar(n search.Node, t sqlTarget) {
 	switch n.Op {
 	case search.OpEq:
-		w.eq(t, Normalize(n.Value))
+		w.eq(t, engine.Normalize(n.Value))
 	case search.OpGt, search.OpGte, search.OpLt, search.OpLte:
-		w.cmp(n.Op, t, Normalize(n.Value))
+		w.cmp(n.Op, t, engine.Normalize(n.Value))
 	case search.OpIn:
 		w.in(t, n.Values)
 	case search.OpLike:
-		w.regex(t, "(?is)"+quote(text(n.Value)))
+		w.regex(t, "(?is)"+engine.Quote(engine.Text(n.Value)))
 	case search.OpWildcard:
-		w.regex(t, `(?is)^`+wildcard(text(n.Value))+`\z`)
+		w.regex(t, `(?is)^`+engine.Wildcard(engine.Text(n.Value))+`\z`)
 	case search.OpSuffix:
-		w.regex(t, quote(text(n.Value))+`\z`)
+		w.regex(t, engine.Quote(engine.Text(n.Value))+`\z`)
 	case search.OpPrefix:
 		// A range on the expression (index-friendly): the strings from s up to s with its last byte that is not
 		// 0xff incremented are exactly those starting with s (SQLite compares text bytewise).
-		s := text(n.Value)
+		s := engine.Text(n.Value)
 		w.b.WriteString("(" + t.expr + " >= ")
 		w.arg(s)
 		if up, ok := prefixEnd(s); ok {
@@ -290,7 +291,7 @@ const maxInArgs = 500
 func (w *sqlWhere) in(t sqlTarget, vs []any) {
 	var plain, other []any
 	for _, v := range vs {
-		switch x := Normalize(v).(type) {
+		switch x := engine.Normalize(v).(type) {
 		case int64, float64:
 			if f := sqlNum(x); f == 0 || f == 1 {
 				other = append(other, x)
@@ -355,7 +356,7 @@ func sqlOrder(keys []search.SortKey) (string, error) {
 		return "", nil
 	}
 	for _, k := range keys {
-		if err := checkPath(k.Path); err != nil {
+		if err := engine.CheckPath(k.Path); err != nil {
 			return "", err
 		}
 	}

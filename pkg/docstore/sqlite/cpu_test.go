@@ -1,6 +1,6 @@
 //go:build unix
 
-package docstore_test
+package sqlite_test
 
 import (
 	"syscall"

@@ -1,6 +1,6 @@
-package docstore
-
-// The SQLite engine (modernc.org/sqlite, pure Go): the embedded, single-node default.
+// Package sqlite is the SQLite engine of pkg/docstore (modernc.org/sqlite, pure Go): the embedded, single-node
+// default, with its translation of filters, sorts and updates into SQL. pkg/docstore opens it for an empty
+// database URI; stores never import it.
 //
 // Storage: one file Path/Name.db in WAL mode with synchronous=NORMAL: a write is acknowledged once its commit
 // is in the WAL, which is in the operating system's page cache, so an acknowledged write survives the crash
@@ -10,16 +10,16 @@ package docstore
 // with a clear error instead of sharing the file: the embedded engine is for one process.
 //
 // Every collection is a table (id TEXT PRIMARY KEY, doc TEXT NOT NULL), doc being the whole JSON document.
-// A path maps to exactly one SQL expression (sqlExpr: id for _id, json_extract(doc,'$."a"."b"') otherwise),
-// used by index definitions and queries alike, so that declared indexes serve the generated queries. A
-// non-unique index ends with id, so that the stable sort of FindPage (keys, then _id) is read in index order.
+// A path maps to exactly one SQL expression (sqlExpr in filter.go: id for _id, json_extract(doc,'$."a"."b"')
+// otherwise), used by index definitions and queries alike, so that declared indexes serve the generated
+// queries. A non-unique index ends with id, so that the stable sort of FindPage (keys, then _id) is read in
+// index order.
 //
 // Writes go through one connection, each in a BEGIN IMMEDIATE transaction (or a single statement): Go
 // serializes the writers instead of SQLite's sleeping busy handler, and concurrent writes share one commit
-// (group commit, sqlite_group.go). Reads use a pool of query_only
-// connections and see the last committed state (WAL snapshots). Updates read the matching documents, apply
-// the operations in Go (sqlite_update.go) and write them back, all in one transaction, so that queue claims,
-// counters and upserts are atomic.
+// (group commit, group.go). Reads use a pool of query_only connections and see the last committed state (WAL
+// snapshots). Updates read the matching documents, apply the operations in Go (update.go) and write them back,
+// all in one transaction, so that queue claims, counters and upserts are atomic.
 //
 // Differences from MongoDB that remain (the conformance suite pins what both engines do):
 //   - A filter on a path matches an array's elements only for the paths the collection declares in
@@ -40,7 +40,8 @@ package docstore
 //
 // Performance notes: an index on an array path (Spec.Arrays) does not serve element filters (json_each is
 // not indexable); modernc.org/sqlite v1.31 prepares a statement again on every execution, so the statement
-// cache (sqlite_stmt.go) mostly serves to bind statements to the write connection.
+// cache (stmt.go) mostly serves to bind statements to the write connection.
+package sqlite
 
 import (
 	"cmp"
@@ -59,13 +60,15 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/openir/platform/pkg/docstore/internal/engine"
 	"github.com/openir/platform/pkg/search"
 )
 
 // sqliteReaders is the size of the read pool.
 const sqliteReaders = 4
 
-type sqliteEngine struct {
+// Engine is an open SQLite database: the engine behind a docstore.DB on the embedded database.
+type Engine struct {
 	file   string
 	w      *sql.DB   // one connection: every write
 	r      *sql.DB   // query_only connections: every read outside a write
@@ -79,8 +82,8 @@ type sqliteEngine struct {
 	cerr   error
 }
 
-// openSQLite opens (creating) Path/Name.db.
-func openSQLite(ctx context.Context, cfg Config, log *slog.Logger) (engine, error) {
+// Open opens (creating) Path/Name.db.
+func Open(ctx context.Context, cfg engine.Config, log *slog.Logger) (*Engine, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("database.path is empty: the embedded database needs a folder")
 	}
@@ -99,8 +102,8 @@ func openSQLite(ctx context.Context, cfg Config, log *slog.Logger) (engine, erro
 		return nil, err
 	}
 	registerSQLiteFuncs()
-	e := &sqliteEngine{file: file, lock: lock, log: log}
-	fail := func(err error) (engine, error) {
+	e := &Engine{file: file, lock: lock, log: log}
+	fail := func(err error) (*Engine, error) {
 		if e.w != nil {
 			_ = e.w.Close()
 		}
@@ -146,14 +149,14 @@ func openSQLite(ctx context.Context, cfg Config, log *slog.Logger) (engine, erro
 	return e, nil
 }
 
-func (e *sqliteEngine) name() string { return "sqlite" }
+func (e *Engine) Name() string { return "sqlite" }
 
-func (e *sqliteEngine) ping(ctx context.Context) error {
+func (e *Engine) Ping(ctx context.Context) error {
 	var one int
 	return e.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
 
-func (e *sqliteEngine) close(ctx context.Context) error {
+func (e *Engine) Close(ctx context.Context) error {
 	e.closed.Do(func() {
 		if e.acquire(ctx) == nil {
 			_, _ = e.wr.conn.ExecContext(ctx, "PRAGMA optimize")
@@ -169,7 +172,7 @@ func (e *sqliteEngine) close(ctx context.Context) error {
 	return e.cerr
 }
 
-func (e *sqliteEngine) collections(ctx context.Context) ([]string, error) {
+func (e *Engine) Collections(ctx context.Context) ([]string, error) {
 	rows, err := e.r.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type='table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
 	if err != nil {
 		return nil, err
@@ -186,14 +189,14 @@ func (e *sqliteEngine) collections(ctx context.Context) ([]string, error) {
 	return out, rows.Err()
 }
 
-// collection creates the table and the indexes of spec. An index whose definition changed is rebuilt.
-func (e *sqliteEngine) collection(ctx context.Context, spec Spec) (coll, error) {
+// Collection creates the table and the indexes of spec. An index whose definition changed is rebuilt.
+func (e *Engine) Collection(ctx context.Context, spec engine.Spec) (engine.Coll, error) {
 	if err := checkCollName(spec.Name); err != nil {
 		return nil, err
 	}
-	c := &sqliteColl{e: e, name: spec.Name, table: `"` + spec.Name + `"`, arrays: map[string]bool{}}
+	c := &coll{e: e, name: spec.Name, table: `"` + spec.Name + `"`, arrays: map[string]bool{}}
 	for _, p := range spec.Arrays {
-		if err := checkPath(p); err != nil {
+		if err := engine.CheckPath(p); err != nil {
 			return nil, fmt.Errorf("docstore: collection %s: array %w", spec.Name, err)
 		}
 		c.arrays[p] = true
@@ -211,8 +214,8 @@ func (e *sqliteEngine) collection(ctx context.Context, spec Spec) (coll, error) 
 			}
 			all = append(all, wanted{name, indexSQL(c.table, name, ix)})
 			keys := slices.Clone(ix.Keys)
-			if !ix.Unique && !slices.ContainsFunc(keys, func(k Key) bool { return k.Path == "_id" }) {
-				keys = append(keys, Asc("_id"))
+			if !ix.Unique && !slices.ContainsFunc(keys, func(k engine.Key) bool { return k.Path == "_id" }) {
+				keys = append(keys, engine.Key{Path: "_id"})
 			}
 			c.indexes = append(c.indexes, sqliteIndex{name: name, keys: keys})
 			if ix.Unique {
@@ -248,7 +251,7 @@ func (e *sqliteEngine) collection(ctx context.Context, spec Spec) (coll, error) 
 }
 
 // indexSQL is the CREATE INDEX statement of ix as SQLite keeps it in its schema.
-func indexSQL(table, name string, ix Index) string {
+func indexSQL(table, name string, ix engine.Index) string {
 	var b strings.Builder
 	b.WriteString("CREATE ")
 	if ix.Unique {
@@ -276,7 +279,7 @@ func indexSQL(table, name string, ix Index) string {
 // uniqueNullSQL is the partial index that makes a missing or null key count as one value of a unique index,
 // as in MongoDB (SQLite's unique indexes take NULLs as distinct): it holds only the documents with a missing
 // key, each NULL replaced by a blob (which no JSON value equals).
-func uniqueNullSQL(table, name string, ix Index) string {
+func uniqueNullSQL(table, name string, ix engine.Index) string {
 	var keys, cond []string
 	for _, k := range ix.Keys {
 		keys = append(keys, "ifnull("+sqlExpr(k.Path)+",x'00')")
@@ -299,25 +302,25 @@ func checkCollName(n string) error {
 }
 
 // write runs fn in one IMMEDIATE transaction on the write connection (alone, or with other writes in one
-// group commit, in a savepoint of its own: sqlite_group.go). fn must use the context it is given.
-func (e *sqliteEngine) write(ctx context.Context, fn func(ctx context.Context, tx *wtx) error) error {
+// group commit, in a savepoint of its own: group.go). fn must use the context it is given.
+func (e *Engine) write(ctx context.Context, fn func(ctx context.Context, tx *wtx) error) error {
 	return e.submit(ctx, true, fn)
 }
 
-// sqliteErr wraps ErrDuplicate around a unique-constraint violation.
+// sqliteErr wraps engine.ErrDuplicate around a unique-constraint violation.
 func sqliteErr(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return fmt.Errorf("%w (%s)", ErrDuplicate, se.Error())
+			return fmt.Errorf("%w (%s)", engine.ErrDuplicate, se.Error())
 		}
 	}
 	return err
 }
 
-type sqliteColl struct {
-	e       *sqliteEngine
+type coll struct {
+	e       *Engine
 	name    string
 	table   string // quoted
 	arrays  map[string]bool
@@ -328,17 +331,17 @@ type sqliteColl struct {
 // index included.
 type sqliteIndex struct {
 	name string
-	keys []Key
+	keys []engine.Key
 }
 
-func (c *sqliteColl) insert(ctx context.Context, id string, doc []byte) error {
+func (c *coll) Insert(ctx context.Context, id string, doc []byte) error {
 	_, err := c.e.exec(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)", id, string(doc))
 	return sqliteErr(err)
 }
 
-// insertMany inserts in one transaction; a failed INSERT only undoes itself, so a duplicate is that
+// InsertMany inserts in one transaction; a failed INSERT only undoes itself, so a duplicate is that
 // document's error and the others are stored.
-func (c *sqliteColl) insertMany(ctx context.Context, docs []Raw) ([]error, error) {
+func (c *coll) InsertMany(ctx context.Context, docs []engine.Raw) ([]error, error) {
 	res := make([]error, len(docs))
 	err := c.e.write(ctx, func(ctx context.Context, tx *wtx) error {
 		st, err := tx.stmt(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)")
@@ -348,7 +351,7 @@ func (c *sqliteColl) insertMany(ctx context.Context, docs []Raw) ([]error, error
 		for i, d := range docs {
 			if _, err := st.ExecContext(ctx, d.ID, string(d.JSON)); err != nil {
 				err = sqliteErr(err)
-				if !errors.Is(err, ErrDuplicate) {
+				if !errors.Is(err, engine.ErrDuplicate) {
 					return err
 				}
 				res[i] = err
@@ -363,7 +366,7 @@ func (c *sqliteColl) insertMany(ctx context.Context, docs []Raw) ([]error, error
 }
 
 // selectSQL returns SELECT cols FROM table WHERE f ORDER BY sort LIMIT/OFFSET and its arguments.
-func (c *sqliteColl) selectSQL(cols string, q Query) (string, []any, error) {
+func (c *coll) selectSQL(cols string, q engine.Query) (string, []any, error) {
 	where, args, err := sqlFilter(q.Filter, c.arrays)
 	if err != nil {
 		return "", nil, err
@@ -398,7 +401,7 @@ func (c *sqliteColl) selectSQL(cols string, q Query) (string, []any, error) {
 // by startDate sorted all 40,000 matches (230-370 ms) instead of reading 50 in order (< 1 ms). An order index
 // is imposed only when no other index has more leading keys fixed by equalities of the filter, so that a
 // selective equality keeps its own index, and when no other order index fixes as many.
-func (c *sqliteColl) orderIndex(q Query) string {
+func (c *coll) orderIndex(q engine.Query) string {
 	if q.Limit <= 0 || len(q.Sort) == 0 || len(c.indexes) < 2 {
 		return ""
 	}
@@ -427,7 +430,7 @@ func (c *sqliteColl) orderIndex(q Query) string {
 
 // eqPaths adds the paths that f's top-level conjunction fixes with an equality to a scalar (not on an array
 // path, whose elements an index does not serve).
-func (c *sqliteColl) eqPaths(f search.Node, eq map[string]bool) {
+func (c *coll) eqPaths(f search.Node, eq map[string]bool) {
 	switch f.Op {
 	case search.OpAnd:
 		for _, ch := range f.Children {
@@ -442,7 +445,7 @@ func (c *sqliteColl) eqPaths(f search.Node, eq map[string]bool) {
 
 // readsInOrder says whether index keys (after the equality prefix) start with the sort keys, all in the same
 // direction or all reversed (SQLite reads an index backwards).
-func readsInOrder(keys []Key, sort []search.SortKey) bool {
+func readsInOrder(keys []engine.Key, sort []search.SortKey) bool {
 	if len(sort) > len(keys) {
 		return false
 	}
@@ -455,7 +458,7 @@ func readsInOrder(keys []Key, sort []search.SortKey) bool {
 	return true
 }
 
-func (c *sqliteColl) find(ctx context.Context, q Query) ([][]byte, error) {
+func (c *coll) Find(ctx context.Context, q engine.Query) ([][]byte, error) {
 	s, args, err := c.selectSQL("doc", q)
 	if err != nil {
 		return nil, err
@@ -479,7 +482,7 @@ func (c *sqliteColl) find(ctx context.Context, q Query) ([][]byte, error) {
 	return out, rows.Err()
 }
 
-func (c *sqliteColl) count(ctx context.Context, f search.Node) (int64, error) {
+func (c *coll) Count(ctx context.Context, f search.Node) (int64, error) {
 	where, args, err := sqlFilter(f, c.arrays)
 	if err != nil {
 		return 0, err
@@ -499,7 +502,7 @@ func (c *sqliteColl) count(ctx context.Context, f search.Node) (int64, error) {
 }
 
 // matching reads the id and document of the rows q selects inside tx.
-func (c *sqliteColl) matching(ctx context.Context, tx *wtx, q Query) ([]Raw, error) {
+func (c *coll) matching(ctx context.Context, tx *wtx, q engine.Query) ([]engine.Raw, error) {
 	s, args, err := c.selectSQL("id,doc", q)
 	if err != nil {
 		return nil, err
@@ -509,9 +512,9 @@ func (c *sqliteColl) matching(ctx context.Context, tx *wtx, q Query) ([]Raw, err
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Raw
+	var out []engine.Raw
 	for rows.Next() {
-		var r Raw
+		var r engine.Raw
 		if err := rows.Scan(&r.ID, &r.JSON); err != nil {
 			return nil, err
 		}
@@ -520,10 +523,10 @@ func (c *sqliteColl) matching(ctx context.Context, tx *wtx, q Query) ([]Raw, err
 	return out, rows.Err()
 }
 
-func (c *sqliteColl) update(ctx context.Context, f search.Node, u Update, many, upsert bool) (int64, error) {
+func (c *coll) Update(ctx context.Context, f search.Node, u []engine.Op, many, upsert bool) (int64, error) {
 	var n int64
 	err := c.e.write(ctx, func(ctx context.Context, tx *wtx) error {
-		q := Query{Filter: f}
+		q := engine.Query{Filter: f}
 		if !many {
 			q.Limit = 1
 		}
@@ -549,7 +552,7 @@ func (c *sqliteColl) update(ctx context.Context, f search.Node, u Update, many, 
 }
 
 // applyAndWrite applies u to the stored document d and writes it back; it returns the new JSON.
-func (c *sqliteColl) applyAndWrite(ctx context.Context, tx *wtx, d Raw, u Update) ([]byte, error) {
+func (c *coll) applyAndWrite(ctx context.Context, tx *wtx, d engine.Raw, u []engine.Op) ([]byte, error) {
 	doc, err := decodeDocMap(d.JSON)
 	if err != nil {
 		return nil, fmt.Errorf("document %s: %w", d.ID, err)
@@ -568,7 +571,7 @@ func (c *sqliteColl) applyAndWrite(ctx context.Context, tx *wtx, d Raw, u Update
 }
 
 // upsert inserts the document made of f's equalities with u applied.
-func (c *sqliteColl) upsert(ctx context.Context, tx *wtx, f search.Node, u Update) ([]byte, error) {
+func (c *coll) upsert(ctx context.Context, tx *wtx, f search.Node, u []engine.Op) ([]byte, error) {
 	doc, id, err := upsertSeed(f)
 	if err != nil {
 		return nil, err
@@ -586,16 +589,16 @@ func (c *sqliteColl) upsert(ctx context.Context, tx *wtx, f search.Node, u Updat
 	return b, nil
 }
 
-func (c *sqliteColl) findOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u Update, opts FindAndUpdate) ([]byte, error) {
+func (c *coll) FindOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u []engine.Op, opts engine.FindAndUpdate) ([]byte, error) {
 	var out []byte
 	err := c.e.write(ctx, func(ctx context.Context, tx *wtx) error {
-		docs, err := c.matching(ctx, tx, Query{Filter: f, Sort: sort, Limit: 1})
+		docs, err := c.matching(ctx, tx, engine.Query{Filter: f, Sort: sort, Limit: 1})
 		if err != nil {
 			return err
 		}
 		if len(docs) == 0 {
 			if !opts.Upsert {
-				return ErrNotFound
+				return engine.ErrNotFound
 			}
 			b, err := c.upsert(ctx, tx, f, u)
 			if err != nil {
@@ -623,9 +626,9 @@ func (c *sqliteColl) findOneAndUpdate(ctx context.Context, f search.Node, sort [
 	return out, nil
 }
 
-// replace writes doc over the document with its id. With upsert it is inserted when there is none; a unique
+// Replace writes doc over the document with its id. With upsert it is inserted when there is none; a unique
 // index still refuses a value another document holds.
-func (c *sqliteColl) replace(ctx context.Context, id string, doc []byte, upsert bool) (bool, error) {
+func (c *coll) Replace(ctx context.Context, id string, doc []byte, upsert bool) (bool, error) {
 	if upsert {
 		_, err := c.e.exec(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?) ON CONFLICT(id) DO UPDATE SET doc=excluded.doc", id, string(doc))
 		if err != nil {
@@ -641,7 +644,7 @@ func (c *sqliteColl) replace(ctx context.Context, id string, doc []byte, upsert 
 	return n > 0, err
 }
 
-func (c *sqliteColl) delete(ctx context.Context, f search.Node, many bool) (int64, error) {
+func (c *coll) Delete(ctx context.Context, f search.Node, many bool) (int64, error) {
 	where, args, err := sqlFilter(f, c.arrays)
 	if err != nil {
 		return 0, err
@@ -657,11 +660,11 @@ func (c *sqliteColl) delete(ctx context.Context, f search.Node, many bool) (int6
 	return res.RowsAffected()
 }
 
-// groupCount groups by the path's expression, or by the elements of an array path (json_each; a document
+// GroupCount groups by the path's expression, or by the elements of an array path (json_each; a document
 // without elements counts in the group nil). json_extract reads true and false as 1 and 0: each group also
 // counts its bools, reading the JSON type only for the values 0 and 1 (so the count stays on the index), and
 // when there are bools the groups are split and ordered in Go as MongoDB orders them (bools last).
-func (c *sqliteColl) groupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error) {
+func (c *coll) GroupCount(ctx context.Context, f search.Node, path string, limit int) ([]engine.Group, error) {
 	out, bools, err := c.groups(ctx, f, path, limit)
 	if err != nil || !bools {
 		return out, err
@@ -672,11 +675,11 @@ func (c *sqliteColl) groupCount(ctx context.Context, f search.Node, path string,
 		}
 	}
 	split := out
-	slices.SortStableFunc(split, func(a, b Group) int {
+	slices.SortStableFunc(split, func(a, b engine.Group) int {
 		if a.Count != b.Count {
 			return cmp.Compare(b.Count, a.Count)
 		}
-		return compareValues(a.Value, b.Value)
+		return engine.Compare(a.Value, b.Value)
 	})
 	if limit > 0 && len(split) > limit {
 		split = split[:limit]
@@ -685,7 +688,7 @@ func (c *sqliteColl) groupCount(ctx context.Context, f search.Node, path string,
 }
 
 // groups runs the group query; bools tells whether a group held bools (then split into its own groups).
-func (c *sqliteColl) groups(ctx context.Context, f search.Node, path string, limit int) ([]Group, bool, error) {
+func (c *coll) groups(ctx context.Context, f search.Node, path string, limit int) ([]engine.Group, bool, error) {
 	where, args, err := sqlFilter(f, c.arrays)
 	if err != nil {
 		return nil, false, err
@@ -709,12 +712,12 @@ func (c *sqliteColl) groups(ctx context.Context, f search.Node, path string, lim
 	}
 	defer rows.Close()
 	var (
-		out   []Group
+		out   []engine.Group
 		bools bool
 	)
 	for rows.Next() {
 		var (
-			g Group
+			g engine.Group
 			b sql.NullInt64
 		)
 		if err := rows.Scan(&g.Value, &g.Count, &b); err != nil {
@@ -726,17 +729,17 @@ func (c *sqliteColl) groups(ctx context.Context, f search.Node, path string, lim
 		if b.Int64 > 0 {
 			bools = true
 			if rest := g.Count - b.Int64; rest > 0 {
-				out = append(out, Group{Value: g.Value, Count: rest})
+				out = append(out, engine.Group{Value: g.Value, Count: rest})
 			}
-			g = Group{Value: g.Value == int64(1), Count: b.Int64}
+			g = engine.Group{Value: g.Value == int64(1), Count: b.Int64}
 		}
 		out = append(out, g)
 	}
 	return out, bools, rows.Err()
 }
 
-// explain returns SQLite's plan of the find q runs, one line per step.
-func (c *sqliteColl) explain(ctx context.Context, q Query) (string, error) {
+// Explain returns SQLite's plan of the find q runs, one line per step.
+func (c *coll) Explain(ctx context.Context, q engine.Query) (string, error) {
 	s, args, err := c.selectSQL("doc", q)
 	if err != nil {
 		return "", err
@@ -769,8 +772,8 @@ func (c *sqliteColl) explain(ctx context.Context, q Query) (string, error) {
 	return strings.Join(lines, "\n"), rows.Err()
 }
 
-// backup writes a consistent snapshot of the database to path (VACUUM INTO), which must not exist.
-func (e *sqliteEngine) backup(ctx context.Context, path string) error {
+// Backup writes a consistent snapshot of the database to path (VACUUM INTO), which must not exist.
+func (e *Engine) Backup(ctx context.Context, path string) error {
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("backup: %s exists", path)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -785,6 +788,45 @@ func (e *sqliteEngine) backup(ctx context.Context, path string) error {
 	defer db.Close()
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
 		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	return nil
+}
+
+// BackupFile writes a consistent snapshot of the database file cfg names (Path/Name.db) to out, a new file,
+// whether or not a process is serving from it: it reads through a connection of its own (VACUUM INTO reads one
+// snapshot while writers go on), without the lock that keeps a second process off the file.
+func BackupFile(ctx context.Context, cfg engine.Config, out string) error {
+	file := filepath.Join(cfg.Path, cfg.Name+".db")
+	if _, err := os.Stat(file); err != nil {
+		return fmt.Errorf("backup: no embedded database at %s: %w", file, err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		return fmt.Errorf("backup: %s exists", out)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("backup: %w", err)
+	}
+	registerSQLiteFuncs()
+	db, err := sql.Open("sqlite", file+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", out); err != nil {
+		return fmt.Errorf("backup to %s: %w", out, err)
+	}
+	return os.Chmod(out, 0o600)
+}
+
+// DropIndex drops the index a spec declared under name, and its partial companion of a unique index.
+func (c *coll) DropIndex(ctx context.Context, name string) error {
+	full := c.name + "_" + name
+	if err := checkCollName(full); err != nil {
+		return err
+	}
+	for _, n := range []string{full, full + "_null"} {
+		if _, err := c.e.exec(ctx, `DROP INDEX IF EXISTS "`+n+`"`); err != nil {
+			return err
+		}
 	}
 	return nil
 }

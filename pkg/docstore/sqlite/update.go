@@ -1,4 +1,4 @@
-package docstore
+package sqlite
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openir/platform/pkg/docstore/internal/engine"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -28,7 +29,7 @@ func decodeDocMap(b []byte) (map[string]any, error) {
 		return nil, errors.New("stored document is not an object")
 	}
 	for k, v := range m {
-		m[k] = Normalize(v)
+		m[k] = engine.Normalize(v)
 	}
 	return m, nil
 }
@@ -42,71 +43,71 @@ func encodeDocMap(m map[string]any) ([]byte, error) {
 }
 
 // applyUpdate applies the operations of u to doc.
-func applyUpdate(doc map[string]any, u Update) error {
-	for _, op := range u.ops {
-		segs := strings.Split(op.path, ".")
-		switch op.kind {
-		case opSet:
-			if err := setPath(doc, segs, op.value); err != nil {
-				return fmt.Errorf("set %s: %w", op.path, err)
+func applyUpdate(doc map[string]any, u []engine.Op) error {
+	for _, op := range u {
+		segs := strings.Split(op.Path, ".")
+		switch op.Kind {
+		case engine.OpSet:
+			if err := setPath(doc, segs, op.Value); err != nil {
+				return fmt.Errorf("set %s: %w", op.Path, err)
 			}
-		case opUnset:
+		case engine.OpUnset:
 			unsetPath(doc, segs)
-		case opInc:
+		case engine.OpInc:
 			cur, found := getPath(doc, segs)
 			var nv any
 			if !found {
-				nv = op.value
+				nv = op.Value
 			} else {
-				v, err := addNumbers(cur, op.value)
+				v, err := addNumbers(cur, op.Value)
 				if err != nil {
-					return fmt.Errorf("inc %s: %w", op.path, err)
+					return fmt.Errorf("inc %s: %w", op.Path, err)
 				}
 				nv = v
 			}
 			if err := setPath(doc, segs, nv); err != nil {
-				return fmt.Errorf("inc %s: %w", op.path, err)
+				return fmt.Errorf("inc %s: %w", op.Path, err)
 			}
-		case opAddToSet:
+		case engine.OpAddToSet:
 			cur, found := getPath(doc, segs)
 			var arr []any
 			if found {
 				a, ok := cur.([]any)
 				if !ok {
-					return fmt.Errorf("addToSet %s: the field is not an array", op.path)
+					return fmt.Errorf("addToSet %s: the field is not an array", op.Path)
 				}
 				arr = a
 			} else {
 				arr = []any{}
 			}
-			for _, it := range op.items {
+			for _, it := range op.Items {
 				if !containsValue(arr, it) {
 					arr = append(arr, it)
 				}
 			}
 			if err := setPath(doc, segs, arr); err != nil {
-				return fmt.Errorf("addToSet %s: %w", op.path, err)
+				return fmt.Errorf("addToSet %s: %w", op.Path, err)
 			}
-		case opPull:
+		case engine.OpPull:
 			cur, found := getPath(doc, segs)
 			if !found {
 				continue
 			}
 			arr, ok := cur.([]any)
 			if !ok {
-				return fmt.Errorf("pull %s: the field is not an array", op.path)
+				return fmt.Errorf("pull %s: the field is not an array", op.Path)
 			}
 			kept := make([]any, 0, len(arr))
 			for _, e := range arr {
-				if !containsValue(op.items, e) {
+				if !containsValue(op.Items, e) {
 					kept = append(kept, e)
 				}
 			}
 			if err := setPath(doc, segs, kept); err != nil {
-				return fmt.Errorf("pull %s: %w", op.path, err)
+				return fmt.Errorf("pull %s: %w", op.Path, err)
 			}
 		default:
-			return fmt.Errorf("unknown update operation %d", op.kind)
+			return fmt.Errorf("unknown update operation %d", op.Kind)
 		}
 	}
 	return nil
@@ -296,10 +297,10 @@ func upsertSeed(f search.Node) (map[string]any, string, error) {
 			}
 			return nil
 		case search.OpEq:
-			if err := checkPath(n.Path); err != nil {
+			if err := engine.CheckPath(n.Path); err != nil {
 				return err
 			}
-			return setPath(doc, strings.Split(n.Path, "."), Normalize(n.Value))
+			return setPath(doc, strings.Split(n.Path, "."), engine.Normalize(n.Value))
 		}
 		return fmt.Errorf("docstore: an upsert needs a filter of equalities, not %s", n.Op)
 	}

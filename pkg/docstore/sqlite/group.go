@@ -1,4 +1,4 @@
-package docstore
+package sqlite
 
 // Group commit on the write connection. Every write (a single statement or a transaction function) queues a
 // request; the writer that gets the connection (the leader) takes every queued request, up to maxGroup, and
@@ -19,9 +19,12 @@ package docstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openir/platform/pkg/docstore/internal/engine"
 )
 
 // maxGroup bounds the requests of one transaction, so that a group's latency stays bounded under a flood.
@@ -50,7 +53,7 @@ type writeQueue struct {
 }
 
 // submit queues a write and waits until a leader (possibly this goroutine) has run it and committed it.
-func (e *sqliteEngine) submit(ctx context.Context, txn bool, fn func(ctx context.Context, tx *wtx) error) error {
+func (e *Engine) submit(ctx context.Context, txn bool, fn func(ctx context.Context, tx *wtx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -78,7 +81,7 @@ func (e *sqliteEngine) submit(ctx context.Context, txn bool, fn func(ctx context
 }
 
 // lead runs the queued requests (up to maxGroup) while holding the write connection.
-func (e *sqliteEngine) lead() {
+func (e *Engine) lead() {
 	e.wq.mu.Lock()
 	n := min(len(e.wq.pending), maxGroup)
 	batch := make([]*writeReq, 0, n)
@@ -103,7 +106,7 @@ func (e *sqliteEngine) lead() {
 
 // runAlone runs one request as the engine always did: a single statement in autocommit, or fn in one
 // IMMEDIATE transaction, with the request's context.
-func (e *sqliteEngine) runAlone(r *writeReq) error {
+func (e *Engine) runAlone(r *writeReq) error {
 	ctx, tx := r.ctx, &wtx{e: e}
 	if !r.txn {
 		return r.fn(ctx, tx)
@@ -124,7 +127,7 @@ func (e *sqliteEngine) runAlone(r *writeReq) error {
 }
 
 // runGroup runs the requests in one transaction, one savepoint each, and answers each after the commit.
-func (e *sqliteEngine) runGroup(batch []*writeReq) {
+func (e *Engine) runGroup(batch []*writeReq) {
 	e.groups.Add(1)
 	ctx, tx := context.Background(), &wtx{e: e}
 	errs := make([]error, len(batch))
@@ -142,7 +145,7 @@ func (e *sqliteEngine) runGroup(batch []*writeReq) {
 		if !r.txn {
 			// A single statement needs no savepoint: a constraint violation (a duplicate) undoes that statement
 			// alone and the transaction goes on. Any other error may have ended the transaction: fail the group.
-			if errs[i] = r.fn(context.WithoutCancel(r.ctx), tx); errs[i] != nil && !IsDuplicate(sqliteErr(errs[i])) {
+			if errs[i] = r.fn(context.WithoutCancel(r.ctx), tx); errs[i] != nil && !errors.Is(sqliteErr(errs[i]), engine.ErrDuplicate) {
 				failAll(fmt.Errorf("docstore: write group rolled back: %w", errs[i]))
 				return
 			}

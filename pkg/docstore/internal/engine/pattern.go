@@ -1,4 +1,4 @@
-package docstore
+package engine
 
 import (
 	"fmt"
@@ -9,41 +9,41 @@ import (
 // Pattern helpers shared by the engines' translations of the text operators (OpLike, OpWildcard, OpPrefix,
 // OpSuffix): the user's text only ever becomes a literal, except "*" and "?" of a wildcard.
 
-// text returns the string operand of a text node.
-func text(v any) string {
+// Text returns the string operand of a text node.
+func Text(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
 	return fmt.Sprint(v)
 }
 
-// quote returns a regular expression (RE2 and PCRE syntax) that matches s literally. NUL bytes, which MongoDB
+// Quote returns a regular expression (RE2 and PCRE syntax) that matches s literally. NUL bytes, which MongoDB
 // refuses in a pattern, are written as the escape \x00.
-func quote(s string) string {
+func Quote(s string) string {
 	return strings.ReplaceAll(regexp.QuoteMeta(s), "\x00", `\x00`)
 }
 
-// wildcard returns the regular expression (without anchors) of a wildcard pattern: "*" matches any run of
+// Wildcard returns the regular expression (without anchors) of a wildcard pattern: "*" matches any run of
 // characters, "?" any one character, everything else is literal. Runs of "*" are collapsed into one, which
 // matches the same strings and keeps backtracking regex engines from blowing up on "a****b". "." must match
 // newlines too: the engines compile it with the s flag.
-func wildcard(p string) string {
+func Wildcard(p string) string {
 	var b strings.Builder
 	lit := 0 // start of the pending literal run
 	for i := 0; i < len(p); i++ {
 		switch p[i] {
 		case '?':
-			b.WriteString(quote(p[lit:i]))
+			b.WriteString(Quote(p[lit:i]))
 			b.WriteString(".")
 			lit = i + 1
 		case '*':
-			b.WriteString(quote(p[lit:i]))
+			b.WriteString(Quote(p[lit:i]))
 			if i == 0 || p[i-1] != '*' {
 				b.WriteString(".*")
 			}
 			lit = i + 1
 		}
 	}
-	b.WriteString(quote(p[lit:]))
+	b.WriteString(Quote(p[lit:]))
 	return b.String()
 }

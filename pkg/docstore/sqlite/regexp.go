@@ -1,4 +1,4 @@
-package docstore
+package sqlite
 
 import (
 	"database/sql/driver"

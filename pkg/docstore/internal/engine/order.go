@@ -1,13 +1,13 @@
-package docstore
+package engine
 
 import (
 	"cmp"
 	"strings"
 )
 
-// compareValues orders normalized values as MongoDB sorts them: null, numbers (by value), strings (by bytes),
+// Compare orders normalized values as MongoDB sorts them: null, numbers (by value), strings (by bytes),
 // objects, arrays, booleans (false first).
-func compareValues(a, b any) int {
+func Compare(a, b any) int {
 	ra, rb := typeRank(a), typeRank(b)
 	if ra != rb {
 		return ra - rb

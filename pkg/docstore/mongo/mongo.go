@@ -1,4 +1,9 @@
-package docstore
+// Package mongo is the MongoDB engine of pkg/docstore (mongo-driver v2), with its translation of filters, sorts
+// and updates into MongoDB's query and update documents. pkg/docstore opens it for a mongodb:// or
+// mongodb+srv:// URI; stores never import it. It uses only what FerretDB v1 also offers (no transactions,
+// $lookup, change streams, TTL or partial indexes, $elemMatch), so that FerretDB can stand in for MongoDB in the
+// conformance suite. Every write is a single-document atomic operation of the server.
+package mongo
 
 import (
 	"bytes"
@@ -22,21 +27,19 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 
+	"github.com/openir/platform/pkg/docstore/internal/engine"
 	"github.com/openir/platform/pkg/search"
 )
 
-// The MongoDB engine (mongo-driver v2). It uses only what FerretDB v1 also offers (no transactions, $lookup,
-// change streams, TTL or partial indexes, $elemMatch), so that FerretDB can stand in for MongoDB in the
-// conformance suite. Every write is a single-document atomic operation of the server.
-
-type mongoEngine struct {
+// Engine is an open MongoDB database: the engine behind a docstore.DB on a mongodb:// URI.
+type Engine struct {
 	client *mongo.Client
 	db     *mongo.Database
 	log    *slog.Logger
 }
 
-// openMongo connects to cfg.URI (every operation bounded by cfg.OpTimeout, 30 s by default) and pings it.
-func openMongo(ctx context.Context, cfg Config, log *slog.Logger) (engine, error) {
+// Open connects to cfg.URI (every operation bounded by cfg.OpTimeout, 30 s by default) and pings it.
+func Open(ctx context.Context, cfg engine.Config, log *slog.Logger) (*Engine, error) {
 	timeout := cfg.OpTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -44,24 +47,24 @@ func openMongo(ctx context.Context, cfg Config, log *slog.Logger) (engine, error
 	opts := options.Client().ApplyURI(cfg.URI).SetTimeout(timeout).SetAppName(cfg.Name)
 	client, err := mongo.Connect(opts)
 	if err != nil {
-		return nil, fmt.Errorf("connect to database %s: %w", redactURI(cfg.URI), err)
+		return nil, fmt.Errorf("connect to database %s: %w", engine.RedactURI(cfg.URI), err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := client.Ping(pctx, readpref.Primary()); err != nil {
 		_ = client.Disconnect(context.Background())
-		return nil, fmt.Errorf("ping database %s: %w", redactURI(cfg.URI), err)
+		return nil, fmt.Errorf("ping database %s: %w", engine.RedactURI(cfg.URI), err)
 	}
-	return &mongoEngine{client: client, db: client.Database(cfg.Name), log: log}, nil
+	return &Engine{client: client, db: client.Database(cfg.Name), log: log}, nil
 }
 
-func (e *mongoEngine) name() string { return "mongodb" }
+func (e *Engine) Name() string { return "mongodb" }
 
-func (e *mongoEngine) ping(ctx context.Context) error { return e.client.Ping(ctx, readpref.Primary()) }
+func (e *Engine) Ping(ctx context.Context) error { return e.client.Ping(ctx, readpref.Primary()) }
 
-func (e *mongoEngine) close(ctx context.Context) error { return e.client.Disconnect(ctx) }
+func (e *Engine) Close(ctx context.Context) error { return e.client.Disconnect(ctx) }
 
-func (e *mongoEngine) collections(ctx context.Context) ([]string, error) {
+func (e *Engine) Collections(ctx context.Context) ([]string, error) {
 	names, err := e.db.ListCollectionNames(ctx, bson.D{})
 	if err != nil {
 		return nil, fmt.Errorf("list collections: %w", err)
@@ -70,10 +73,10 @@ func (e *mongoEngine) collections(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// collection creates the collection when it does not exist and the indexes of spec that do not exist yet. It
+// Collection creates the collection when it does not exist and the indexes of spec that do not exist yet. It
 // lists the indexes first: FerretDB v1.24 (SQLite) panics on createIndexes for an index that already exists
 // once the database has been reopened.
-func (e *mongoEngine) collection(ctx context.Context, spec Spec) (coll, error) {
+func (e *Engine) Collection(ctx context.Context, spec engine.Spec) (engine.Coll, error) {
 	c := e.db.Collection(spec.Name)
 	names, err := e.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: spec.Name}})
 	if err != nil {
@@ -120,7 +123,7 @@ func (e *mongoEngine) collection(ctx context.Context, spec Spec) (coll, error) {
 		if len(models) > 0 {
 			if _, err := c.Indexes().CreateMany(ctx, models); err != nil {
 				if isMongoDup(err) {
-					err = fmt.Errorf("%w: %w", ErrDuplicate, err)
+					err = fmt.Errorf("%w: %w", engine.ErrDuplicate, err)
 				}
 				return nil, fmt.Errorf("create indexes of %s: %w", spec.Name, err)
 			}
@@ -130,15 +133,15 @@ func (e *mongoEngine) collection(ctx context.Context, spec Spec) (coll, error) {
 	for _, a := range spec.Arrays {
 		arrays[a] = true
 	}
-	return &mongoColl{c: c, arrays: arrays}, nil
+	return &coll{c: c, arrays: arrays}, nil
 }
 
-type mongoColl struct {
+type coll struct {
 	c      *mongo.Collection
 	arrays map[string]bool
 }
 
-func (m *mongoColl) insert(ctx context.Context, id string, doc []byte) error {
+func (m *coll) Insert(ctx context.Context, id string, doc []byte) error {
 	d, err := jsonToBSON(doc)
 	if err != nil {
 		return err
@@ -149,7 +152,7 @@ func (m *mongoColl) insert(ctx context.Context, id string, doc []byte) error {
 	return nil
 }
 
-func (m *mongoColl) insertMany(ctx context.Context, docs []Raw) ([]error, error) {
+func (m *coll) InsertMany(ctx context.Context, docs []engine.Raw) ([]error, error) {
 	ds := make([]any, len(docs))
 	for i, r := range docs {
 		d, err := jsonToBSON(r.JSON)
@@ -172,7 +175,7 @@ func (m *mongoColl) insertMany(ctx context.Context, docs []Raw) ([]error, error)
 			return nil, mongoErr(err)
 		}
 		if we.HasErrorCode(11000) || we.HasErrorCode(11001) || we.HasErrorMessage("UNIQUE constraint failed") {
-			res[we.Index] = fmt.Errorf("%w: %s", ErrDuplicate, we.Message)
+			res[we.Index] = fmt.Errorf("%w: %s", engine.ErrDuplicate, we.Message)
 		} else {
 			res[we.Index] = errors.New(we.Message)
 		}
@@ -180,7 +183,7 @@ func (m *mongoColl) insertMany(ctx context.Context, docs []Raw) ([]error, error)
 	return res, nil
 }
 
-func (m *mongoColl) find(ctx context.Context, q Query) ([][]byte, error) {
+func (m *coll) Find(ctx context.Context, q engine.Query) ([][]byte, error) {
 	opts := options.Find()
 	if len(q.Sort) > 0 {
 		opts.SetSort(mongoSort(q.Sort))
@@ -223,7 +226,7 @@ func (m *mongoColl) find(ctx context.Context, q Query) ([][]byte, error) {
 	return out, nil
 }
 
-func (m *mongoColl) count(ctx context.Context, f search.Node) (int64, error) {
+func (m *coll) Count(ctx context.Context, f search.Node) (int64, error) {
 	n, err := m.c.CountDocuments(ctx, mongoFilter(f))
 	if err != nil {
 		return 0, mongoErr(err)
@@ -231,7 +234,7 @@ func (m *mongoColl) count(ctx context.Context, f search.Node) (int64, error) {
 	return n, nil
 }
 
-func (m *mongoColl) update(ctx context.Context, f search.Node, u Update, many, upsert bool) (int64, error) {
+func (m *coll) Update(ctx context.Context, f search.Node, u []engine.Op, many, upsert bool) (int64, error) {
 	var (
 		res *mongo.UpdateResult
 		err error
@@ -247,7 +250,7 @@ func (m *mongoColl) update(ctx context.Context, f search.Node, u Update, many, u
 	return res.MatchedCount + res.UpsertedCount, nil
 }
 
-func (m *mongoColl) findOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u Update, opts FindAndUpdate) ([]byte, error) {
+func (m *coll) FindOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u []engine.Op, opts engine.FindAndUpdate) ([]byte, error) {
 	o := options.FindOneAndUpdate().SetUpsert(opts.Upsert).SetReturnDocument(options.After)
 	if opts.ReturnBefore {
 		o.SetReturnDocument(options.Before)
@@ -258,14 +261,14 @@ func (m *mongoColl) findOneAndUpdate(ctx context.Context, f search.Node, sort []
 	raw, err := m.c.FindOneAndUpdate(ctx, mongoFilter(f), mongoUpdate(u), o).Raw()
 	if err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, ErrNotFound
+			return nil, engine.ErrNotFound
 		}
 		return nil, mongoErr(err)
 	}
 	return bsonToJSON(nil, raw)
 }
 
-func (m *mongoColl) replace(ctx context.Context, id string, doc []byte, upsert bool) (bool, error) {
+func (m *coll) Replace(ctx context.Context, id string, doc []byte, upsert bool) (bool, error) {
 	d, err := jsonToBSON(doc)
 	if err != nil {
 		return false, err
@@ -277,7 +280,7 @@ func (m *mongoColl) replace(ctx context.Context, id string, doc []byte, upsert b
 	return res.MatchedCount+res.UpsertedCount > 0, nil
 }
 
-func (m *mongoColl) delete(ctx context.Context, f search.Node, many bool) (int64, error) {
+func (m *coll) Delete(ctx context.Context, f search.Node, many bool) (int64, error) {
 	var (
 		res *mongo.DeleteResult
 		err error
@@ -293,11 +296,11 @@ func (m *mongoColl) delete(ctx context.Context, f search.Node, many bool) (int64
 	return res.DeletedCount, nil
 }
 
-// groupCount is $match, $unwind for an array path, $group, $sort by count descending then value, $limit.
+// GroupCount is $match, $unwind for an array path, $group, $sort by count descending then value, $limit.
 // FerretDB v1 only takes $unwind's short form, which drops the documents without elements (path missing, null
 // or an empty array): a second count gives their group, null. (An array holding null elements is not
 // supported: its document would count twice in the null group. Stores never write one.)
-func (m *mongoColl) groupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error) {
+func (m *coll) GroupCount(ctx context.Context, f search.Node, path string, limit int) ([]engine.Group, error) {
 	match := mongoFilter(f)
 	pipe := bson.A{bson.D{{Key: "$match", Value: match}}}
 	if m.arrays[path] {
@@ -314,9 +317,9 @@ func (m *mongoColl) groupCount(ctx context.Context, f search.Node, path string, 
 		return nil, mongoErr(err)
 	}
 	defer cur.Close(context.WithoutCancel(ctx))
-	var out []Group
+	var out []engine.Group
 	for cur.Next(ctx) {
-		g := Group{Value: bsonValue(cur.Current.Lookup("_id"))}
+		g := engine.Group{Value: bsonValue(cur.Current.Lookup("_id"))}
 		n, ok := cur.Current.Lookup("n").AsInt64OK()
 		if !ok {
 			return nil, fmt.Errorf("group count: unexpected count %s", cur.Current.Lookup("n"))
@@ -344,20 +347,20 @@ func (m *mongoColl) groupCount(ctx context.Context, f search.Node, path string, 
 	if n == 0 {
 		return out, nil
 	}
-	i := slices.IndexFunc(out, func(g Group) bool { return g.Value == nil })
+	i := slices.IndexFunc(out, func(g engine.Group) bool { return g.Value == nil })
 	if i >= 0 {
 		out[i].Count += n
 	} else {
-		out = append(out, Group{Value: nil, Count: n})
+		out = append(out, engine.Group{Value: nil, Count: n})
 	}
-	slices.SortStableFunc(out, func(a, b Group) int {
+	slices.SortStableFunc(out, func(a, b engine.Group) int {
 		if a.Count != b.Count {
 			if a.Count > b.Count {
 				return -1
 			}
 			return 1
 		}
-		return compareValues(a.Value, b.Value)
+		return engine.Compare(a.Value, b.Value)
 	})
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
@@ -365,10 +368,10 @@ func (m *mongoColl) groupCount(ctx context.Context, f search.Node, path string, 
 	return out, nil
 }
 
-// mongoErr wraps ErrDuplicate around a unique-key violation.
+// mongoErr wraps engine.ErrDuplicate around a unique-key violation.
 func mongoErr(err error) error {
 	if isMongoDup(err) {
-		return fmt.Errorf("%w: %w", ErrDuplicate, err)
+		return fmt.Errorf("%w: %w", engine.ErrDuplicate, err)
 	}
 	return err
 }
@@ -389,7 +392,7 @@ func isMongoDup(err error) bool {
 // mongoFilter translates a filter tree into a MongoDB query document. It only uses operators that both MongoDB
 // and FerretDB v1.24 support: $and, $or, $nor, $eq, $gt, $gte, $lt, $lte, $in, $exists, $ne and $regex. The
 // keys are the operators and the nodes' paths, which come from code and allow-lists; values only ever appear
-// as values, and user text in a text operator is quoted (see pattern.go).
+// as values, and user text in a text operator is quoted (see engine.Quote).
 //
 // OpAll, and an OpAnd without children, give the empty document (everything); an OpOr without children and an
 // OpIn without values match nothing. OpNot is {$nor: [child]}; OpExists is {path: {$exists: true, $ne: null}}.
@@ -443,13 +446,13 @@ func mongoFilter(n search.Node) bson.D {
 	case search.OpExists:
 		return bson.D{{Key: n.Path, Value: bson.D{{Key: "$exists", Value: true}, {Key: "$ne", Value: nil}}}}
 	case search.OpLike:
-		return mongoRegex(n.Path, quote(text(n.Value)), "is")
+		return mongoRegex(n.Path, engine.Quote(engine.Text(n.Value)), "is")
 	case search.OpWildcard:
-		return mongoRegex(n.Path, `^`+wildcard(text(n.Value))+`\z`, "is")
+		return mongoRegex(n.Path, `^`+engine.Wildcard(engine.Text(n.Value))+`\z`, "is")
 	case search.OpPrefix:
-		return mongoRegex(n.Path, `^`+quote(text(n.Value)), "")
+		return mongoRegex(n.Path, `^`+engine.Quote(engine.Text(n.Value)), "")
 	case search.OpSuffix:
-		return mongoRegex(n.Path, quote(text(n.Value))+`\z`, "")
+		return mongoRegex(n.Path, engine.Quote(engine.Text(n.Value))+`\z`, "")
 	}
 	return mongoNothing()
 }
@@ -508,20 +511,20 @@ func mongoSort(keys []search.SortKey) bson.D {
 
 // mongoUpdate translates an update: $set, $unset, $inc, $addToSet with $each, and $pullAll (MongoDB's
 // equivalent of $pull with $in for values, which FerretDB v1 ignores).
-func mongoUpdate(u Update) bson.D {
+func mongoUpdate(u []engine.Op) bson.D {
 	var set, unset, inc, add, pull bson.D
-	for _, op := range u.ops {
-		switch op.kind {
-		case opSet:
-			set = append(set, bson.E{Key: op.path, Value: toBSON(op.value)})
-		case opUnset:
-			unset = append(unset, bson.E{Key: op.path, Value: ""})
-		case opInc:
-			inc = append(inc, bson.E{Key: op.path, Value: toBSON(op.value)})
-		case opAddToSet:
-			add = append(add, bson.E{Key: op.path, Value: bson.D{{Key: "$each", Value: toBSONArray(op.items)}}})
-		case opPull:
-			pull = append(pull, bson.E{Key: op.path, Value: toBSONArray(op.items)})
+	for _, op := range u {
+		switch op.Kind {
+		case engine.OpSet:
+			set = append(set, bson.E{Key: op.Path, Value: toBSON(op.Value)})
+		case engine.OpUnset:
+			unset = append(unset, bson.E{Key: op.Path, Value: ""})
+		case engine.OpInc:
+			inc = append(inc, bson.E{Key: op.Path, Value: toBSON(op.Value)})
+		case engine.OpAddToSet:
+			add = append(add, bson.E{Key: op.Path, Value: bson.D{{Key: "$each", Value: toBSONArray(op.Items)}}})
+		case engine.OpPull:
+			pull = append(pull, bson.E{Key: op.Path, Value: toBSONArray(op.Items)})
 		}
 	}
 	var d bson.D
@@ -536,7 +539,7 @@ func mongoUpdate(u Update) bson.D {
 	return d
 }
 
-// toBSON returns a normalized value (see Normalize) as the driver encodes it: objects as documents with their
+// toBSON returns a normalized value (see engine.Normalize) as the driver encodes it: objects as documents with their
 // keys sorted (a map has no order, and MongoDB compares documents key by key).
 func toBSON(v any) any {
 	switch x := v.(type) {
@@ -637,7 +640,7 @@ func jsonValue(dec *json.Decoder) (any, error) {
 		}
 		return nil, fmt.Errorf("unexpected %v", t)
 	case json.Number:
-		return number(t), nil
+		return engine.Number(t), nil
 	case string, bool, nil:
 		return t, nil
 	}
@@ -809,5 +812,15 @@ func bsonValue(v bson.RawValue) any {
 	if err != nil {
 		return nil
 	}
-	return decodeValue(b)
+	return engine.DecodeValue(b)
+}
+
+// DropIndex drops the index named name; one that does not exist (or a collection that does not) is not an error.
+func (m *coll) DropIndex(ctx context.Context, name string) error {
+	err := m.c.Indexes().DropOne(ctx, name)
+	var ce mongo.CommandError
+	if errors.As(err, &ce) && (ce.Code == 27 || ce.Name == "IndexNotFound" || ce.Code == 26) { // no such index, or collection
+		return nil
+	}
+	return err
 }

@@ -1,4 +1,4 @@
-package docstore
+package sqlite
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (s *stmtCache) close() {
 }
 
 // query runs a read on the read pool.
-func (e *sqliteEngine) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+func (e *Engine) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	st, err := e.rs.get(ctx, q)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ type writer struct {
 }
 
 // acquire takes the write connection (waiting in Go, not in SQLite's busy handler).
-func (e *sqliteEngine) acquire(ctx context.Context) error {
+func (e *Engine) acquire(ctx context.Context) error {
 	select {
 	case e.wr.sem <- struct{}{}:
 		return nil
@@ -80,7 +80,7 @@ func (e *sqliteEngine) acquire(ctx context.Context) error {
 	}
 }
 
-func (e *sqliteEngine) release() { <-e.wr.sem }
+func (e *Engine) release() { <-e.wr.sem }
 
 func (w *writer) closeStmts() {
 	for _, st := range w.stmts {
@@ -90,7 +90,7 @@ func (w *writer) closeStmts() {
 }
 
 // wtx is the write connection while a goroutine holds it (inside write or exec).
-type wtx struct{ e *sqliteEngine }
+type wtx struct{ e *Engine }
 
 // stmt returns the statement q prepared on the write connection.
 func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
@@ -135,7 +135,7 @@ func (t *wtx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.R
 }
 
 // exec runs one write statement, its own transaction when alone, on the write connection.
-func (e *sqliteEngine) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+func (e *Engine) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	var res sql.Result
 	err := e.submit(ctx, false, func(ctx context.Context, tx *wtx) error {
 		var err error
