@@ -2,7 +2,8 @@
 // (identity, case management), registered in one function (routes) so that the surface reads top to bottom,
 // their request and response types, and the translation between them and the domain. Groups of handlers
 // live in sub-packages whose handlers the router registers: accounts (sessions, users, organisations,
-// profiles), on route (what the groups share: prefixed routes, the caller, the records' bookkeeping).
+// profiles) and analyses (the connector's routes), on route (what the groups share: prefixed routes, the
+// caller, the records' bookkeeping).
 package api
 
 import (
@@ -12,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/api/accounts"
+	"github.com/openir/platform/case-svc/internal/api/analyses"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
@@ -88,7 +90,9 @@ func (h *handler) routes(e *echo.Echo) {
 	secure := web.RequireSecure(h.cfg.Secure)
 	upload := web.Upload(h.cfg.MaxFile)
 	web.ServeOpenAPI(e, func() ([]byte, error) { return openapi.JSON(openapiYAML) }) // GET /api/openapi.json, without credentials
-	acc := accounts.New(h.ids, h.auth, h.cfg.Secure, h.max)                          // identity routes: accounts/
+	// The route groups of the sub-packages: sessions, users, organisations and profiles; the connector.
+	acc := accounts.New(h.ids, h.auth, h.cfg.Secure, h.max)
+	an := analyses.New(h.analyses, h.responderObject, h.max)
 
 	for _, prefix := range []string{"/api", "/api/v0", "/api/v1"} {
 		// --- without credentials ---
@@ -232,7 +236,7 @@ func (h *handler) routes(e *echo.Echo) {
 		a.POST("/alert/:alertId/merge/:caseId", h.mergeAlert)
 
 		if prefix == "/api" {
-			h.connectorRoutes(a)
+			an.Routes(a) // analyses/
 		}
 	}
 

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/api/accounts"
+	"github.com/openir/platform/case-svc/internal/api/analyses"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
@@ -91,9 +92,9 @@ func (h *handler) auditObject(v any) map[string]any {
 	case cases.Log:
 		r = logJSON(x)
 	case connector.Job:
-		r = jobJSON(x)
+		r = analyses.JobJSON(x)
 	case connector.Action:
-		r = actionJSON(x)
+		r = analyses.ActionJSON(x)
 	case cases.Template:
 		r = templateJSON(x)
 	case customfield.Field:

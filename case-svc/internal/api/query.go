@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/analyses"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -148,9 +149,9 @@ func (h *handler) render(ctx context.Context, cl identity.Caller, it any, v1 boo
 	case cases.Log:
 		v = logJSON(x)
 	case connector.Job:
-		v = jobJSON(x)
+		v = analyses.JobJSON(x)
 	case connector.Action:
-		v = actionJSON(x)
+		v = analyses.ActionJSON(x)
 	case cases.SimilarCase:
 		return h.similarJSON(cl, x, false), nil
 	case cases.LinkedCase:
@@ -292,31 +293,4 @@ func (h *handler) extra(ctx context.Context, cl identity.Caller, it any, name st
 		}
 	}
 	return nil, nil
-}
-
-// jobResponse is an analyzer job (case_artifact_job).
-type jobResponse struct {
-	route.Meta
-	AnalyzerID         string         `json:"analyzerId"`
-	AnalyzerName       string         `json:"analyzerName"`
-	AnalyzerDefinition string         `json:"analyzerDefinition"`
-	Status             string         `json:"status"`
-	StartDate          *int64         `json:"startDate"`
-	EndDate            *int64         `json:"endDate"`
-	AnalysisID         string         `json:"analysisId"`
-	AnalysisJobID      string         `json:"analysisJobId"`
-	CortexID           string         `json:"cortexId"`    // the reference system's name of analysisId
-	CortexJobID        string         `json:"cortexJobId"` // and of analysisJobId
-	Report             map[string]any `json:"report"`
-	ObservableID       string         `json:"observableId"`
-	CaseID             string         `json:"caseId"`
-	Message            string         `json:"message,omitempty"` // why a Waiting job has not reached its server
-}
-
-func jobJSON(j connector.Job) jobResponse {
-	return jobResponse{Meta: route.MetaOf(j.ID, "case_artifact_job", j.Meta), AnalyzerID: j.AnalyzerID,
-		AnalyzerName: j.AnalyzerName, AnalyzerDefinition: j.AnalyzerDefinition, Status: j.Status,
-		StartDate: route.NullMillis(j.StartDate), EndDate: route.NullMillis(j.EndDate), AnalysisID: j.AnalysisID,
-		AnalysisJobID: j.AnalysisJobID, CortexID: j.AnalysisID, CortexJobID: j.AnalysisJobID, Report: j.Report, ObservableID: j.ObservableID, CaseID: j.CaseID,
-		Message: j.Message}
 }
