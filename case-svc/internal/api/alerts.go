@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -50,7 +51,7 @@ func alertJSON(a cases.Alert, obs []cases.Observable) alertResponse {
 	return alertResponse{Meta: route.MetaOf(a.ID, "alert", a.Meta), Type: a.Type, Source: a.Source, SourceRef: a.SourceRef,
 		ExternalLink: route.NullString(a.ExternalLink), Case: route.NullString(a.CaseID), Title: a.Title, Description: a.Description,
 		Severity: a.Severity, Date: route.Millis(a.Date), LastSyncDate: route.Millis(a.LastSyncDate), Tags: tags, TLP: a.TLP,
-		PAP: a.PAP, Status: a.Status(), Read: a.Read, Follow: a.Follow, CustomFields: customJSON(a.CustomFields),
+		PAP: a.PAP, Status: a.Status(), Read: a.Read, Follow: a.Follow, CustomFields: customfields.ValuesJSON(a.CustomFields),
 		CaseTemplate: route.NullString(a.Template), Artifacts: route.MapSlice(obs, observableJSON),
 		SimilarCases: []similarCaseResponse{}}
 }
@@ -169,7 +170,7 @@ func (h *handler) createAlert(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	cfs, err := customInputs(req.CustomFields)
+	cfs, err := customfields.Inputs(req.CustomFields)
 	if err != nil {
 		return err
 	}
@@ -260,7 +261,7 @@ func (h *handler) updateAlert(c echo.Context) error {
 		Tags: stringsChange(req.Tags), Follow: route.Change(req.Follow), ExternalLink: route.Change(req.ExternalLink),
 		Template: route.Change(req.CaseTemplate)}
 	if req.CustomFields.Set {
-		cfs, err := customInputs(req.CustomFields.V)
+		cfs, err := customfields.Inputs(req.CustomFields.V)
 		if err != nil {
 			return err
 		}

@@ -2,8 +2,9 @@
 // (identity, case management), registered in one function (routes) so that the surface reads top to bottom,
 // their request and response types, and the translation between them and the domain. Groups of handlers
 // live in sub-packages whose handlers the router registers: accounts (sessions, users, organisations,
-// profiles) and analyses (the connector's routes), on route (what the groups share: prefixed routes, the
-// caller, the records' bookkeeping).
+// profiles), analyses (the connector's routes), customfields (the definitions, and the custom field values'
+// JSON) and status (status and health), on route (what the groups share: prefixed routes, the caller, the
+// records' bookkeeping).
 package api
 
 import (
@@ -14,7 +15,9 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api/accounts"
 	"github.com/openir/platform/case-svc/internal/api/analyses"
+	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
+	"github.com/openir/platform/case-svc/internal/api/status"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -90,14 +93,17 @@ func (h *handler) routes(e *echo.Echo) {
 	secure := web.RequireSecure(h.cfg.Secure)
 	upload := web.Upload(h.cfg.MaxFile)
 	web.ServeOpenAPI(e, func() ([]byte, error) { return openapi.JSON(openapiYAML) }) // GET /api/openapi.json, without credentials
-	// The route groups of the sub-packages: sessions, users, organisations and profiles; the connector.
+	// The route groups of the sub-packages: sessions, users, organisations and profiles; the connector; the
+	// custom field definitions; the status.
 	acc := accounts.New(h.ids, h.auth, h.cfg.Secure, h.max)
 	an := analyses.New(h.analyses, h.responderObject, h.max)
+	cf := customfields.New(h.fields, h.max)
+	st := status.New(Version, h.analyses, h.auth.Basic, h.downloadPassword(), h.cfg.Ready)
 
 	for _, prefix := range []string{"/api", "/api/v0", "/api/v1"} {
 		// --- without credentials ---
-		e.GET(prefix+"/status", h.status)
-		e.GET(prefix+"/health", h.health)
+		e.GET(prefix+"/status", st.Status)
+		e.GET(prefix+"/health", st.Health)
 		e.POST(prefix+"/login", acc.Login, secure) // a password: HTTPS only, as the password endpoints
 		e.POST(prefix+"/logout", acc.Logout)
 		e.GET(prefix+"/logout", acc.Logout)
@@ -189,14 +195,14 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/datastorezip/:fileId", h.downloadZip)
 
 		// --- custom fields ---
-		a.GET("/customField", h.listCustomFields)
-		a.POST("/customField/_search", h.listCustomFields)
-		a.POST("/customFields/_search", h.listCustomFields)
+		a.GET("/customField", cf.List)
+		a.POST("/customField/_search", cf.List)
+		a.POST("/customFields/_search", cf.List)
 		a.POST("/customField/_stats", h.stats("customField"))
-		a.POST("/customField", h.createCustomField)
-		a.GET("/customField/:fieldId", h.getCustomField)
-		a.PATCH("/customField/:fieldId", h.updateCustomField)
-		a.DELETE("/customField/:fieldId", h.deleteCustomField)
+		a.POST("/customField", cf.Create)
+		a.GET("/customField/:fieldId", cf.Get)
+		a.PATCH("/customField/:fieldId", cf.Update)
+		a.DELETE("/customField/:fieldId", cf.Delete)
 
 		// --- observables (the reference system's artifacts) of cases and alerts ---
 		a.POST("/case/:caseId/artifact", h.createCaseObservables, upload)

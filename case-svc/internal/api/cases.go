@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -61,7 +62,7 @@ func (h *handler) caseJSON(cl identity.Caller, cs cases.Case, stats any) caseRes
 		EndDate: route.NullMillis(cs.EndDate), ImpactStatus: route.NullString(cs.ImpactStatus),
 		ResolutionStatus: route.NullString(cs.ResolutionStatus), Tags: tags, Flag: cs.Flag, TLP: cs.TLP, PAP: cs.PAP,
 		Status: cs.Status, Summary: route.NullString(cs.Summary), Owner: route.NullString(cs.Owner),
-		CustomFields: customJSON(cs.CustomFields), Stats: stats, Permissions: h.svc.Permissions(cl, cs)}
+		CustomFields: customfields.ValuesJSON(cs.CustomFields), Stats: stats, Permissions: h.svc.Permissions(cl, cs)}
 }
 
 // withStats renders a case, with its stats when the request says nstats=true (they cost a count of its
@@ -135,7 +136,7 @@ func (h *handler) createCase(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	cfs, err := customInputs(req.CustomFields)
+	cfs, err := customfields.Inputs(req.CustomFields)
 	if err != nil {
 		return err
 	}
@@ -248,7 +249,7 @@ func bindCaseUpdate(c echo.Context) (cases.CaseUpdate, error) {
 		Summary: route.Change(req.Summary), Tags: stringsChange(req.Tags), Flag: route.Change(req.Flag),
 		Status: route.Change(req.Status), Owner: route.Change(req.Owner)}
 	if req.CustomFields.Set {
-		cfs, err := customInputs(req.CustomFields.V)
+		cfs, err := customfields.Inputs(req.CustomFields.V)
 		if err != nil {
 			return cases.CaseUpdate{}, err
 		}

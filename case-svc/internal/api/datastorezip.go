@@ -29,3 +29,7 @@ func (h *handler) downloadZip(c echo.Context) error {
 	}
 	return nil
 }
+
+func (h *handler) downloadPassword() string {
+	return protectzip.Password(h.cfg.DownloadPassword)
+}

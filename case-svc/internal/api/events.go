@@ -11,6 +11,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api/accounts"
 	"github.com/openir/platform/case-svc/internal/api/analyses"
+	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
@@ -98,7 +99,7 @@ func (h *handler) auditObject(v any) map[string]any {
 	case cases.Template:
 		r = templateJSON(x)
 	case customfield.Field:
-		r = customFieldJSON(x)
+		r = customfields.FieldJSON(x)
 	case identity.User:
 		r = accounts.UserJSON(x, "")
 	case identity.Organisation:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -53,7 +54,7 @@ func templateJSON(t cases.Template) templateResponse {
 			return templateTaskResponse{Title: k.Title, Group: k.Group, Description: k.Description,
 				Owner: route.NullString(k.Owner), Flag: k.Flag, Order: k.Order, Status: cases.TaskWaiting}
 		}),
-		CustomFields: customJSON(t.CustomFields), Status: templateStatus, Metrics: map[string]any{}}
+		CustomFields: customfields.ValuesJSON(t.CustomFields), Status: templateStatus, Metrics: map[string]any{}}
 }
 
 // templateRequest is a template's fields, for create and PATCH alike.
@@ -81,7 +82,7 @@ func (r templateRequest) input() (cases.TemplateInput, error) {
 		in.Tasks = record.Change[[]cases.NewTask]{Set: true, V: route.MapSlice(r.Tasks.V, taskRequest.newTask)}
 	}
 	if r.CustomFields.Set {
-		cfs, err := customInputs(r.CustomFields.V)
+		cfs, err := customfields.Inputs(r.CustomFields.V)
 		if err != nil {
 			return cases.TemplateInput{}, err
 		}

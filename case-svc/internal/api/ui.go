@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/api/accounts"
+	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -423,7 +424,7 @@ func (h *handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, 
 		return route.MapSlice(os, func(o identity.Organisation) any { return accounts.OrgJSON(o) }), total, err
 	case "customField":
 		fs, total, err := h.fields.List(ctx, cl, p.filter, pg)
-		return route.MapSlice(fs, func(f customfield.Field) any { return customFieldJSON(f) }), total, err
+		return route.MapSlice(fs, func(f customfield.Field) any { return customfields.FieldJSON(f) }), total, err
 	case "caseTemplate":
 		ts, total, err := h.svc.Templates(ctx, cl, p.filter, pg)
 		return route.MapSlice(ts, func(t cases.Template) any { return templateJSON(t) }), total, err

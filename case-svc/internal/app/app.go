@@ -127,7 +127,8 @@ func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
 			MaxFile: maxFile, DownloadPassword: cfg.Datastore.Password},
 		Ready:  a.DB.Ping,
 		Events: a.Events,
-	}, api.Services{Identity: a.Identity, Cases: a.Cases, CustomFields: a.CustomFields, Connector: a.Analyses, Tally: a.Tally}), nil
+	}, api.Services{Identity: a.Identity, Cases: a.Cases, CustomFields: a.CustomFields, Connector: a.Analyses,
+		Tally: a.Tally}), nil
 }
 
 // eventService builds the audit trail, the streams and the webhooks (case-svc/README.md, Events).

@@ -1,13 +1,31 @@
-package api
+// Package status serves the service's status (/api/status: versions, the configuration a client reads, the
+// analysis servers' state) and health word (/api/health), both without credentials.
+package status
 
 import (
+	"context"
 	"net/http"
 	"runtime"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/pkg/protectzip"
+	"github.com/openir/platform/case-svc/internal/connector"
 )
+
+// Handler serves the status routes.
+type Handler struct {
+	version          string
+	analyses         *connector.Analyses
+	basic            bool
+	downloadPassword string
+	ready            func(ctx context.Context) error
+}
+
+// New returns the handlers: version is the service's, basic whether HTTP basic credentials are accepted,
+// downloadPassword the password of the zips of /api/datastorezip, ready the database check (nil: none).
+func New(version string, analyses *connector.Analyses, basic bool, downloadPassword string, ready func(ctx context.Context) error) *Handler {
+	return &Handler{version: version, analyses: analyses, basic: basic, downloadPassword: downloadPassword, ready: ready}
+}
 
 type statusResponse struct {
 	Versions   map[string]string `json:"versions"`
@@ -37,15 +55,11 @@ type cortexStatusJSON struct {
 	Servers []serverStatusJSON `json:"servers"`
 }
 
-func (h *handler) downloadPassword() string {
-	return protectzip.Password(h.cfg.DownloadPassword)
-}
-
-// status is public, as in the reference system. connectors.cortex lists the analysis servers with their
+// Status is GET /status, public as in the reference system. connectors.cortex lists the analysis servers with their
 // version and whether they accept our key, from a check at most a few seconds old (connector.StatusTTL).
-func (h *handler) status(c echo.Context) error {
+func (h *Handler) Status(c echo.Context) error {
 	authTypes := []string{"key", "session"}
-	if h.auth.Basic {
+	if h.basic {
 		authTypes = append(authTypes, "basic")
 	}
 	connectors := map[string]any{}
@@ -57,9 +71,9 @@ func (h *handler) status(c echo.Context) error {
 		connectors["cortex"] = cortexStatusJSON{Enabled: true, Status: st.Status, Servers: servers}
 	}
 	return c.JSON(http.StatusOK, statusResponse{
-		Versions: map[string]string{"case-svc": Version, "Go": runtime.Version()},
+		Versions: map[string]string{"case-svc": h.version, "Go": runtime.Version()},
 		Config: statusConfig{
-			ProtectDownloadsWith: h.downloadPassword(),
+			ProtectDownloadsWith: h.downloadPassword,
 			AuthType:             authTypes,
 			Capabilities:         []string{"changePassword", "setPassword", "authByKey"},
 			PollingDuration:      1000,
@@ -69,12 +83,12 @@ func (h *handler) status(c echo.Context) error {
 	})
 }
 
-// health answers the reference system's health word as text, always with 200: "Ok" when the database
+// Health is GET /health: the reference system's health word as text, always with 200: "Ok" when the database
 // answers and every analysis server is OK, "Warning" when the database answers and a server is not,
 // "Error" when the database does not answer.
-func (h *handler) health(c echo.Context) error {
-	if h.cfg.Ready != nil {
-		if err := h.cfg.Ready(c.Request().Context()); err != nil {
+func (h *Handler) Health(c echo.Context) error {
+	if h.ready != nil {
+		if err := h.ready(c.Request().Context()); err != nil {
 			return c.String(http.StatusOK, "Error")
 		}
 	}
