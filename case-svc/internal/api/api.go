@@ -18,6 +18,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/api/status"
+	"github.com/openir/platform/case-svc/internal/api/trail"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -63,6 +64,7 @@ type handler struct {
 	fields   *customfield.Service
 	analyses *connector.Analyses
 	tally    *tally.Counter
+	trail    *trail.Handler
 	cfg      Config
 	max      int
 	auth     web.AuthConfig
@@ -78,6 +80,7 @@ func New(cfg Config, s Services) *echo.Echo {
 	e := web.New(opts)
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
 	h := &handler{ids: s.Identity, svc: s.Cases, fields: s.CustomFields, analyses: s.Connector, tally: s.Tally, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
+	h.trail = trail.New(cfg.Events, h.queries, h.max)
 	if cfg.Events != nil {
 		cfg.Events.SetRenderer(h.auditObject)
 	}
@@ -135,8 +138,8 @@ func (h *handler) routes(e *echo.Echo) {
 		a.POST("/profile/_search", acc.ListProfiles)
 		a.GET("/profile/:profileId", acc.GetProfile)
 
-		h.eventRoutes(a) // audit, flow, stream, webhooks (events.go)
-		h.uiRoutes(a)    // describe, config (ui.go)
+		h.trail.Routes(a) // audit, flow, stream, webhooks (trail/)
+		h.uiRoutes(a)     // describe, config (ui.go)
 
 		if prefix == "/api/v1" {
 			a.POST("/case/_merge/:caseIds", h.mergeCasesV1) // merge.go: the one v1 case route

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api/analyses"
 	"github.com/openir/platform/case-svc/internal/api/route"
+	"github.com/openir/platform/case-svc/internal/api/trail"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
@@ -45,14 +46,14 @@ func (h *handler) query(v1 bool) echo.HandlerFunc {
 		if len(raw) > 64 {
 			return apperr.New(apperr.BadRequest, "the query has more than 64 steps")
 		}
-		if isAuditQuery(raw) && h.events != nil {
+		if trail.IsQuery(raw) && h.events != nil {
 			steps := make([]map[string]any, len(raw))
 			for i, r := range raw {
 				if steps[i], ok = r.(map[string]any); !ok {
 					return apperr.Errorf(apperr.BadRequest, "query step %d is not an object", i+1)
 				}
 			}
-			return h.auditQuery(c, steps, v1) // events.go
+			return h.trail.Query(c, steps, v1) // trail/
 		}
 		if isUIQuery(raw) {
 			return h.uiQuery(c, raw, v1) // users, organisations, profiles, definitions: ui.go
