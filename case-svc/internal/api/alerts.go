@@ -176,10 +176,10 @@ func (h *handler) createAlert(c echo.Context) error {
 	}
 	n := cases.NewAlert{Type: req.Type, Source: req.Source, SourceRef: req.SourceRef, ExternalLink: req.ExternalLink,
 		Title: req.Title, Description: req.Description, Severity: req.Severity, TLP: req.TLP, PAP: req.PAP,
-		Date: timeOpt(req.Date), Tags: req.Tags, Follow: req.Follow, CustomFields: cfs, Template: req.CaseTemplate}
+		Date: route.TimeOpt(req.Date), Tags: req.Tags, Follow: req.Follow, CustomFields: cfs, Template: req.CaseTemplate}
 	for _, a := range req.Artifacts {
 		n.Artifacts = append(n.Artifacts, cases.NewObservable{DataType: a.DataType, Data: a.Data, Message: a.Message,
-			StartDate: timeOpt(a.StartDate), TLP: a.TLP, Tags: a.Tags, IOC: a.IOC, Sighted: a.Sighted,
+			StartDate: route.TimeOpt(a.StartDate), TLP: a.TLP, Tags: a.Tags, IOC: a.IOC, Sighted: a.Sighted,
 			IgnoreSimilarity: a.IgnoreSimilarity})
 	}
 	a, obs, err := h.svc.CreateAlert(c.Request().Context(), route.Caller(c), n)
@@ -200,7 +200,7 @@ func (h *handler) getAlert(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if flag(c, "similarity") {
+	if route.Flag(c, "similarity") {
 		scs, err := h.svc.SimilarCases(ctx, cl, a, search.Node{Op: search.OpAll})
 		if err != nil {
 			return err
@@ -257,8 +257,8 @@ func (h *handler) updateAlert(c echo.Context) error {
 	}
 	u := cases.AlertUpdate{Type: route.Change(req.Type), Source: route.Change(req.Source), SourceRef: route.Change(req.SourceRef),
 		Title: route.Change(req.Title), Description: route.Change(req.Description), Severity: route.Change(req.Severity),
-		TLP: route.Change(req.TLP), PAP: route.Change(req.PAP), Date: timeChange(req.Date), LastSyncDate: timeChange(req.LastSyncDate),
-		Tags: stringsChange(req.Tags), Follow: route.Change(req.Follow), ExternalLink: route.Change(req.ExternalLink),
+		TLP: route.Change(req.TLP), PAP: route.Change(req.PAP), Date: route.TimeChange(req.Date), LastSyncDate: route.TimeChange(req.LastSyncDate),
+		Tags: route.StringsChange(req.Tags), Follow: route.Change(req.Follow), ExternalLink: route.Change(req.ExternalLink),
 		Template: route.Change(req.CaseTemplate)}
 	if req.CustomFields.Set {
 		cfs, err := customfields.Inputs(req.CustomFields.V)

@@ -1,10 +1,11 @@
 // Package api is the HTTP surface of case-svc: the routes of spec/case-api.md and those DECISIONS.md adds
 // (identity, case management), registered in one function (routes) so that the surface reads top to bottom,
 // their request and response types, and the translation between them and the domain. Groups of handlers
-// live in sub-packages whose handlers the router registers: accounts (sessions, users, organisations,
-// profiles), analyses (the connector's routes), customfields (the definitions, and the custom field values'
-// JSON) and status (status and health), on route (what the groups share: prefixed routes, the caller, the
-// records' bookkeeping).
+// live in sub-packages, whose handlers the router registers or which register their own where the router
+// calls them: accounts (sessions, users, organisations, profiles), analyses (the connector's routes),
+// customfields (the definitions, and the custom field values' JSON), templates (case templates), trail (audit
+// trail, stream, webhooks), ui (describe, config, the UI's query steps) and status (status and health), on
+// route (what the groups share: prefixed routes, the caller, the records' bookkeeping, request conversions).
 package api
 
 import (
@@ -18,7 +19,9 @@ import (
 	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/api/status"
+	"github.com/openir/platform/case-svc/internal/api/templates"
 	"github.com/openir/platform/case-svc/internal/api/trail"
+	"github.com/openir/platform/case-svc/internal/api/ui"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -65,6 +68,7 @@ type handler struct {
 	analyses *connector.Analyses
 	tally    *tally.Counter
 	trail    *trail.Handler
+	ui       *ui.Handler
 	cfg      Config
 	max      int
 	auth     web.AuthConfig
@@ -81,6 +85,7 @@ func New(cfg Config, s Services) *echo.Echo {
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
 	h := &handler{ids: s.Identity, svc: s.Cases, fields: s.CustomFields, analyses: s.Connector, tally: s.Tally, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
 	h.trail = trail.New(cfg.Events, h.queries, h.max)
+	h.ui = ui.New(h.svc, h.ids, h.fields, h.max)
 	if cfg.Events != nil {
 		cfg.Events.SetRenderer(h.auditObject)
 	}
@@ -97,10 +102,11 @@ func (h *handler) routes(e *echo.Echo) {
 	upload := web.Upload(h.cfg.MaxFile)
 	web.ServeOpenAPI(e, func() ([]byte, error) { return openapi.JSON(openapiYAML) }) // GET /api/openapi.json, without credentials
 	// The route groups of the sub-packages: sessions, users, organisations and profiles; the connector; the
-	// custom field definitions; the status.
+	// custom field definitions; the case templates; the status.
 	acc := accounts.New(h.ids, h.auth, h.cfg.Secure, h.max)
 	an := analyses.New(h.analyses, h.responderObject, h.max)
 	cf := customfields.New(h.fields, h.max)
+	tp := templates.New(h.svc, h.max)
 	st := status.New(Version, h.analyses, h.auth.Basic, h.downloadPassword(), h.cfg.Ready)
 
 	for _, prefix := range []string{"/api", "/api/v0", "/api/v1"} {
@@ -139,7 +145,7 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/profile/:profileId", acc.GetProfile)
 
 		h.trail.Routes(a) // audit, flow, stream, webhooks (trail/)
-		h.uiRoutes(a)     // describe, config (ui.go)
+		h.ui.Routes(a)    // describe, config (ui/)
 
 		if prefix == "/api/v1" {
 			a.POST("/case/_merge/:caseIds", h.mergeCasesV1) // merge.go: the one v1 case route
@@ -165,13 +171,13 @@ func (h *handler) routes(e *echo.Echo) {
 		a.POST("/case/:caseId/_merge/:mergedCaseId", h.mergeCases) // merge.go
 
 		// --- case templates ---
-		a.GET("/case/template", h.listTemplates)
-		a.POST("/case/template/_search", h.listTemplates)
+		a.GET("/case/template", tp.List)
+		a.POST("/case/template/_search", tp.List)
 		a.POST("/case/template/_stats", h.stats("caseTemplate"))
-		a.POST("/case/template", h.createTemplate)
-		a.GET("/case/template/:templateId", h.getTemplate)
-		a.PATCH("/case/template/:templateId", h.updateTemplate)
-		a.DELETE("/case/template/:templateId", h.deleteTemplate)
+		a.POST("/case/template", tp.Create)
+		a.GET("/case/template/:templateId", tp.Get)
+		a.PATCH("/case/template/:templateId", tp.Update)
+		a.DELETE("/case/template/:templateId", tp.Delete)
 
 		// --- tasks: the contract writes POST /api/case/{id}task, which the router sees as one parameter
 		// ending in "task"; clients also send /api/case/{id}/task ---

@@ -69,7 +69,7 @@ func (h *handler) caseJSON(cl identity.Caller, cs cases.Case, stats any) caseRes
 // tasks, so they are opt-in as in the reference system).
 func (h *handler) withStats(ctx context.Context, c echo.Context, cs cases.Case) (caseResponse, error) {
 	cl := route.Caller(c)
-	if !flag(c, "nstats") {
+	if !route.Flag(c, "nstats") {
 		return h.caseJSON(cl, cs, nil), nil
 	}
 	st, err := h.svc.Stats(ctx, cl, cs)
@@ -86,31 +86,6 @@ func (h *handler) withStats(ctx context.Context, c echo.Context, cs cases.Case) 
 		Alerts: alerts, IsOwner: true}), nil
 }
 
-// taskRequest is a task in a create request (a case's tasks, a template's tasks, or a task alone).
-type taskRequest struct {
-	Title       string `json:"title"`
-	Group       string `json:"group"`
-	Description string `json:"description"`
-	Owner       string `json:"owner"`
-	Assignee    string `json:"assignee"`
-	Status      string `json:"status"`
-	Flag        bool   `json:"flag"`
-	StartDate   *int64 `json:"startDate"`
-	EndDate     *int64 `json:"endDate"`
-	DueDate     *int64 `json:"dueDate"`
-	Order       *int   `json:"order"`
-}
-
-func (r taskRequest) newTask() cases.NewTask {
-	owner := r.Owner
-	if owner == "" {
-		owner = r.Assignee
-	}
-	return cases.NewTask{Title: r.Title, Group: r.Group, Description: r.Description, Owner: owner, Status: r.Status,
-		Flag: r.Flag, StartDate: timeOpt(r.StartDate), EndDate: timeOpt(r.EndDate), DueDate: timeOpt(r.DueDate),
-		Order: r.Order}
-}
-
 type createCaseRequest struct {
 	Title       string `json:"title"`
 	Description string `json:"description"`
@@ -125,7 +100,7 @@ type createCaseRequest struct {
 	Owner        string                     `json:"owner"`
 	Assignee     string                     `json:"assignee"`
 	Summary      string                     `json:"summary"`
-	Tasks        []taskRequest              `json:"tasks"`
+	Tasks        []route.TaskRequest        `json:"tasks"`
 	CustomFields map[string]json.RawMessage `json:"customFields"`
 	Template     string                     `json:"template"`
 	CaseTemplate string                     `json:"caseTemplate"`
@@ -141,8 +116,8 @@ func (h *handler) createCase(c echo.Context) error {
 		return err
 	}
 	n := cases.NewCase{Title: req.Title, Description: req.Description, Severity: req.Severity, TLP: req.TLP,
-		PAP: req.PAP, StartDate: timeOpt(req.StartDate), Tags: req.Tags, Flag: req.Flag, Owner: req.Owner,
-		Summary: req.Summary, Tasks: route.MapSlice(req.Tasks, taskRequest.newTask), CustomFields: cfs, Template: req.Template}
+		PAP: req.PAP, StartDate: route.TimeOpt(req.StartDate), Tags: req.Tags, Flag: req.Flag, Owner: req.Owner,
+		Summary: req.Summary, Tasks: route.MapSlice(req.Tasks, route.TaskRequest.NewTask), CustomFields: cfs, Template: req.Template}
 	if n.Severity == nil {
 		n.Severity = req.SeverityAlt
 	}
@@ -244,9 +219,9 @@ func bindCaseUpdate(c echo.Context) (cases.CaseUpdate, error) {
 	}
 	u := cases.CaseUpdate{Title: route.Change(req.Title), Description: route.Change(req.Description),
 		Severity: route.Change(req.Severity), TLP: route.Change(req.TLP), PAP: route.Change(req.PAP),
-		StartDate: timeChange(req.StartDate), EndDate: timeChange(req.EndDate),
+		StartDate: route.TimeChange(req.StartDate), EndDate: route.TimeChange(req.EndDate),
 		ImpactStatus: route.Change(req.ImpactStatus), ResolutionStatus: route.Change(req.ResolutionStatus),
-		Summary: route.Change(req.Summary), Tags: stringsChange(req.Tags), Flag: route.Change(req.Flag),
+		Summary: route.Change(req.Summary), Tags: route.StringsChange(req.Tags), Flag: route.Change(req.Flag),
 		Status: route.Change(req.Status), Owner: route.Change(req.Owner)}
 	if req.CustomFields.Set {
 		cfs, err := customfields.Inputs(req.CustomFields.V)

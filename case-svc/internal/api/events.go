@@ -8,6 +8,8 @@ import (
 	"github.com/openir/platform/case-svc/internal/api/accounts"
 	"github.com/openir/platform/case-svc/internal/api/analyses"
 	"github.com/openir/platform/case-svc/internal/api/customfields"
+	"github.com/openir/platform/case-svc/internal/api/route"
+	"github.com/openir/platform/case-svc/internal/api/templates"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -52,7 +54,7 @@ func (h *handler) auditObject(v any) map[string]any {
 	case connector.Action:
 		r = analyses.ActionJSON(x)
 	case cases.Template:
-		r = templateJSON(x)
+		r = templates.JSON(x)
 	case customfield.Field:
 		r = customfields.FieldJSON(x)
 	case identity.User:
@@ -62,7 +64,7 @@ func (h *handler) auditObject(v any) map[string]any {
 	default:
 		return nil
 	}
-	m, err := toMap(r)
+	m, err := route.ToMap(r)
 	if err != nil {
 		return nil
 	}

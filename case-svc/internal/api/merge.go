@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/openir/platform/case-svc/internal/api/route"
 )
 

@@ -1,10 +1,8 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/labstack/echo/v4"
+
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/pkg/apperr"
@@ -12,11 +10,7 @@ import (
 
 // asObject renders a response value as the JSON object a responder receives.
 func asObject(v any) map[string]any {
-	b, _ := json.Marshal(v)
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber() // numbers (custom field values, big integers) reach the responder with their exact text
-	_ = dec.Decode(&m)
+	m, _ := route.ToMap(v)
 	return m
 }
 

@@ -72,7 +72,7 @@ type createObservableRequest struct {
 }
 
 func (r createObservableRequest) newObservable() cases.NewObservable {
-	return cases.NewObservable{DataType: r.DataType, Data: r.Data, Message: r.Message, StartDate: timeOpt(r.StartDate),
+	return cases.NewObservable{DataType: r.DataType, Data: r.Data, Message: r.Message, StartDate: route.TimeOpt(r.StartDate),
 		TLP: r.TLP, Tags: r.Tags, IOC: r.IOC, Sighted: r.Sighted, IgnoreSimilarity: r.IgnoreSimilarity,
 		IsZip: r.IsZip, ZipPassword: r.ZipPassword}
 }
@@ -218,7 +218,7 @@ func bindObservableUpdate(c echo.Context) (cases.ObservableUpdate, error) {
 	}
 	return cases.ObservableUpdate{
 		DataType: route.Change(req.DataType), Data: route.Change(req.Data), IOC: route.Change(req.IOC), Sighted: route.Change(req.Sighted),
-		IgnoreSimilarity: route.Change(req.IgnoreSimilarity), Tags: stringsChange(req.Tags), Message: route.Change(req.Message),
+		IgnoreSimilarity: route.Change(req.IgnoreSimilarity), Tags: route.StringsChange(req.Tags), Message: route.Change(req.Message),
 		TLP: route.Change(req.TLP)}, nil
 }
 

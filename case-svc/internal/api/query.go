@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/api/analyses"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/api/trail"
+	"github.com/openir/platform/case-svc/internal/api/ui"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
@@ -55,8 +54,8 @@ func (h *handler) query(v1 bool) echo.HandlerFunc {
 			}
 			return h.trail.Query(c, steps, v1) // trail/
 		}
-		if isUIQuery(raw) {
-			return h.uiQuery(c, raw, v1) // users, organisations, profiles, definitions: ui.go
+		if ui.IsQuery(raw) {
+			return h.ui.Query(c, raw, v1) // users, organisations, profiles, definitions: ui/
 		}
 		cl := route.Caller(c)
 		p, out, err := h.queries().Build(c.Request().Context(), cl, raw)
@@ -161,7 +160,7 @@ func (h *handler) render(ctx context.Context, cl identity.Caller, it any, v1 boo
 	if !v1 && len(extras) == 0 {
 		return v, nil
 	}
-	m, err := toMap(v)
+	m, err := route.ToMap(v)
 	if err != nil {
 		return nil, err
 	}
@@ -184,18 +183,6 @@ func (h *handler) render(ctx context.Context, cl identity.Caller, it any, v1 boo
 		m["extraData"] = ed
 	}
 	return m, nil
-}
-
-func toMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	err = dec.Decode(&m)
-	return m, err
 }
 
 // extra computes one extraData value of a record.

@@ -77,11 +77,11 @@ func (h *handler) createTaskJoined(c echo.Context) error {
 func (h *handler) createTask(c echo.Context) error { return h.createTaskIn(c, c.Param("caseId")) }
 
 func (h *handler) createTaskIn(c echo.Context, caseID string) error {
-	var req taskRequest
+	var req route.TaskRequest
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	t, err := h.svc.CreateTask(c.Request().Context(), route.Caller(c), caseID, req.newTask())
+	t, err := h.svc.CreateTask(c.Request().Context(), route.Caller(c), caseID, req.NewTask())
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (h *handler) updateTask(c echo.Context) error {
 	t, err := h.svc.UpdateTask(c.Request().Context(), route.Caller(c), c.Param("taskId"), cases.TaskUpdate{
 		Title: route.Change(req.Title), Group: route.Change(req.Group), Description: route.Change(req.Description),
 		Owner: route.Change(req.Owner), Status: route.Change(req.Status), Flag: route.Change(req.Flag),
-		StartDate: timeChange(req.StartDate), EndDate: timeChange(req.EndDate), DueDate: timeChange(req.DueDate),
+		StartDate: route.TimeChange(req.StartDate), EndDate: route.TimeChange(req.EndDate), DueDate: route.TimeChange(req.DueDate),
 		Order: route.Change(req.Order)})
 	if err != nil {
 		return err

@@ -1,16 +1,21 @@
 // Package route is what the route groups of case-svc's API share: their routes registered under a prefix
 // (Routes), the caller of an authenticated request (Caller, which the router's organisation middleware sets),
-// the bookkeeping fields every record renders (Meta), and the small conversions between request fields,
-// domain values and JSON that every group uses.
+// the bookkeeping fields every record renders (Meta), a task as create requests write it (TaskRequest), and
+// the small conversions between request fields, domain values and JSON that the groups use (Change,
+// TimeChange, StringsChange, TimeOpt, Flag, Millis, NullMillis, NullString, MapSlice, ToMap, NamesIn).
 package route
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -151,4 +156,78 @@ func NamesIn(f search.Node) (want []string, filtered bool, err error) {
 		return want, true, nil
 	}
 	return nil, false, apperr.New(apperr.BadRequest, "profiles and observable types can only be filtered by name")
+}
+
+// TimeOpt turns an optional epoch-milliseconds request field into an optional time.
+func TimeOpt(p *int64) *time.Time {
+	if p == nil {
+		return nil
+	}
+	t := time.UnixMilli(*p)
+	return &t
+}
+
+// TimeChange turns an epoch-milliseconds request field into a domain change.
+func TimeChange(o web.Opt[int64]) record.Change[time.Time] {
+	return record.Change[time.Time]{Set: o.Set, Null: o.Null, V: time.UnixMilli(o.V)}
+}
+
+// StringsChange turns a list request field into a domain change.
+func StringsChange(o web.Opt[web.Strings]) record.Change[[]string] {
+	return record.Change[[]string]{Set: o.Set, Null: o.Null, V: []string(o.V)}
+}
+
+// Flag reads a boolean option such as nstats from the query string or the body.
+func Flag(c echo.Context, name string) bool {
+	f, err := web.Fields(c)
+	if err != nil {
+		return false
+	}
+	switch v := f[name].(type) {
+	case bool:
+		return v
+	case string:
+		b, _ := strconv.ParseBool(v)
+		return b
+	}
+	return false
+}
+
+// TaskRequest is a task in a create request (a case's tasks, a template's tasks, or a task alone).
+type TaskRequest struct {
+	Title       string `json:"title"`
+	Group       string `json:"group"`
+	Description string `json:"description"`
+	Owner       string `json:"owner"`
+	Assignee    string `json:"assignee"`
+	Status      string `json:"status"`
+	Flag        bool   `json:"flag"`
+	StartDate   *int64 `json:"startDate"`
+	EndDate     *int64 `json:"endDate"`
+	DueDate     *int64 `json:"dueDate"`
+	Order       *int   `json:"order"`
+}
+
+// NewTask is the domain's request.
+func (r TaskRequest) NewTask() cases.NewTask {
+	owner := r.Owner
+	if owner == "" {
+		owner = r.Assignee
+	}
+	return cases.NewTask{Title: r.Title, Group: r.Group, Description: r.Description, Owner: owner, Status: r.Status,
+		Flag: r.Flag, StartDate: TimeOpt(r.StartDate), EndDate: TimeOpt(r.EndDate), DueDate: TimeOpt(r.DueDate),
+		Order: r.Order}
+}
+
+// ToMap renders a response value as the JSON object a client reads, its numbers with their exact text.
+func ToMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	err = dec.Decode(&m)
+	return m, err
 }

@@ -1,4 +1,8 @@
-package api
+// Package ui serves what TheHive 4.1's web UI reads before it shows anything: the models' descriptions (GET
+// /describe/_all, /describe/{model}), the configuration items (GET /config, /config/user/{path},
+// /config/organisation/{path}) and the query API's steps on users, organisations, profiles and definitions
+// (Query).
+package ui
 
 import (
 	"context"
@@ -15,6 +19,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/api/accounts"
 	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
+	"github.com/openir/platform/case-svc/internal/api/templates"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -25,11 +30,21 @@ import (
 	"github.com/openir/platform/pkg/search"
 )
 
-// What TheHive 4.1's web UI reads before it shows anything: the models' descriptions (GET /describe/_all,
-// /describe/{model}), the configuration items (GET /config, /config/user/{path}, /config/organisation/{path})
-// and the query API's steps on users, organisations, profiles and definitions (uiQuery).
+// Handler serves the UI routes.
+type Handler struct {
+	svc    *cases.Service
+	ids    *identity.Service
+	fields *customfield.Service
+	max    int
+}
 
-func (h *handler) uiRoutes(a route.Routes) {
+// New returns the handlers over the domain services; max is the largest page of a search.
+func New(svc *cases.Service, ids *identity.Service, fields *customfield.Service, max int) *Handler {
+	return &Handler{svc: svc, ids: ids, fields: fields, max: max}
+}
+
+// Routes registers the describe and config routes under one prefix.
+func (h *Handler) Routes(a route.Routes) {
 	a.GET("/describe/_all", h.describeAll)
 	a.GET("/describe/:model", h.describe)
 	a.GET("/config", h.listConfig)
@@ -128,7 +143,7 @@ var statusValues = map[string][]any{
 }
 
 // descriptions describes every model under its v0 names (/api, /api/v0) or its v1 names (/api/v1).
-func (h *handler) descriptions(c echo.Context) (map[string]modelDescription, error) {
+func (h *Handler) descriptions(c echo.Context) (map[string]modelDescription, error) {
 	custom, _, err := h.fields.List(c.Request().Context(), route.Caller(c), search.Node{Op: search.OpAll},
 		search.Page{Limit: h.max})
 	if err != nil {
@@ -147,7 +162,7 @@ func (h *handler) descriptions(c echo.Context) (map[string]modelDescription, err
 }
 
 // describeAll is GET /describe/_all: {model: {label, attributes: [{name, type, values, labels, description}]}}.
-func (h *handler) describeAll(c echo.Context) error {
+func (h *Handler) describeAll(c echo.Context) error {
 	d, err := h.descriptions(c)
 	if err != nil {
 		return err
@@ -156,7 +171,7 @@ func (h *handler) describeAll(c echo.Context) error {
 }
 
 // describe is GET /describe/{model}: one model's description; an unknown model is a 404.
-func (h *handler) describe(c echo.Context) error {
+func (h *Handler) describe(c echo.Context) error {
 	d, err := h.descriptions(c)
 	if err != nil {
 		return err
@@ -181,7 +196,7 @@ type configItem struct {
 var configPathRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
 // listConfig is GET /config (manageConfig): the service's configuration items that a client may read.
-func (h *handler) listConfig(c echo.Context) error {
+func (h *Handler) listConfig(c echo.Context) error {
 	if err := route.Caller(c).Require(identity.ManageConfig); err != nil {
 		return err
 	}
@@ -194,11 +209,11 @@ func (h *handler) listConfig(c echo.Context) error {
 // userConfig is GET /config/user/{path} and orgConfig GET /config/organisation/{path}: TheHive's UI reads
 // its preferences there. No preference is stored here (the PUT routes are not served): every item answers
 // its default, the empty string, as TheHive answers an item never set.
-func (h *handler) userConfig(c echo.Context) error { return h.preference(c) }
+func (h *Handler) userConfig(c echo.Context) error { return h.preference(c) }
 
-func (h *handler) orgConfig(c echo.Context) error { return h.preference(c) }
+func (h *Handler) orgConfig(c echo.Context) error { return h.preference(c) }
 
-func (h *handler) preference(c echo.Context) error {
+func (h *Handler) preference(c echo.Context) error {
 	path := c.Param("path")
 	if !configPathRe.MatchString(path) {
 		return apperr.New(apperr.BadRequest, "path must be a dotted name such as ui.theme")
@@ -208,14 +223,14 @@ func (h *handler) preference(c echo.Context) error {
 
 // --- the query API on users, organisations, profiles and definitions ---
 
-// uiStarts start a query of their own (uiQuery): users, organisations, profiles, custom fields, case
+// uiStarts start a query of their own (Query): users, organisations, profiles, custom fields, case
 // templates and observable types are not records of the case pipeline.
 var uiStarts = []string{"currentUser", "listUser", "listOrganisation", "getOrganisation", "listCustomField",
 	"listCaseTemplate", "listProfile", "listObservableType"}
 
-// isUIQuery reports whether a query starts with one of uiStarts, or moves to users (getCase… then
+// IsQuery reports whether a query starts with one of uiStarts, or moves to users (getCase… then
 // assignableUsers).
-func isUIQuery(raw []any) bool {
+func IsQuery(raw []any) bool {
 	for i, r := range raw {
 		step, _ := r.(map[string]any)
 		name, _ := step["_name"].(string)
@@ -237,7 +252,7 @@ var uiFields = map[string]search.Fields{"user": identity.UserFields, "organisati
 	"customField": customfield.Fields, "caseTemplate": cases.TemplateFields, "profile": profileFields,
 	"observableType": observableTypeFields}
 
-func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
+func (h *Handler) Query(c echo.Context, raw []any, v1 bool) error {
 	ctx, cl := c.Request().Context(), route.Caller(c)
 	var p *uiPipeline
 	var out query.Output
@@ -286,7 +301,7 @@ func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
 	}
 	if v1 {
 		for i, it := range items {
-			m, err := toMap(it)
+			m, err := route.ToMap(it)
 			if err != nil {
 				return err
 			}
@@ -301,7 +316,7 @@ func (h *handler) uiQuery(c echo.Context, raw []any, v1 bool) error {
 	return c.JSON(http.StatusOK, items)
 }
 
-func (h *handler) uiStart(ctx context.Context, cl identity.Caller, name string, step map[string]any) (*uiPipeline, error) {
+func (h *Handler) uiStart(ctx context.Context, cl identity.Caller, name string, step map[string]any) (*uiPipeline, error) {
 	everything := search.Node{Op: search.OpAll}
 	lists := map[string]string{"listUser": "user", "listOrganisation": "organisation", "listCustomField": "customField",
 		"listCaseTemplate": "caseTemplate", "listProfile": "profile", "listObservableType": "observableType"}
@@ -341,7 +356,7 @@ func (h *handler) uiStart(ctx context.Context, cl identity.Caller, name string, 
 	return nil, query.BadStep(name, "does not start this query")
 }
 
-func (h *handler) uiNext(ctx context.Context, cl identity.Caller, p *uiPipeline, out *query.Output, name string, step map[string]any) error {
+func (h *Handler) uiNext(ctx context.Context, cl identity.Caller, p *uiPipeline, out *query.Output, name string, step map[string]any) error {
 	switch name {
 	case "assignableUsers":
 		if err := query.Params(name, step); err != nil {
@@ -414,7 +429,7 @@ func (h *handler) uiNext(ctx context.Context, cl identity.Caller, p *uiPipeline,
 }
 
 // uiRun reads a page of what the pipeline lists, rendered, and the total.
-func (h *handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, pg search.Page) ([]any, int64, error) {
+func (h *Handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, pg search.Page) ([]any, int64, error) {
 	switch p.what {
 	case "user":
 		us, total, err := h.ids.Users(ctx, cl, p.filter, pg)
@@ -427,7 +442,7 @@ func (h *handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, 
 		return route.MapSlice(fs, func(f customfield.Field) any { return customfields.FieldJSON(f) }), total, err
 	case "caseTemplate":
 		ts, total, err := h.svc.Templates(ctx, cl, p.filter, pg)
-		return route.MapSlice(ts, func(t cases.Template) any { return templateJSON(t) }), total, err
+		return route.MapSlice(ts, func(t cases.Template) any { return templates.JSON(t) }), total, err
 	}
 	// profiles and observable types: fixed lists, narrowed by name
 	want, filtered, err := route.NamesIn(p.filter)
