@@ -778,6 +778,43 @@ func TestConformanceInsertMany(t *testing.T) {
 	})
 }
 
+// TestConformanceInsertAll: documents of several collections stored in order by one call, a duplicate being
+// that document's result while the others are stored; on the embedded engine (one transaction is of one
+// file) a collection of another database is refused.
+func TestConformanceInsertAll(t *testing.T) {
+	forEngines(t, func(t *testing.T, e confEngine, db *docstore.DB) {
+		ctx := confCtx(t)
+		reports := confColl(t, db, docstore.Spec{Name: "ia_reports"}, `{"_id":"j0","r":"old"}`)
+		jobs := confColl(t, db, docstore.Spec{Name: "ia_jobs"})
+		res, err := db.InsertAll(ctx,
+			docstore.Insertion{Coll: reports, Doc: json.RawMessage(`{"_id":"j0","r":"new"}`)},
+			docstore.Insertion{Coll: jobs, Doc: map[string]any{"_id": "j0", "status": "Success"}},
+			docstore.Insertion{Coll: reports, Doc: json.RawMessage(`{"_id":"j1","r":1}`)},
+			docstore.Insertion{Coll: jobs, Doc: json.RawMessage(`{"_id":"j1","status":"Failure"}`)})
+		if err != nil {
+			t.Fatalf("insert all: %v", err)
+		}
+		wantDup := []bool{true, false, false, false}
+		if len(res) != len(wantDup) {
+			t.Fatalf("%d results for 4 documents", len(res))
+		}
+		for i, w := range wantDup {
+			if w != docstore.IsDuplicate(res[i]) || (!w && res[i] != nil) {
+				t.Errorf("document %d: %v, want duplicate %v", i, res[i], w)
+			}
+		}
+		confGet(t, reports, "j0", `{"_id":"j0","r":"old"}`)
+		confGet(t, reports, "j1", `{"_id":"j1","r":1}`)
+		confGet(t, jobs, "j0", `{"_id":"j0","status":"Success"}`)
+		confGet(t, jobs, "j1", `{"_id":"j1","status":"Failure"}`)
+
+		other := confColl(t, e.open(t), docstore.Spec{Name: "ia_other"})
+		if _, err := db.InsertAll(ctx, docstore.Insertion{Coll: other, Doc: map[string]any{"_id": "x"}}); err == nil && e.name != "mongodb" {
+			t.Error("a collection of another database was taken")
+		}
+	})
+}
+
 func TestConformanceUnique(t *testing.T) {
 	forEngines(t, func(t *testing.T, e confEngine, db *docstore.DB) {
 		ctx := confCtx(t)

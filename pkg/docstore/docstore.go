@@ -186,6 +186,33 @@ func (c *Collection) InsertMany(ctx context.Context, docs []any) ([]error, error
 // Raw is a document as stored: its ID (_id) and its JSON encoding.
 type Raw = engine.Raw
 
+// Insertion is one document of DB.InsertAll: Doc, to be stored in Coll.
+type Insertion struct {
+	Coll *Collection
+	Doc  any
+}
+
+// InsertAll stores each document in its collection, in order, and returns one result per document, as
+// InsertMany does (nil when stored, an error wrapping ErrDuplicate when its key exists: the others are stored
+// all the same). On the embedded engine the documents are written in one transaction, so a reader sees all of
+// them or none, and they share one commit; on MongoDB they are written one after the other, so a reader may
+// see the first ones before the last (write them in the order readers need).
+func (d *DB) InsertAll(ctx context.Context, ins ...Insertion) ([]error, error) {
+	raws := make([]engine.Insertion, len(ins))
+	for i, in := range ins {
+		id, raw, err := encodeDoc(in.Doc)
+		if err != nil {
+			return nil, fmt.Errorf("insert into %s: %w", in.Coll.name, err)
+		}
+		raws[i] = engine.Insertion{Coll: in.Coll.c, Raw: Raw{ID: id, JSON: raw}}
+	}
+	res, err := d.eng.InsertAll(ctx, raws)
+	if err != nil {
+		return nil, fmt.Errorf("insert: %w", err)
+	}
+	return res, nil
+}
+
 // Get decodes the document with this _id into out (a pointer); ErrNotFound when there is none.
 func (c *Collection) Get(ctx context.Context, id string, out any) error {
 	return c.FindOne(ctx, ID(id), nil, out)

@@ -21,6 +21,7 @@ import (
 // is inserted into `jobs` with its report in `reports`, then removed from the queue. Cache tags, rate windows
 // and idempotency keys are documents found by _id.
 type JobStore struct {
+	db      *docstore.DB
 	queue   *docstore.Collection
 	jobs    *docstore.Collection
 	reports *docstore.Collection
@@ -44,7 +45,7 @@ func NewJobStore(ctx context.Context, db *docstore.DB) (*JobStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JobStore{queue: c[0], jobs: c[1], reports: c[2], cache: c[3], rates: c[4], idem: c[5]}, nil
+	return &JobStore{db: db, queue: c[0], jobs: c[1], reports: c[2], cache: c[3], rates: c[4], idem: c[5]}, nil
 }
 
 // backfillSlots sets the slot of every queue document that has none (a one-off read of the small queue).
@@ -461,21 +462,23 @@ func (s *JobStore) Finish(ctx context.Context, j analysis.Job, r *analysis.Repor
 	if err != nil {
 		return err
 	}
+	// The report, then the final job, in one write (one transaction on the embedded engine; on MongoDB the
+	// report is written first, as Job and Report read them: a finished job is read with its report).
+	var ins []docstore.Insertion
 	if r != nil {
 		rd, err := toReportDoc(j.ID, r)
 		if err != nil {
 			return err
 		}
-		if err := s.reports.Insert(ctx, rd); err != nil && !docstore.IsDuplicate(err) {
-			return fmt.Errorf("store report of %s: %w", j.ID, err)
-		}
+		ins = append(ins, docstore.Insertion{Coll: s.reports, Doc: rd})
 	}
 	d, err := toJobDoc(j)
 	if err != nil {
 		return err
 	}
-	if err := s.jobs.Insert(ctx, d); err != nil && !docstore.IsDuplicate(err) {
-		return fmt.Errorf("store job %s: %w", j.ID, err)
+	ins = append(ins, docstore.Insertion{Coll: s.jobs, Doc: d})
+	if _, err := s.db.InsertAll(ctx, ins...); err != nil { // a duplicate: already finished or deleted, which wins
+		return fmt.Errorf("store job %s and its report: %w", j.ID, err)
 	}
 	analysis.FinishedReadable(ctx) // Job reads `jobs` first: the final job and its report are read from now on
 	if owner != "" {

@@ -141,6 +141,21 @@ type coll struct {
 	arrays map[string]bool
 }
 
+// InsertAll inserts the documents one after the other, in order (no transaction: a reader may see the first
+// before the last); a duplicate is that document's result, any other error stops the call.
+func (e *Engine) InsertAll(ctx context.Context, ins []engine.Insertion) ([]error, error) {
+	res := make([]error, len(ins))
+	for i, in := range ins {
+		if err := in.Coll.Insert(ctx, in.ID, in.JSON); err != nil {
+			if !errors.Is(err, engine.ErrDuplicate) {
+				return nil, err
+			}
+			res[i] = err
+		}
+	}
+	return res, nil
+}
+
 func (m *coll) Insert(ctx context.Context, id string, doc []byte) error {
 	d, err := jsonToBSON(doc)
 	if err != nil {

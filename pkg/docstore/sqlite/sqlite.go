@@ -341,6 +341,34 @@ func (c *coll) Insert(ctx context.Context, id string, doc []byte) error {
 
 // InsertMany inserts in one transaction; a failed INSERT only undoes itself, so a duplicate is that
 // document's error and the others are stored.
+// InsertAll inserts the documents, each into its collection, in one transaction (one savepoint of a group
+// commit): a duplicate is that document's result, any other error undoes them all.
+func (e *Engine) InsertAll(ctx context.Context, ins []engine.Insertion) ([]error, error) {
+	res := make([]error, len(ins))
+	for _, in := range ins {
+		if c, ok := in.Coll.(*coll); !ok || c.e != e {
+			return nil, errors.New("docstore: InsertAll: a collection of another database")
+		}
+	}
+	err := e.write(ctx, func(ctx context.Context, tx *wtx) error {
+		for i, in := range ins {
+			c := in.Coll.(*coll)
+			if _, err := tx.ExecContext(ctx, "INSERT INTO "+c.table+" (id,doc) VALUES (?,?)", in.ID, string(in.JSON)); err != nil {
+				err = sqliteErr(err)
+				if !errors.Is(err, engine.ErrDuplicate) {
+					return err
+				}
+				res[i] = err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
 func (c *coll) InsertMany(ctx context.Context, docs []engine.Raw) ([]error, error) {
 	res := make([]error, len(docs))
 	err := c.e.write(ctx, func(ctx context.Context, tx *wtx) error {

@@ -114,6 +114,15 @@ type Engine interface {
 	Close(ctx context.Context) error
 	Collections(ctx context.Context) ([]string, error)
 	Collection(ctx context.Context, spec Spec) (Coll, error)
+	// InsertAll inserts each document into its collection (one of this engine's), in order: one result per
+	// document (nil or a duplicate), and an error when the write failed. SQLite: one transaction.
+	InsertAll(ctx context.Context, ins []Insertion) ([]error, error)
+}
+
+// Insertion is one document of Engine.InsertAll and the collection it goes into.
+type Insertion struct {
+	Coll Coll
+	Raw
 }
 
 // Coll is one collection of an engine. Documents come in and go out as JSON objects holding "_id"; filter and
