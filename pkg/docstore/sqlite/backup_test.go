@@ -8,41 +8,8 @@ import (
 	"testing"
 
 	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/docstore/docstoretest"
 )
-
-type opsDoc struct {
-	ID  string  `json:"_id"`
-	Org string  `json:"org"`
-	N   int64   `json:"n"`
-	F   float64 `json:"f"`
-}
-
-var opsSpec = docstore.Spec{Name: "things", Indexes: []docstore.Index{
-	{Name: "org_n", Keys: []docstore.Key{docstore.Asc("org"), docstore.Desc("n")}},
-}}
-
-func fill(t *testing.T, db *docstore.DB, n int) *docstore.Collection {
-	t.Helper()
-	ctx := context.Background()
-	c, err := db.Collection(ctx, opsSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := make([]any, n)
-	for i := range docs {
-		docs[i] = opsDoc{ID: fmt.Sprintf("d%05d", i), Org: fmt.Sprint("o", i%3), N: int64(i), F: float64(i) + 0.5}
-	}
-	res, err := c.InsertMany(ctx, docs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range res {
-		if e != nil {
-			t.Fatal(e)
-		}
-	}
-	return c
-}
 
 // A snapshot taken while another handle of the same file keeps writing opens as a database holding at least
 // what was acknowledged before the snapshot began.
@@ -55,7 +22,7 @@ func TestBackupFile_WhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close(ctx)
-	c := fill(t, db, 1500)
+	c := docstoretest.Fill(t, db, 1500)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Add(1)
@@ -67,7 +34,7 @@ func TestBackupFile_WhileServing(t *testing.T) {
 				return
 			default:
 			}
-			if err := c.Insert(ctx, opsDoc{ID: fmt.Sprint("w", i), Org: "o9"}); err != nil {
+			if err := c.Insert(ctx, docstoretest.Doc{ID: fmt.Sprint("w", i), Org: "o9"}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -88,7 +55,7 @@ func TestBackupFile_WhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer snap.Close(ctx)
-	sc, err := snap.Collection(ctx, opsSpec)
+	sc, err := snap.Collection(ctx, docstoretest.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
