@@ -28,6 +28,8 @@ import (
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/tally"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/openapi"
 	"github.com/openir/platform/pkg/web"
 )
@@ -56,6 +58,8 @@ type Config struct {
 type Services struct {
 	Identity     *identity.Service
 	Cases        *cases.Service
+	Tasks        *task.Service
+	Templates    *template.Service
 	CustomFields *customfield.Service
 	Connector    *connector.Analyses
 	Tally        *tally.Counter
@@ -64,6 +68,8 @@ type Services struct {
 type handler struct {
 	ids      *identity.Service
 	svc      *cases.Service
+	taskSvc  *task.Service
+	tmpls    *template.Service
 	fields   *customfield.Service
 	analyses *connector.Analyses
 	tally    *tally.Counter
@@ -83,9 +89,9 @@ func New(cfg Config, s Services) *echo.Echo {
 	}
 	e := web.New(opts)
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
-	h := &handler{ids: s.Identity, svc: s.Cases, fields: s.CustomFields, analyses: s.Connector, tally: s.Tally, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
+	h := &handler{ids: s.Identity, svc: s.Cases, taskSvc: s.Tasks, tmpls: s.Templates, fields: s.CustomFields, analyses: s.Connector, tally: s.Tally, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
 	h.trail = trail.New(cfg.Events, h.queries, h.max)
-	h.ui = ui.New(h.svc, h.ids, h.fields, h.max)
+	h.ui = ui.New(h.svc, h.taskSvc, h.tmpls, h.ids, h.fields, h.max)
 	if cfg.Events != nil {
 		cfg.Events.SetRenderer(h.auditObject)
 	}
@@ -106,7 +112,7 @@ func (h *handler) routes(e *echo.Echo) {
 	acc := accounts.New(h.ids, h.auth, h.cfg.Secure, h.max)
 	an := analyses.New(h.analyses, h.responderObject, h.max)
 	cf := customfields.New(h.fields, h.max)
-	tp := templates.New(h.svc, h.max)
+	tp := templates.New(h.tmpls, h.max)
 	st := status.New(Version, h.analyses, h.auth.Basic, h.downloadPassword(), h.cfg.Ready)
 
 	for _, prefix := range []string{"/api", "/api/v0", "/api/v1"} {

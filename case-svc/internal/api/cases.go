@@ -117,7 +117,7 @@ func (h *handler) createCase(c echo.Context) error {
 	}
 	n := cases.NewCase{Title: req.Title, Description: req.Description, Severity: req.Severity, TLP: req.TLP,
 		PAP: req.PAP, StartDate: route.TimeOpt(req.StartDate), Tags: req.Tags, Flag: req.Flag, Owner: req.Owner,
-		Summary: req.Summary, Tasks: route.MapSlice(req.Tasks, route.TaskRequest.NewTask), CustomFields: cfs, Template: req.Template}
+		Summary: req.Summary, Tasks: route.MapSlice(req.Tasks, route.TaskRequest.Input), CustomFields: cfs, Template: req.Template}
 	if n.Severity == nil {
 		n.Severity = req.SeverityAlt
 	}

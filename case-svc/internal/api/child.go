@@ -11,6 +11,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -84,7 +85,7 @@ func (h *handler) childCases(ctx context.Context, cl identity.Caller, ch any) (a
 		return nil, bad
 	}
 	typ, _ := m["_type"].(string)
-	fields := map[string]search.Fields{"case_task": cases.TaskFields, "case_artifact": cases.ObservableFields}[typ]
+	fields := map[string]search.Fields{"case_task": task.Fields, "case_artifact": cases.ObservableFields}[typ]
 	if fields == nil {
 		return nil, bad
 	}
@@ -100,8 +101,8 @@ func (h *handler) childCases(ctx context.Context, cl identity.Caller, ch any) (a
 	var parents []string
 	var total int64
 	if typ == "case_task" {
-		var ts []cases.Task
-		ts, total, err = h.svc.Tasks(ctx, cl, "", n, pg)
+		var ts []task.Task
+		ts, total, err = h.taskSvc.List(ctx, cl, "", n, pg)
 		for _, t := range ts {
 			parents = append(parents, t.CaseID)
 		}

@@ -15,6 +15,8 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -45,15 +47,15 @@ func (h *handler) auditObject(v any) map[string]any {
 		r = alertJSON(x, nil)
 	case cases.Observable:
 		r = observableJSON(x)
-	case cases.Task:
+	case task.Task:
 		r = taskJSON(x)
-	case cases.Log:
+	case task.Log:
 		r = logJSON(x)
 	case connector.Job:
 		r = analyses.JobJSON(x)
 	case connector.Action:
 		r = analyses.ActionJSON(x)
-	case cases.Template:
+	case template.Template:
 		r = templates.JSON(x)
 	case customfield.Field:
 		r = customfields.FieldJSON(x)

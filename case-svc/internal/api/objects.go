@@ -33,7 +33,7 @@ func (h *handler) responderObject(c echo.Context, objectType, id string) (connec
 	}
 	switch typ {
 	case "case_task":
-		t, err := h.svc.Task(ctx, cl, id)
+		t, err := h.taskSvc.Task(ctx, cl, id)
 		if apperr.Is(err, apperr.NotFound) {
 			return obj, apperr.New(apperr.NotFound, "Task not found")
 		}
@@ -43,7 +43,7 @@ func (h *handler) responderObject(c echo.Context, objectType, id string) (connec
 		obj.CaseID, obj.TaskID, obj.Data = t.CaseID, t.ID, asObject(taskJSON(t))
 		return obj, caseLevels(t.CaseID)
 	case "case_task_log":
-		l, err := h.svc.Log(ctx, cl, id)
+		l, err := h.taskSvc.Log(ctx, cl, id)
 		if apperr.Is(err, apperr.NotFound) {
 			return obj, apperr.New(apperr.NotFound, "Log not found")
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/query"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -115,7 +116,7 @@ func (h *handler) createObservables(c echo.Context, p cases.Parent) error {
 			return fmt.Errorf("open uploaded file: %w", err)
 		}
 		defer f.Close()
-		n.File = &cases.Upload{Name: fh.Filename, ContentType: fh.Header.Get(echo.HeaderContentType), Body: f}
+		n.File = &record.Upload{Name: fh.Filename, ContentType: fh.Header.Get(echo.HeaderContentType), Body: f}
 	}
 	created, failed, err := h.svc.CreateObservables(c.Request().Context(), route.Caller(c), p, n)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -27,7 +28,9 @@ import (
 // organisations, profiles, definitions); this file writes the records of a query of records as JSON.
 
 // queries is the query interpreter on the handler's services.
-func (h *handler) queries() *query.Engine { return query.New(h.svc, h.analyses, h.tally, h.max) }
+func (h *handler) queries() *query.Engine {
+	return query.New(h.svc, h.taskSvc, h.analyses, h.tally, h.max)
+}
 
 func (h *handler) query(v1 bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -144,9 +147,9 @@ func (h *handler) render(ctx context.Context, cl identity.Caller, it any, v1 boo
 		v = r
 	case cases.Observable:
 		v = observableJSON(x)
-	case cases.Task:
+	case task.Task:
 		v = taskJSON(x)
-	case cases.Log:
+	case task.Log:
 		v = logJSON(x)
 	case connector.Job:
 		v = analyses.JobJSON(x)
@@ -230,7 +233,7 @@ func (h *handler) extra(ctx context.Context, cl identity.Caller, it any, name st
 			}
 			return route.MapSlice(scs, func(sc cases.SimilarCase) similarCaseResponse { return h.similarJSON(cl, sc, false) }), nil
 		}
-	case cases.Task:
+	case task.Task:
 		switch name {
 		case "case":
 			cs, err := h.svc.Case(ctx, cl, x.CaseID)
@@ -260,7 +263,7 @@ func (h *handler) extra(ctx context.Context, cl identity.Caller, it any, name st
 		case "shareCount":
 			return 0, nil
 		}
-	case cases.Log:
+	case task.Log:
 		switch name {
 		case "case":
 			cs, err := h.svc.Case(ctx, cl, x.CaseID)
@@ -269,7 +272,7 @@ func (h *handler) extra(ctx context.Context, cl identity.Caller, it any, name st
 			}
 			return h.caseJSON(cl, cs, nil), nil
 		case "task":
-			t, err := h.svc.Task(ctx, cl, x.TaskID)
+			t, err := h.taskSvc.Task(ctx, cl, x.TaskID)
 			if err != nil {
 				return nil, err
 			}

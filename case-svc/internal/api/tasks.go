@@ -9,8 +9,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/api/route"
-	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -29,7 +30,7 @@ type taskResponse struct {
 	Case        string  `json:"case"`
 }
 
-func taskJSON(t cases.Task) taskResponse {
+func taskJSON(t task.Task) taskResponse {
 	return taskResponse{Meta: route.MetaOf(t.ID, "case_task", t.Meta), Title: t.Title, Group: t.Group,
 		Description: t.Description, Owner: route.NullString(t.Owner), Status: t.Status, Flag: t.Flag,
 		StartDate: route.NullMillis(t.StartDate), EndDate: route.NullMillis(t.EndDate), DueDate: route.NullMillis(t.DueDate),
@@ -55,7 +56,7 @@ type logResponse struct {
 	Case       string              `json:"case"`
 }
 
-func logJSON(l cases.Log) logResponse {
+func logJSON(l task.Log) logResponse {
 	r := logResponse{Meta: route.MetaOf(l.ID, "case_task_log", l.Meta), Message: l.Message, StartDate: route.Millis(l.Date),
 		Owner: l.CreatedBy, Status: "Ok", Task: l.TaskID, Case: l.CaseID}
 	if a := l.Attachment; a != nil {
@@ -81,7 +82,7 @@ func (h *handler) createTaskIn(c echo.Context, caseID string) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	t, err := h.svc.CreateTask(c.Request().Context(), route.Caller(c), caseID, req.NewTask())
+	t, err := h.taskSvc.Create(c.Request().Context(), route.Caller(c), caseID, req.Input())
 	if err != nil {
 		return err
 	}
@@ -96,11 +97,11 @@ func (h *handler) tasks(c echo.Context, caseID string) error {
 	if err := rewriteSearchQuery(c); err != nil { // _parent (thehive4py's find_tasks), _is, _ne
 		return err
 	}
-	f, p, err := web.Search(c, cases.TaskFields, h.max)
+	f, p, err := web.Search(c, task.Fields, h.max)
 	if err != nil {
 		return err
 	}
-	ts, total, err := h.svc.Tasks(c.Request().Context(), route.Caller(c), caseID, f, p)
+	ts, total, err := h.taskSvc.List(c.Request().Context(), route.Caller(c), caseID, f, p)
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func (h *handler) tasks(c echo.Context, caseID string) error {
 }
 
 func (h *handler) getTask(c echo.Context) error {
-	t, err := h.svc.Task(c.Request().Context(), route.Caller(c), c.Param("taskId"))
+	t, err := h.taskSvc.Task(c.Request().Context(), route.Caller(c), c.Param("taskId"))
 	if err != nil {
 		return err
 	}
@@ -137,7 +138,7 @@ func (h *handler) updateTask(c echo.Context) error {
 	if !req.Owner.Set {
 		req.Owner = req.Assignee
 	}
-	t, err := h.svc.UpdateTask(c.Request().Context(), route.Caller(c), c.Param("taskId"), cases.TaskUpdate{
+	t, err := h.taskSvc.Update(c.Request().Context(), route.Caller(c), c.Param("taskId"), task.Update{
 		Title: route.Change(req.Title), Group: route.Change(req.Group), Description: route.Change(req.Description),
 		Owner: route.Change(req.Owner), Status: route.Change(req.Status), Flag: route.Change(req.Flag),
 		StartDate: route.TimeChange(req.StartDate), EndDate: route.TimeChange(req.EndDate), DueDate: route.TimeChange(req.DueDate),
@@ -164,16 +165,16 @@ func (h *handler) createLog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var up *cases.Upload
+	var up *record.Upload
 	if fh != nil {
 		f, err := fh.Open()
 		if err != nil {
 			return fmt.Errorf("open uploaded file: %w", err)
 		}
 		defer f.Close()
-		up = &cases.Upload{Name: fh.Filename, ContentType: fh.Header.Get(echo.HeaderContentType), Body: f}
+		up = &record.Upload{Name: fh.Filename, ContentType: fh.Header.Get(echo.HeaderContentType), Body: f}
 	}
-	l, err := h.svc.CreateLog(c.Request().Context(), route.Caller(c), c.Param("taskId"), req.Message, up)
+	l, err := h.taskSvc.CreateLog(c.Request().Context(), route.Caller(c), c.Param("taskId"), req.Message, up)
 	if err != nil {
 		return err
 	}
@@ -188,11 +189,11 @@ func (h *handler) logs(c echo.Context, taskID string) error {
 	if err := rewriteSearchQuery(c); err != nil { // _parent with _type case_task, _is, _ne
 		return err
 	}
-	f, p, err := web.Search(c, cases.LogFields, h.max)
+	f, p, err := web.Search(c, task.LogFields, h.max)
 	if err != nil {
 		return err
 	}
-	ls, total, err := h.svc.Logs(c.Request().Context(), route.Caller(c), taskID, f, p)
+	ls, total, err := h.taskSvc.Logs(c.Request().Context(), route.Caller(c), taskID, f, p)
 	if err != nil {
 		return err
 	}
@@ -200,7 +201,7 @@ func (h *handler) logs(c echo.Context, taskID string) error {
 }
 
 func (h *handler) getLog(c echo.Context) error {
-	l, err := h.svc.Log(c.Request().Context(), route.Caller(c), c.Param("logId"))
+	l, err := h.taskSvc.Log(c.Request().Context(), route.Caller(c), c.Param("logId"))
 	if err != nil {
 		return err
 	}
@@ -220,15 +221,15 @@ func (h *handler) updateLog(c echo.Context) error {
 	}
 	ctx, cl := c.Request().Context(), route.Caller(c)
 	var (
-		l   cases.Log
+		l   task.Log
 		err error
 	)
 	if req.Message == nil {
 		if err = cl.Require(identity.ManageTask); err == nil {
-			l, err = h.svc.Log(ctx, cl, c.Param("logId"))
+			l, err = h.taskSvc.Log(ctx, cl, c.Param("logId"))
 		}
 	} else {
-		l, err = h.svc.UpdateLog(ctx, cl, c.Param("logId"), *req.Message)
+		l, err = h.taskSvc.UpdateLog(ctx, cl, c.Param("logId"), *req.Message)
 	}
 	if err != nil {
 		return err
@@ -237,7 +238,7 @@ func (h *handler) updateLog(c echo.Context) error {
 }
 
 func (h *handler) deleteLog(c echo.Context) error {
-	if err := h.svc.DeleteLog(c.Request().Context(), route.Caller(c), c.Param("logId")); err != nil {
+	if err := h.taskSvc.DeleteLog(c.Request().Context(), route.Caller(c), c.Param("logId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

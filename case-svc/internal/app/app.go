@@ -22,6 +22,8 @@ import (
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/case-svc/internal/tally"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
 	"github.com/openir/platform/pkg/docstore"
@@ -60,6 +62,9 @@ type App struct {
 	Echo     *echo.Echo
 	Identity *identity.Service
 	Cases    *cases.Service
+	// Tasks holds the tasks of cases and their logs; Templates the case templates.
+	Tasks     *task.Service
+	Templates *template.Service
 	// CustomFields holds the definitions of the custom fields.
 	CustomFields *customfield.Service
 	// Analyses is the connector: its jobs and responder actions, and the tracker of pending ones (Run).
@@ -127,8 +132,8 @@ func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
 			MaxFile: maxFile, DownloadPassword: cfg.Datastore.Password},
 		Ready:  a.DB.Ping,
 		Events: a.Events,
-	}, api.Services{Identity: a.Identity, Cases: a.Cases, CustomFields: a.CustomFields, Connector: a.Analyses,
-		Tally: a.Tally}), nil
+	}, api.Services{Identity: a.Identity, Cases: a.Cases, Tasks: a.Tasks, Templates: a.Templates,
+		CustomFields: a.CustomFields, Connector: a.Analyses, Tally: a.Tally}), nil
 }
 
 // eventService builds the audit trail, the streams and the webhooks (case-svc/README.md, Events).
@@ -196,6 +201,8 @@ func (a *App) wire(ctx context.Context, opts Options) (cases.Stores, error) {
 		st = a.Events.Wrap(st)
 	}
 	a.Cases = cases.NewService(st, time.Now)
+	a.Tasks = task.NewService(a.Cases, task.Stores{Tasks: st.Tasks, Files: st.Files, Members: st.Members}, time.Now)
+	a.Templates = template.NewService(template.Stores{Templates: st.Templates, Fields: st.Fields, Members: st.Members}, time.Now)
 	a.CustomFields = customfield.NewService(st.Fields, time.Now)
 	a.Tally = tally.New(counts)
 	return st, nil
@@ -232,7 +239,7 @@ func (a *App) connectorService(ctx context.Context, opts Options, cs cases.Store
 	if !opts.NoAudit {
 		jobs, actions = a.Events.WrapJobs(a.Jobs), a.Events.WrapActions(st)
 	}
-	a.Analyses = connector.NewAnalyses(a.Cases, servers, connector.Stores{Jobs: jobs, Actions: actions, Pending: st,
+	a.Analyses = connector.NewAnalyses(a.Cases, a.Tasks, servers, connector.Stores{Jobs: jobs, Actions: actions, Pending: st,
 		Cases: cs.Cases, Observables: cs.Observables, Alerts: cs.Alerts, Files: cs.Files}, acfg, opts.ConnectorNow)
 	return nil
 }

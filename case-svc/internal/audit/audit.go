@@ -75,7 +75,7 @@ func ActorOf(ctx context.Context) (Actor, bool) {
 	return a, ok
 }
 
-// Renderer writes a domain record (cases.Case, cases.Task…) as the API shows it.
+// Renderer writes a domain record (cases.Case, task.Task…) as the API shows it.
 type Renderer func(v any) map[string]any
 
 // Config tunes the service: pkg/events's (retention, streams, webhooks).

@@ -8,6 +8,8 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -91,12 +93,12 @@ func (w caseStore) DeleteCase(ctx context.Context, id string) error {
 }
 
 type taskStore struct {
-	cases.TaskStore
+	task.Store
 	s *Service
 }
 
-func (w taskStore) CreateTasks(ctx context.Context, ts []cases.Task) error {
-	if err := w.TaskStore.CreateTasks(ctx, ts); err != nil {
+func (w taskStore) CreateTasks(ctx context.Context, ts []task.Task) error {
+	if err := w.Store.CreateTasks(ctx, ts); err != nil {
 		return err
 	}
 	cs := make([]change, len(ts))
@@ -106,8 +108,8 @@ func (w taskStore) CreateTasks(ctx context.Context, ts []cases.Task) error {
 	return w.s.recordAll(ctx, cs)
 }
 
-func (w taskStore) UpdateTask(ctx context.Context, t cases.Task, fields []string, by string, at time.Time) (cases.Task, error) {
-	out, err := w.TaskStore.UpdateTask(ctx, t, fields, by, at)
+func (w taskStore) UpdateTask(ctx context.Context, t task.Task, fields []string, by string, at time.Time) (task.Task, error) {
+	out, err := w.Store.UpdateTask(ctx, t, fields, by, at)
 	if err != nil {
 		return out, err
 	}
@@ -115,17 +117,17 @@ func (w taskStore) UpdateTask(ctx context.Context, t cases.Task, fields []string
 }
 
 func (w taskStore) CloseCaseTasks(ctx context.Context, caseID, by string, at time.Time) error {
-	open, _, err := w.TaskStore.Tasks(ctx, search.Node{Op: search.OpAnd, Children: []search.Node{
+	open, _, err := w.Store.Tasks(ctx, search.Node{Op: search.OpAnd, Children: []search.Node{
 		{Op: search.OpEq, Path: cases.PathCaseID, Value: caseID},
-		{Op: search.OpIn, Path: "status", Values: []any{cases.TaskWaiting, cases.TaskInProgress}}}}, search.Page{})
+		{Op: search.OpIn, Path: "status", Values: []any{task.Waiting, task.InProgress}}}}, search.Page{})
 	if err != nil {
 		return err
 	}
-	if err := w.TaskStore.CloseCaseTasks(ctx, caseID, by, at); err != nil {
+	if err := w.Store.CloseCaseTasks(ctx, caseID, by, at); err != nil {
 		return err
 	}
 	for _, t := range open {
-		after, err := w.TaskStore.Task(ctx, t.ID)
+		after, err := w.Store.Task(ctx, t.ID)
 		if err != nil {
 			continue // deleted meanwhile
 		}
@@ -136,15 +138,15 @@ func (w taskStore) CloseCaseTasks(ctx context.Context, caseID, by string, at tim
 	return nil
 }
 
-func (w taskStore) CreateLog(ctx context.Context, l cases.Log) error {
-	if err := w.TaskStore.CreateLog(ctx, l); err != nil {
+func (w taskStore) CreateLog(ctx context.Context, l task.Log) error {
+	if err := w.Store.CreateLog(ctx, l); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Creation, objectType: TypeLog, id: l.ID, root: l.CaseID, org: l.Org, by: l.CreatedBy, obj: l})
 }
 
-func (w taskStore) UpdateLogMessage(ctx context.Context, id, message, by string, at time.Time) (cases.Log, error) {
-	out, err := w.TaskStore.UpdateLogMessage(ctx, id, message, by, at)
+func (w taskStore) UpdateLogMessage(ctx context.Context, id, message, by string, at time.Time) (task.Log, error) {
+	out, err := w.Store.UpdateLogMessage(ctx, id, message, by, at)
 	if err != nil {
 		return out, err
 	}
@@ -153,34 +155,34 @@ func (w taskStore) UpdateLogMessage(ctx context.Context, id, message, by string,
 }
 
 func (w taskStore) DeleteLog(ctx context.Context, id string) error {
-	before, err := w.TaskStore.Log(ctx, id)
+	before, err := w.Store.Log(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := w.TaskStore.DeleteLog(ctx, id); err != nil {
+	if err := w.Store.DeleteLog(ctx, id); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Delete, objectType: TypeLog, id: id, root: before.CaseID, org: before.Org, obj: before})
 }
 
 type templateStore struct {
-	cases.TemplateStore
+	template.Store
 	s *Service
 }
 
-func (w templateStore) CreateTemplate(ctx context.Context, t cases.Template) error {
-	if err := w.TemplateStore.CreateTemplate(ctx, t); err != nil {
+func (w templateStore) CreateTemplate(ctx context.Context, t template.Template) error {
+	if err := w.Store.CreateTemplate(ctx, t); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Creation, objectType: TypeTemplate, id: t.ID, org: t.Org, by: t.CreatedBy, obj: t})
 }
 
-func (w templateStore) UpdateTemplate(ctx context.Context, t cases.Template, by string, at time.Time) (cases.Template, error) {
-	before, err := w.TemplateStore.Template(ctx, t.ID)
+func (w templateStore) UpdateTemplate(ctx context.Context, t template.Template, by string, at time.Time) (template.Template, error) {
+	before, err := w.Store.Template(ctx, t.ID)
 	if err != nil {
-		return cases.Template{}, err
+		return template.Template{}, err
 	}
-	out, err := w.TemplateStore.UpdateTemplate(ctx, t, by, at)
+	out, err := w.Store.UpdateTemplate(ctx, t, by, at)
 	if err != nil {
 		return out, err
 	}
@@ -188,11 +190,11 @@ func (w templateStore) UpdateTemplate(ctx context.Context, t cases.Template, by 
 }
 
 func (w templateStore) DeleteTemplate(ctx context.Context, id string) error {
-	before, err := w.TemplateStore.Template(ctx, id)
+	before, err := w.Store.Template(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := w.TemplateStore.DeleteTemplate(ctx, id); err != nil {
+	if err := w.Store.DeleteTemplate(ctx, id); err != nil {
 		return err
 	}
 	return w.s.record(ctx, change{op: Delete, objectType: TypeTemplate, id: id, org: before.Org, obj: before})

@@ -227,7 +227,7 @@ func (s *Service) CreateAlert(ctx context.Context, c identity.Caller, n NewAlert
 		return Alert{}, nil, err
 	}
 	if n.Template != "" {
-		t, err := s.Template(ctx, c, n.Template)
+		t, err := s.template(ctx, c, n.Template)
 		if apperr404(err) {
 			return Alert{}, nil, record.FieldError("caseTemplate", "no such case template in the organisation")
 		}
@@ -391,7 +391,7 @@ func (s *Service) UpdateAlert(ctx context.Context, c identity.Caller, id string,
 	if u.Template.Set {
 		a.Template = ""
 		if !u.Template.Null && u.Template.V != "" {
-			t, err := s.Template(ctx, c, u.Template.V)
+			t, err := s.template(ctx, c, u.Template.V)
 			if apperr404(err) {
 				return Alert{}, record.FieldError("caseTemplate", "no such case template in the organisation")
 			}

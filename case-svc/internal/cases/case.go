@@ -10,6 +10,8 @@ import (
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -79,7 +81,7 @@ type NewCase struct {
 	Flag         *bool
 	Owner        string
 	Summary      string
-	Tasks        []NewTask
+	Tasks        []task.Input
 	CustomFields map[string]customfield.Input
 	Template     string // name or id of a template of the organisation
 }
@@ -146,19 +148,19 @@ type Stats struct {
 
 // CreateCase creates a case in the caller's organisation (manageCase), optionally from a template and with
 // tasks. Custom fields the template does not bring need manageCustomField, except mandatory ones.
-func (s *Service) CreateCase(ctx context.Context, c identity.Caller, n NewCase) (Case, []Task, error) {
+func (s *Service) CreateCase(ctx context.Context, c identity.Caller, n NewCase) (Case, []task.Task, error) {
 	return s.createCase(ctx, c, n, false)
 }
 
 // createCase is CreateCase; trustedFields skips the manageCustomField check, for custom fields that come
 // from an alert rather than from the caller.
-func (s *Service) createCase(ctx context.Context, c identity.Caller, n NewCase, trustedFields bool) (Case, []Task, error) {
+func (s *Service) createCase(ctx context.Context, c identity.Caller, n NewCase, trustedFields bool) (Case, []task.Task, error) {
 	if err := c.Require(identity.ManageCase); err != nil {
 		return Case{}, nil, err
 	}
-	var tmpl Template
+	var tmpl template.Template
 	if n.Template != "" {
-		t, err := s.Template(ctx, c, n.Template)
+		t, err := s.template(ctx, c, n.Template)
 		if apperr404(err) {
 			return Case{}, nil, record.FieldError("template", "no such case template in the organisation")
 		}
@@ -246,13 +248,13 @@ func (s *Service) createCase(ctx context.Context, c identity.Caller, n NewCase, 
 	customfield.NumberOrders(cs.CustomFields)
 	customfield.CheckMandatory(&p, defs, cs.CustomFields)
 
-	var tasks []Task
+	var tasks []task.Task
 	for _, tt := range tmpl.Tasks {
-		tasks = append(tasks, Task{Title: tt.Title, Group: tt.Group, Description: tt.Description, Owner: tt.Owner,
-			Flag: tt.Flag, Order: tt.Order, Status: TaskWaiting})
+		tasks = append(tasks, task.Task{Title: tt.Title, Group: tt.Group, Description: tt.Description, Owner: tt.Owner,
+			Flag: tt.Flag, Order: tt.Order, Status: task.Waiting})
 	}
 	for i, nt := range n.Tasks {
-		t := checkNewTask(&p, "tasks", nt)
+		t := task.Check(&p, "tasks", nt)
 		if nt.Order == nil {
 			t.Order = len(tmpl.Tasks) + i
 		}
@@ -289,7 +291,7 @@ func (s *Service) createCase(ctx context.Context, c identity.Caller, n NewCase, 
 			nt := n.Tasks[i-len(tmpl.Tasks)]
 			keepStart, keepEnd = nt.StartDate != nil, nt.EndDate != nil
 		}
-		t.enter(t.Status, now, c.Login, keepStart, keepEnd)
+		t.Enter(t.Status, now, c.Login, keepStart, keepEnd)
 	}
 	if err := s.cases.CreateCase(ctx, cs); err != nil {
 		return Case{}, nil, err
@@ -325,6 +327,13 @@ func (s *Service) Case(ctx context.Context, c identity.Caller, idOrNumber string
 		return Case{}, ErrCaseNotFound
 	}
 	return cs, nil
+}
+
+// CaseID returns the id of a case of the caller's organisation, found as Case finds it: the case the tasks of
+// package task are added to or listed for.
+func (s *Service) CaseID(ctx context.Context, c identity.Caller, idOrNumber string) (string, error) {
+	cs, err := s.Case(ctx, c, idOrNumber)
+	return cs.ID, err
 }
 
 // Cases lists and searches the cases of the caller's organisation.

@@ -1,9 +1,9 @@
-// Package cases is the case management domain of case-svc: cases, case templates, tasks and their logs,
-// observables of cases and alerts, alerts, merges and similar cases. It owns the types, the rules (defaults,
-// validation, status transitions, what a caller's permissions allow in its organisation) and the interfaces
-// of the stores it consumes. Who the caller is and what its profile permits are package identity's; the
-// custom field definitions and the rules of their values are package customfield's; analyzer jobs and
-// responder actions are the connector's.
+// Package cases is the case management domain of case-svc: cases, observables of cases and alerts, alerts,
+// merges and similar cases. It owns the types, the rules (defaults, validation, status transitions, what a
+// caller's permissions allow in its organisation) and the interfaces of the stores it consumes. Who the
+// caller is and what its profile permits are package identity's; the tasks of cases and their logs are
+// package task's, the case templates package template's; the custom field definitions and the rules of their
+// values are package customfield's; analyzer jobs and responder actions are the connector's.
 package cases
 
 import (
@@ -12,10 +12,5 @@ import (
 
 // Errors shared by the services.
 var (
-	ErrCaseNotFound       = apperr.New(apperr.NotFound, "Case not found")
-	ErrTaskNotFound       = apperr.New(apperr.NotFound, "Task not found")
-	ErrLogNotFound        = apperr.New(apperr.NotFound, "Log not found")
-	ErrTemplateNotFound   = apperr.New(apperr.NotFound, "CaseTemplate not found")
-	ErrTemplateExists     = apperr.New(apperr.Conflict, "a case template with this name already exists")
-	ErrAttachmentNotFound = apperr.New(apperr.NotFound, "Attachment not found")
+	ErrCaseNotFound = apperr.New(apperr.NotFound, "Case not found")
 )

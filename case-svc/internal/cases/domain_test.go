@@ -9,6 +9,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/identity/identitytest"
 	"github.com/openir/platform/case-svc/internal/store"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/search"
@@ -18,13 +19,14 @@ import (
 func searchAll() search.Node { return search.Node{Op: search.OpAll} }
 func pageAll() search.Page   { return search.Page{Limit: 100} }
 
-// domain is the case service on a fresh SQLite database, with real stores and real callers made by the
+// domain is the case service (with the task service beside it) on a fresh SQLite database, with real stores and real callers made by the
 // identity service: the platform admin, and in soc an org-admin, an analyst and a read-only user; in other an
 // analyst. The service's clock is now, which the test moves.
 type domain struct {
 	now      time.Time
 	db       *docstore.DB
 	svc      *cases.Service
+	tasks    *task.Service
 	fields   *customfield.Service
 	ids      *identity.Service
 	admin    identity.Caller // admin profile in the admin organisation
@@ -70,7 +72,9 @@ func newDomain(t *testing.T, wrap ...func(cases.Stores) cases.Stores) *domain {
 	for _, w := range wrap {
 		st = w(st)
 	}
-	d.svc = cases.NewService(st, func() time.Time { return d.now })
+	now := func() time.Time { return d.now }
+	d.svc = cases.NewService(st, now)
+	d.tasks = task.NewService(d.svc, task.Stores{Tasks: st.Tasks, Files: st.Files, Members: st.Members}, now)
 	d.fields = customfield.NewService(st.Fields, func() time.Time { return d.now })
 	return d
 }

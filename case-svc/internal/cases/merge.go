@@ -11,6 +11,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -29,8 +30,8 @@ var (
 // mergeSource is a case being merged with what it holds.
 type mergeSource struct {
 	cs          Case
-	tasks       []Task
-	logs        []Log
+	tasks       []task.Task
+	logs        []task.Log
 	observables []Observable
 	alerts      []Alert
 }
@@ -241,9 +242,9 @@ func (s *Service) mergedCase(ctx context.Context, c identity.Caller, srcs []merg
 
 // mergedTasks copies the tasks of the merged cases, each with its logs, under new ids (the caller sets their
 // case). A task keeps its fields and history; logs follow their task.
-func mergedTasks(srcs []mergeSource, now time.Time) ([]Task, []Log) {
-	var tasks []Task
-	var logs []Log
+func mergedTasks(srcs []mergeSource, now time.Time) ([]task.Task, []task.Log) {
+	var tasks []task.Task
+	var logs []task.Log
 	for _, src := range srcs {
 		newIDs := map[string]string{}
 		for _, t := range src.tasks {
@@ -253,11 +254,11 @@ func mergedTasks(srcs []mergeSource, now time.Time) ([]Task, []Log) {
 			tasks = append(tasks, t)
 		}
 		for _, l := range src.logs {
-			task, ok := newIDs[l.TaskID]
+			taskID, ok := newIDs[l.TaskID]
 			if !ok {
 				continue // a log whose task is gone meanwhile
 			}
-			l.ID, l.TaskID = record.NewID(now), task
+			l.ID, l.TaskID = record.NewID(now), taskID
 			logs = append(logs, l)
 		}
 	}
@@ -296,7 +297,7 @@ func rehomeObservables(obs []Observable, caseID string) []Observable {
 }
 
 // writeMerged writes the tasks, logs and observables of a merged case.
-func (s *Service) writeMerged(ctx context.Context, tasks []Task, logs []Log, obs []Observable) error {
+func (s *Service) writeMerged(ctx context.Context, tasks []task.Task, logs []task.Log, obs []Observable) error {
 	if len(tasks) > 0 {
 		if err := s.tasks.CreateTasks(ctx, tasks); err != nil {
 			return fmt.Errorf("copy tasks to merged case: %w", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -26,6 +27,7 @@ import (
 // soc, and the real stores to look at.
 type mergeFixture struct {
 	svc   *cases.Service
+	tasks *task.Service
 	ana   identity.Caller
 	st    cases.Stores // unwrapped
 	fails *failAt
@@ -76,26 +78,26 @@ func (w failingCases) DeleteCase(ctx context.Context, id string) error {
 }
 
 type failingTasks struct {
-	cases.TaskStore
+	task.Store
 	f *failAt
 }
 
-func (w failingTasks) CreateTasks(ctx context.Context, ts []cases.Task) error {
+func (w failingTasks) CreateTasks(ctx context.Context, ts []task.Task) error {
 	if w.f.hit("CreateTasks") && !w.f.closeContext() {
-		if err := w.TaskStore.CreateTasks(ctx, ts); err != nil {
+		if err := w.Store.CreateTasks(ctx, ts); err != nil {
 			return err
 		}
 	}
-	return w.TaskStore.CreateTasks(ctx, ts)
+	return w.Store.CreateTasks(ctx, ts)
 }
 
-func (w failingTasks) CreateLog(ctx context.Context, l cases.Log) error {
+func (w failingTasks) CreateLog(ctx context.Context, l task.Log) error {
 	if w.f.hit("CreateLog") && !w.f.closeContext() {
-		if err := w.TaskStore.CreateLog(ctx, l); err != nil {
+		if err := w.Store.CreateLog(ctx, l); err != nil {
 			return err
 		}
 	}
-	return w.TaskStore.CreateLog(ctx, l)
+	return w.Store.CreateLog(ctx, l)
 }
 
 type failingObservables struct {
@@ -134,7 +136,7 @@ func newMergeFixture(t *testing.T) *mergeFixture {
 		st.Alerts = failingAlerts{st.Alerts, f}
 		return st
 	})
-	return &mergeFixture{svc: d.svc, ana: d.analyst, st: d.stores, fails: f}
+	return &mergeFixture{svc: d.svc, tasks: d.tasks, ana: d.analyst, st: d.stores, fails: f}
 }
 
 // mergeCase makes a case of soc with two tasks (one with a log), observables and an alert merged in.
@@ -142,11 +144,11 @@ func (m *mergeFixture) mergeCase(t *testing.T, name string, shared string) cases
 	t.Helper()
 	ctx := t.Context()
 	cs, tasks, err := m.svc.CreateCase(ctx, m.ana, cases.NewCase{Title: name, Description: "about " + name,
-		Tags: []string{name, "common"}, Tasks: []cases.NewTask{{Title: name + " first"}, {Title: name + " second"}}})
+		Tags: []string{name, "common"}, Tasks: []task.Input{{Title: name + " first"}, {Title: name + " second"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.svc.CreateLog(ctx, m.ana, tasks[0].ID, "log of "+name, nil); err != nil {
+	if _, err := m.tasks.CreateLog(ctx, m.ana, tasks[0].ID, "log of "+name, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := m.svc.CreateObservables(ctx, m.ana, cases.Parent{Case: cs.ID},

@@ -40,9 +40,9 @@ type Observable struct {
 	CaseID           string // the parent case, or ""
 	AlertID          string // the parent alert, or ""
 	DataType         string
-	Data             string      // "" for files
-	Attachment       *Attachment // files only
-	Key              string      // what similarity compares: "d:"+sha256(data) or "a:"+file sha256
+	Data             string             // "" for files
+	Attachment       *record.Attachment // files only
+	Key              string             // what similarity compares: "d:"+sha256(data) or "a:"+file sha256
 	StartDate        time.Time
 	TLP              int
 	Tags             []string
@@ -86,7 +86,7 @@ func observableID(p Parent, dataType, key string) string {
 type NewObservable struct {
 	DataType         string
 	Data             []string
-	File             *Upload
+	File             *record.Upload
 	IsZip            bool
 	ZipPassword      string
 	Message          string
@@ -155,8 +155,8 @@ type ObservableStore interface {
 	// CaseObservableCounts counts, per case, its observables and IOCs, except ignoreSimilarity ones.
 	CaseObservableCounts(ctx context.Context, caseIDs []string) (map[string]ObservableCount, error)
 	// HeldFile returns the attachment of a file that an observable of the organisation has (or had); it fails
-	// with ErrAttachmentNotFound.
-	HeldFile(ctx context.Context, org, fileID string) (Attachment, error)
+	// with record.ErrAttachmentNotFound.
+	HeldFile(ctx context.Context, org, fileID string) (record.Attachment, error)
 }
 
 // Errors of observables.
@@ -231,7 +231,7 @@ func (s *Service) CreateObservables(ctx context.Context, c identity.Caller, p Pa
 		return nil, nil, err
 	}
 	if n.File != nil {
-		uploads := []Upload{*n.File}
+		uploads := []record.Upload{*n.File}
 		if n.IsZip {
 			files, cleanup, err := archive.Unzip(ctx, n.File.Body, n.ZipPassword, s.zip)
 			if err != nil {
@@ -240,7 +240,7 @@ func (s *Service) CreateObservables(ctx context.Context, c identity.Caller, p Pa
 			defer cleanup()
 			uploads = nil
 			for _, f := range files {
-				uploads = append(uploads, Upload{Name: f.Name, ContentType: "application/octet-stream", Body: f.Body})
+				uploads = append(uploads, record.Upload{Name: f.Name, ContentType: "application/octet-stream", Body: f.Body})
 			}
 		}
 		for _, up := range uploads {
@@ -321,7 +321,7 @@ func (s *Service) dataValues(p *record.Problems, prefix string, base Observable,
 				return nil
 			}
 			sum := sha256.Sum256(content)
-			o.Attachment = &Attachment{ID: hex.EncodeToString(sum[:]), Name: fname.Base(name, hex.EncodeToString(sum[:])),
+			o.Attachment = &record.Attachment{ID: hex.EncodeToString(sum[:]), Name: fname.Base(name, hex.EncodeToString(sum[:])),
 				ContentType: ct, Size: int64(len(content))}
 			o.Key = fileKey(o.Attachment.ID)
 			out = append(out, pending{o: o, content: content})
@@ -353,7 +353,7 @@ func inlineFile(v string) (name, contentType string, content []byte, ok bool) {
 }
 
 // storeFile puts an uploaded file in the attachment store and returns the observable describing it.
-func (s *Service) storeFile(ctx context.Context, base Observable, up Upload) (Observable, error) {
+func (s *Service) storeFile(ctx context.Context, base Observable, up record.Upload) (Observable, error) {
 	f, err := s.files.Put(ctx, up.Body)
 	if err != nil {
 		return Observable{}, err
@@ -367,7 +367,7 @@ func (s *Service) storeFile(ctx context.Context, base Observable, up Upload) (Ob
 	}
 	o := base
 	o.Tags = slices.Clone(base.Tags)
-	o.Attachment = &Attachment{ID: f.ID, Name: name, ContentType: ct, Size: f.Size, Hashes: []string{f.SHA256, f.SHA1, f.MD5}}
+	o.Attachment = &record.Attachment{ID: f.ID, Name: name, ContentType: ct, Size: f.Size, Hashes: []string{f.SHA256, f.SHA1, f.MD5}}
 	o.Key = fileKey(f.ID)
 	return o, nil
 }

@@ -2,43 +2,46 @@ package cases
 
 import (
 	"context"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/customfield"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/apperr"
 )
 
-// Members answers whether a login is a user of an organisation; *identity.Service implements it.
-type Members interface {
-	Member(ctx context.Context, login, org string) (bool, error)
-}
+// PathCaseID is the storage path of the case a record (a task, a log, an observable, an alert, a job)
+// belongs to: the tasks' own.
+const PathCaseID = task.PathCaseID
 
 // Stores are what the case service consumes.
 type Stores struct {
 	Cases       CaseStore
-	Tasks       TaskStore
-	Templates   TemplateStore
+	Tasks       task.Store
+	Templates   template.Store
 	Fields      customfield.Store
-	Files       FileStore
-	Members     Members
+	Files       record.FileStore
+	Members     identity.Members
 	Observables ObservableStore
 	Alerts      AlertStore
 	// Zip bounds unpacked archives; zero = archive.DefaultLimits.
 	Zip archive.Limits
 }
 
-// Service holds the rules of cases, case templates, tasks, logs and custom fields. Every method takes the
+// Service holds the rules of cases, observables and alerts. Every method takes the
 // caller and works in its organisation: another organisation's records are not found (404).
 type Service struct {
 	cases       CaseStore
-	tasks       TaskStore
-	templates   TemplateStore
+	tasks       task.Store
+	templates   template.Store
 	fields      customfield.Store
-	files       FileStore
-	members     Members
+	files       record.FileStore
+	members     identity.Members
 	observables ObservableStore
 	alerts      AlertStore
 	zip         archive.Limits
@@ -61,17 +64,12 @@ func (s *Service) clock() time.Time { return record.Millis(s.now()) }
 
 // checkOwner accepts an empty owner or the login of a user of the organisation.
 func (s *Service) checkOwner(ctx context.Context, field, org, owner string) error {
-	if owner == "" {
-		return nil
-	}
-	ok, err := s.members.Member(ctx, owner, org)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return record.FieldError(field, "no such user in the organisation")
-	}
-	return nil
+	return identity.CheckOwner(ctx, s.members, field, org, owner)
+}
+
+// template returns a template of the caller's organisation by id or name.
+func (s *Service) template(ctx context.Context, c identity.Caller, idOrName string) (template.Template, error) {
+	return template.Find(ctx, s.templates, c.Org, idOrName)
 }
 
 // apperr404 reports whether err is a not-found error.
@@ -85,4 +83,27 @@ func shortName(s string) string {
 		return s[:64] + "…"
 	}
 	return s
+}
+
+// Attachment opens a file that a record (an observable or a log) of the caller's organisation holds.
+func (s *Service) Attachment(ctx context.Context, c identity.Caller, id string) (io.ReadCloser, record.Attachment, error) {
+	a, err := s.observables.HeldFile(ctx, c.Org, id)
+	if apperr.Is(err, apperr.NotFound) {
+		var l task.Log
+		l, err = s.tasks.LogWithAttachment(ctx, c.Org, id)
+		if apperr.Is(err, apperr.NotFound) {
+			return nil, record.Attachment{}, record.ErrAttachmentNotFound
+		}
+		if err == nil {
+			a = *l.Attachment
+		}
+	}
+	if err != nil {
+		return nil, record.Attachment{}, err
+	}
+	r, _, err := s.files.Open(ctx, id)
+	if err != nil {
+		return nil, record.Attachment{}, err
+	}
+	return r, a, nil
 }

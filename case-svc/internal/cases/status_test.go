@@ -7,6 +7,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -29,8 +30,8 @@ func ok(u cases.CaseUpdate) caseStep { return caseStep{update: u} }
 func TestService_CaseStatusTransitions(t *testing.T) {
 	given := time.Date(2025, 12, 24, 18, 0, 0, 0, time.UTC)
 	at := func(step int) time.Time { return time.Date(2026, 1, 5, 10, 30+step+1, 0, 0, time.UTC) } // each step's clock
-	closedTasks := map[string]string{"waiting": cases.TaskCancel, "running": cases.TaskCompleted, "done": cases.TaskCompleted}
-	openTasks := map[string]string{"waiting": cases.TaskWaiting, "running": cases.TaskInProgress, "done": cases.TaskCompleted}
+	closedTasks := map[string]string{"waiting": task.Cancel, "running": task.Completed, "done": task.Completed}
+	openTasks := map[string]string{"waiting": task.Waiting, "running": task.InProgress, "done": task.Completed}
 	for _, tc := range []struct {
 		name      string
 		steps     []caseStep
@@ -77,7 +78,7 @@ func TestService_CaseStatusTransitions(t *testing.T) {
 			d := newDomain(t)
 			ctx := t.Context()
 			cs, tasks, err := d.svc.CreateCase(ctx, d.analyst, cases.NewCase{Title: "phishing", Description: "d",
-				Tasks: []cases.NewTask{{Title: "waiting"}, {Title: "running"}, {Title: "done"}}})
+				Tasks: []task.Input{{Title: "waiting"}, {Title: "running"}, {Title: "done"}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,11 +86,11 @@ func TestService_CaseStatusTransitions(t *testing.T) {
 				t.Fatalf("new case %s, endDate %v", cs.Status, cs.EndDate)
 			}
 			for _, tk := range tasks {
-				to := map[string]string{"running": cases.TaskInProgress, "done": cases.TaskCompleted}[tk.Title]
+				to := map[string]string{"running": task.InProgress, "done": task.Completed}[tk.Title]
 				if to == "" {
 					continue
 				}
-				if _, err := d.svc.UpdateTask(ctx, d.analyst, tk.ID, cases.TaskUpdate{Status: status(to)}); err != nil {
+				if _, err := d.tasks.Update(ctx, d.analyst, tk.ID, task.Update{Status: status(to)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -116,7 +117,7 @@ func TestService_CaseStatusTransitions(t *testing.T) {
 			if stored.Status != tc.wantState || !stored.EndDate.Equal(tc.wantEnd) {
 				t.Errorf("case %s ending %v, want %s ending %v", stored.Status, stored.EndDate, tc.wantState, tc.wantEnd)
 			}
-			ts, _, err := d.svc.Tasks(ctx, d.analyst, cs.ID, searchAll(), pageAll())
+			ts, _, err := d.tasks.List(ctx, d.analyst, cs.ID, searchAll(), pageAll())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -361,20 +362,20 @@ func (a *Analyses) apply(ctx context.Context, act Action, op map[string]any) err
 		if err := needCase(); err != nil {
 			return err
 		}
-		_, err := a.svc.CreateTask(ctx, c, act.CaseID, cases.NewTask{Title: opString(op, "title"), Description: opString(op, "description"),
+		_, err := a.tasks.Create(ctx, c, act.CaseID, task.Input{Title: opString(op, "title"), Description: opString(op, "description"),
 			Group: opString(op, "group")})
 		return err
 	case "CloseTask":
 		if act.TaskID == "" {
 			return apperr.New(apperr.BadRequest, "CloseTask needs a task")
 		}
-		_, err := a.svc.UpdateTask(ctx, c, act.TaskID, cases.TaskUpdate{Status: record.Change[string]{Set: true, V: cases.TaskCompleted}})
+		_, err := a.tasks.Update(ctx, c, act.TaskID, task.Update{Status: record.Change[string]{Set: true, V: task.Completed}})
 		return err
 	case "AddLogToTask":
 		if act.TaskID == "" {
 			return apperr.New(apperr.BadRequest, "AddLogToTask needs a task")
 		}
-		_, err := a.svc.CreateLog(ctx, c, act.TaskID, opString(op, "content"), nil)
+		_, err := a.tasks.CreateLog(ctx, c, act.TaskID, opString(op, "content"), nil)
 		return err
 	case "MarkAlertAsRead":
 		if act.AlertID == "" {

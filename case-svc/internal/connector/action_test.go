@@ -28,7 +28,7 @@ func TestAnalyses_RunResponderUnencodableObject(t *testing.T) {
 	srv := connector.Adapter{Client: connector.New(connector.Server{Name: "a1", URL: "http://127.0.0.1:1"}, connector.Options{},
 		slog.New(slog.DiscardHandler))}
 	// The case service and the case records are never reached: the object fails to encode first.
-	a := connector.NewAnalyses(cases.NewService(cases.Stores{}, nil), []connector.AnalysisServer{srv},
+	a := connector.NewAnalyses(cases.NewService(cases.Stores{}, nil), nil, []connector.AnalysisServer{srv},
 		connector.Stores{Actions: records, Pending: records}, connector.AnalysisConfig{}, nil)
 	for _, tc := range []struct {
 		name string

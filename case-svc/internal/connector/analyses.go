@@ -13,6 +13,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 )
 
@@ -186,10 +187,10 @@ type AlertReader interface {
 	Alert(ctx context.Context, id string) (cases.Alert, error)
 }
 
-// FileReader opens a stored file, the attachment of a file observable sent to an analyzer (cases.FileStore
+// FileReader opens a stored file, the attachment of a file observable sent to an analyzer (record.FileStore
 // implements it).
 type FileReader interface {
-	Open(ctx context.Context, id string) (io.ReadCloser, cases.File, error)
+	Open(ctx context.Context, id string) (io.ReadCloser, record.File, error)
 }
 
 // Analyses runs analyzers and responders of analysis servers on case-svc objects and imports their results:
@@ -198,6 +199,7 @@ type FileReader interface {
 // case service).
 type Analyses struct {
 	svc         *cases.Service
+	tasks       *task.Service
 	servers     map[string]AnalysisServer
 	order       []string
 	jobs        JobStore
@@ -218,13 +220,13 @@ type Analyses struct {
 }
 
 // NewAnalyses returns the connector service over the configured servers (in configuration order); svc applies
-// the results to cases, observables, tasks and alerts.
-func NewAnalyses(svc *cases.Service, servers []AnalysisServer, st Stores, cfg AnalysisConfig, now func() time.Time) *Analyses {
+// the results to cases, observables and alerts, tasks to tasks and their logs.
+func NewAnalyses(svc *cases.Service, tasks *task.Service, servers []AnalysisServer, st Stores, cfg AnalysisConfig, now func() time.Time) *Analyses {
 	cfg.defaults()
 	if now == nil {
 		now = time.Now
 	}
-	a := &Analyses{svc: svc, servers: map[string]AnalysisServer{}, jobs: st.Jobs, pending: st.Pending, actions: st.Actions,
+	a := &Analyses{svc: svc, tasks: tasks, servers: map[string]AnalysisServer{}, jobs: st.Jobs, pending: st.Pending, actions: st.Actions,
 		cases: st.Cases, observables: st.Observables, alerts: st.Alerts, files: st.Files, cfg: cfg, now: now,
 		busy: map[string]bool{}, kick: map[string]chan struct{}{}}
 	for _, s := range servers {
@@ -797,7 +799,7 @@ func (a *Analyses) importArtifacts(ctx context.Context, j Job, r RemoteJob) erro
 			if err != nil {
 				return err
 			}
-			n.File = &cases.Upload{Name: art.FileName, ContentType: art.ContentType, Body: body}
+			n.File = &record.Upload{Name: art.FileName, ContentType: art.ContentType, Body: body}
 			_, _, err = a.svc.CreateObservables(ctx, c, cases.Parent{Case: j.CaseID}, n)
 			body.Close()
 			if err != nil && !errors.Is(err, cases.ErrObservableExists) && !apperr.Is(err, apperr.Invalid) {

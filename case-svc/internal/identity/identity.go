@@ -1,7 +1,8 @@
 // Package identity is who may use case-svc: organisations, their users and the profile each user holds in
 // each of its organisations, the permissions of those profiles, passwords, sessions and API keys. It owns the
 // types, the rules (who may administer whom, in which organisation), the caller every other package checks
-// permissions on (Caller.Require) and the interface of the store it consumes.
+// permissions on (Caller.Require), who may own a record of an organisation (Members, CheckOwner) and the
+// interface of the store it consumes.
 package identity
 
 import (

@@ -647,6 +647,26 @@ func (s *Service) RevokeKey(ctx context.Context, c Caller, id string) error {
 	return s.store.EndSessions(ctx, u.Login)
 }
 
+// Members answers whether a login is a user of an organisation; *Service implements it.
+type Members interface {
+	Member(ctx context.Context, login, org string) (bool, error)
+}
+
+// CheckOwner accepts an empty owner or the login of a user of the organisation (m); field names the problem.
+func CheckOwner(ctx context.Context, m Members, field, org, owner string) error {
+	if owner == "" {
+		return nil
+	}
+	ok, err := m.Member(ctx, owner, org)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return record.FieldError(field, "no such user in the organisation")
+	}
+	return nil
+}
+
 // Member reports whether the login names a user of the organisation (an assignable owner).
 func (s *Service) Member(ctx context.Context, login, org string) (bool, error) {
 	u, err := s.store.User(ctx, login)

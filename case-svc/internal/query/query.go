@@ -26,6 +26,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/tally"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -33,14 +34,15 @@ import (
 // Engine runs the steps of queries on the domain.
 type Engine struct {
 	svc      *cases.Service
+	tasks    *task.Service
 	analyses *connector.Analyses
 	tally    *tally.Counter
 	max      int
 }
 
 // New returns an engine reading at most max records per list (search.max).
-func New(svc *cases.Service, analyses *connector.Analyses, counter *tally.Counter, max int) *Engine {
-	return &Engine{svc: svc, analyses: analyses, tally: counter, max: max}
+func New(svc *cases.Service, tasks *task.Service, analyses *connector.Analyses, counter *tally.Counter, max int) *Engine {
+	return &Engine{svc: svc, tasks: tasks, analyses: analyses, tally: counter, max: max}
 }
 
 // Kind is the type of the records a pipeline holds.
@@ -61,7 +63,7 @@ const (
 
 var kindFields = map[Kind]search.Fields{
 	KindCase: cases.CaseFields, KindAlert: cases.AlertFields, KindObservable: cases.ObservableFields,
-	KindTask: cases.TaskFields, KindLog: cases.LogFields, KindJob: connector.JobFields, KindSimilar: cases.CaseFields,
+	KindTask: task.Fields, KindLog: task.LogFields, KindJob: connector.JobFields, KindSimilar: cases.CaseFields,
 	KindAction: connector.ActionFields,
 	KindLinked: cases.CaseFields,
 	KindAudit:  audit.Fields,
@@ -164,9 +166,9 @@ func (e *Engine) Start(ctx context.Context, cl identity.Caller, name string, ste
 	case KindObservable:
 		_, err = e.svc.Observable(ctx, cl, id)
 	case KindTask:
-		_, err = e.svc.Task(ctx, cl, id)
+		_, err = e.tasks.Task(ctx, cl, id)
 	case KindLog:
-		_, err = e.svc.Log(ctx, cl, id)
+		_, err = e.tasks.Log(ctx, cl, id)
 	case KindJob:
 		_, err = e.analyses.AnalyzerJob(ctx, cl, id)
 	case KindAction:
@@ -180,7 +182,7 @@ func (e *Engine) Start(ctx context.Context, cl identity.Caller, name string, ste
 }
 
 func waiting() search.Node {
-	return search.Node{Op: search.OpEq, Path: "status", Value: cases.TaskWaiting}
+	return search.Node{Op: search.OpEq, Path: "status", Value: task.Waiting}
 }
 
 var stepNames = []string{"listCase", "listAlert", "listObservable", "listTask", "listLog", "listJob", "listAction", "getAction", "actions", "waitingTasks",
@@ -302,7 +304,7 @@ func (e *Engine) Next(ctx context.Context, cl identity.Caller, p *Pipeline, out 
 	case name == "case":
 		path = "_id"
 	case name == "logs":
-		path = cases.PathTaskID
+		path = task.PathTaskID
 	case name == "jobs":
 		path = connector.PathObservableID
 	case name == "actions":
@@ -335,11 +337,11 @@ func caseOf(it any) string {
 	switch x := it.(type) {
 	case cases.Alert:
 		return x.CaseID
-	case cases.Task:
+	case task.Task:
 		return x.CaseID
 	case cases.Observable:
 		return x.CaseID
-	case cases.Log:
+	case task.Log:
 		return x.CaseID
 	case connector.Job:
 		return x.CaseID
@@ -377,9 +379,9 @@ func RecordID(it any) string {
 		return x.ID
 	case cases.Observable:
 		return x.ID
-	case cases.Task:
+	case task.Task:
 		return x.ID
-	case cases.Log:
+	case task.Log:
 		return x.ID
 	case connector.Job:
 		return x.ID
@@ -513,15 +515,15 @@ func (e *Engine) Run(ctx context.Context, cl identity.Caller, p *Pipeline, offse
 			items = append(items, x)
 		}
 	case KindTask:
-		var l []cases.Task
-		l, total, err = e.svc.Tasks(ctx, cl, "", p.Filter, pg)
+		var l []task.Task
+		l, total, err = e.tasks.List(ctx, cl, "", p.Filter, pg)
 		collectAll(len(l))
 		for _, x := range l {
 			items = append(items, x)
 		}
 	case KindLog:
-		var l []cases.Log
-		l, total, err = e.svc.Logs(ctx, cl, "", p.Filter, pg)
+		var l []task.Log
+		l, total, err = e.tasks.Logs(ctx, cl, "", p.Filter, pg)
 		collectAll(len(l))
 		for _, x := range l {
 			items = append(items, x)

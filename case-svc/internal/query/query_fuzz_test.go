@@ -160,7 +160,7 @@ func FuzzQueryParse(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	e := New(nil, nil, nil, 1000)
+	e := New(nil, nil, nil, nil, 1000)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p, out, err := parseQuery(e, body)
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/case-svc/internal/tally"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
@@ -34,7 +35,7 @@ type fixture struct {
 	e                   *query.Engine
 	analyst, other      identity.Caller
 	caseA, caseB, caseC cases.Case
-	triage, contain     cases.Task
+	triage, contain     task.Task
 	alert               cases.Alert
 }
 
@@ -100,15 +101,16 @@ func newFixture(t *testing.T) *fixture {
 	analyses, err := store.NewAnalysisStore(ctx, db)
 	must(err)
 	svc := cases.NewService(st, time.Now)
-	an := connector.NewAnalyses(svc, nil, connector.Stores{Jobs: jobs, Actions: analyses, Pending: analyses, Cases: st.Cases,
+	taskSvc := task.NewService(svc, task.Stores{Tasks: st.Tasks, Files: st.Files, Members: st.Members}, time.Now)
+	an := connector.NewAnalyses(svc, taskSvc, nil, connector.Stores{Jobs: jobs, Actions: analyses, Pending: analyses, Cases: st.Cases,
 		Observables: st.Observables, Alerts: st.Alerts, Files: st.Files},
 		connector.AnalysisConfig{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, time.Now)
-	f.e = query.New(svc, an, tally.New(counts), 50)
+	f.e = query.New(svc, taskSvc, an, tally.New(counts), 50)
 
 	sev := func(n int) *int { return &n }
-	var tasks []cases.Task
+	var tasks []task.Task
 	f.caseA, tasks, err = svc.CreateCase(ctx, f.analyst, cases.NewCase{Title: "phishing", Description: "d", Severity: sev(3),
-		Tasks: []cases.NewTask{{Title: "triage"}, {Title: "contain", Status: cases.TaskInProgress}}})
+		Tasks: []task.Input{{Title: "triage"}, {Title: "contain", Status: task.InProgress}}})
 	must(err)
 	for _, tk := range tasks {
 		switch tk.Title {
@@ -122,7 +124,7 @@ func newFixture(t *testing.T) *fixture {
 	must(err)
 	f.caseC, _, err = svc.CreateCase(ctx, f.other, cases.NewCase{Title: "elsewhere", Description: "d"})
 	must(err)
-	_, err = svc.CreateLog(ctx, f.analyst, f.contain.ID, "looked at the headers", nil)
+	_, err = taskSvc.CreateLog(ctx, f.analyst, f.contain.ID, "looked at the headers", nil)
 	must(err)
 	_, _, err = svc.CreateObservables(ctx, f.analyst, cases.Parent{Case: f.caseA.ID},
 		cases.NewObservable{DataType: "ip", Data: []string{"10.0.0.1"}, Message: "m"})

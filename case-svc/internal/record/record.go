@@ -1,8 +1,8 @@
 // Package record owns what every case-svc record has in common, whichever package owns the record: its
 // bookkeeping (Meta), its id (NewID), the millisecond precision of its times (Millis), its owning organisation
 // (PathOrg, InOrg), the change of one field in an update (Change), field validation (Problems, FieldError,
-// the limits on free text and tags) and the conjunction of a search with its scope (And). It holds no rule
-// of any one record.
+// the limits on free text and tags), the conjunction of a search with its scope (And) and the files records
+// hold (Attachment, Upload, File, FileStore). It holds no rule of any one record.
 package record
 
 import (

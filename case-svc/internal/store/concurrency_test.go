@@ -10,6 +10,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/customfield"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 )
 
@@ -128,8 +129,8 @@ func TestStores_UniqueKeysConcurrent(t *testing.T) {
 		{"observable", cases.ErrObservableExists, func(int) error {
 			return observables.CreateObservable(ctx, cases.Observable{ID: "o1", Org: "o", CaseID: "~1", DataType: "ip", Data: "1.2.3.4"})
 		}},
-		{"template", cases.ErrTemplateExists, func(i int) error { // distinct ids, one (organisation, name)
-			return templates.CreateTemplate(ctx, cases.Template{ID: fmt.Sprint("t", i), Org: "o", Name: "triage"})
+		{"template", template.ErrExists, func(i int) error { // distinct ids, one (organisation, name)
+			return templates.CreateTemplate(ctx, template.Template{ID: fmt.Sprint("t", i), Org: "o", Name: "triage"})
 		}},
 		{"custom field", customfield.ErrExists, func(i int) error {
 			return fields.CreateCustomField(ctx, customfield.Field{ID: fmt.Sprint("f", i), Name: "impact", Type: customfield.TypeString})
@@ -151,10 +152,10 @@ func TestStores_UniqueKeysConcurrent(t *testing.T) {
 		})
 	}
 	// The template name stays unique on update too.
-	if err := templates.CreateTemplate(ctx, cases.Template{ID: "other", Org: "o", Name: "other"}); err != nil {
+	if err := templates.CreateTemplate(ctx, template.Template{ID: "other", Org: "o", Name: "other"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := templates.UpdateTemplate(ctx, cases.Template{ID: "other", Org: "o", Name: "triage"}, "u", now); !errors.Is(err, cases.ErrTemplateExists) {
+	if _, err := templates.UpdateTemplate(ctx, template.Template{ID: "other", Org: "o", Name: "triage"}, "u", now); !errors.Is(err, template.ErrExists) {
 		t.Errorf("renaming onto a taken name: %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/docstore"
 )
 
@@ -14,7 +14,7 @@ type Files struct {
 	store *docstore.Attachments
 }
 
-var _ cases.FileStore = (*Files)(nil)
+var _ record.FileStore = (*Files)(nil)
 
 // NewFiles returns the file store of the database.
 func NewFiles(ctx context.Context, db *docstore.DB) (*Files, error) {
@@ -26,22 +26,22 @@ func NewFiles(ctx context.Context, db *docstore.DB) (*Files, error) {
 }
 
 // Put stores a file's content once.
-func (f *Files) Put(ctx context.Context, r io.Reader) (cases.File, error) {
+func (f *Files) Put(ctx context.Context, r io.Reader) (record.File, error) {
 	info, err := f.store.Put(ctx, r, 0)
 	if err != nil {
-		return cases.File{}, err
+		return record.File{}, err
 	}
-	return cases.File{ID: info.ID, Size: info.Size, SHA256: info.SHA256, SHA1: info.SHA1, MD5: info.MD5}, nil
+	return record.File{ID: info.ID, Size: info.Size, SHA256: info.SHA256, SHA1: info.SHA1, MD5: info.MD5}, nil
 }
 
 // Open reads a file's content.
-func (f *Files) Open(ctx context.Context, id string) (io.ReadCloser, cases.File, error) {
+func (f *Files) Open(ctx context.Context, id string) (io.ReadCloser, record.File, error) {
 	r, info, err := f.store.Open(ctx, id)
 	if errors.Is(err, docstore.ErrFileNotFound) {
-		return nil, cases.File{}, cases.ErrAttachmentNotFound
+		return nil, record.File{}, record.ErrAttachmentNotFound
 	}
 	if err != nil {
-		return nil, cases.File{}, err
+		return nil, record.File{}, err
 	}
-	return r, cases.File{ID: info.ID, Size: info.Size, SHA256: info.SHA256, SHA1: info.SHA1, MD5: info.MD5}, nil
+	return r, record.File{ID: info.ID, Size: info.Size, SHA256: info.SHA256, SHA1: info.SHA1, MD5: info.MD5}, nil
 }

@@ -107,7 +107,7 @@ func (d observableDoc) observable() cases.Observable {
 		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 	if a := d.Attachment; a != nil {
-		o.Attachment = &cases.Attachment{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
+		o.Attachment = &record.Attachment{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
 	}
 	for name, js := range d.Reports {
 		if v, err := decodeJSON(js); err == nil {
@@ -340,10 +340,10 @@ func (s *ObservableStore) CaseObservableCounts(ctx context.Context, caseIDs []st
 }
 
 // HeldFile finds the organisation's grant to a file.
-func (s *ObservableStore) HeldFile(ctx context.Context, org, fileID string) (cases.Attachment, error) {
+func (s *ObservableStore) HeldFile(ctx context.Context, org, fileID string) (record.Attachment, error) {
 	var g grantDoc
-	if err := get(ctx, s.grants, org+":"+fileID, &g, cases.ErrAttachmentNotFound); err != nil {
-		return cases.Attachment{}, err
+	if err := get(ctx, s.grants, org+":"+fileID, &g, record.ErrAttachmentNotFound); err != nil {
+		return record.Attachment{}, err
 	}
-	return cases.Attachment{ID: fileID, Name: g.Name, ContentType: g.ContentType, Size: g.Size, Hashes: g.Hashes}, nil
+	return record.Attachment{ID: fileID, Name: g.Name, ContentType: g.ContentType, Size: g.Size, Hashes: g.Hashes}, nil
 }

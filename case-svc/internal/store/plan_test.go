@@ -12,6 +12,8 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/search"
@@ -66,12 +68,12 @@ func TestPlans(t *testing.T) {
 		{name: "open cases", coll: "cases", filter: scoped(docstore.Eq("status", "Open"), org)},
 		{name: "similar cases by id", coll: "cases", filter: scoped(all, docstore.In("_id", "~1", "~2", "~3"), org)},
 		// tasks: waitingTasks, /api/case/task/_search, /api/case/{id}/task/_search
-		{name: "waiting tasks", coll: "tasks", filter: scoped(docstore.Eq("status", cases.TaskWaiting), org)},
-		{name: "waiting tasks newest first", coll: "tasks", filter: scoped(docstore.Eq("status", cases.TaskWaiting), org),
+		{name: "waiting tasks", coll: "tasks", filter: scoped(docstore.Eq("status", task.Waiting), org)},
+		{name: "waiting tasks newest first", coll: "tasks", filter: scoped(docstore.Eq("status", task.Waiting), org),
 			sort: docstore.Sort("-startDate"), index: "tasks_organisation_status_startDate"},
 		// X-Total of waitingTasks: a range of the (organisation, status) entries, without the documents
 		{name: "waiting tasks counted (X-Total)", coll: "tasks", unsorted: true,
-			filter: scoped(docstore.Eq("status", cases.TaskWaiting), org), index: "tasks_organisation_status_"},
+			filter: scoped(docstore.Eq("status", task.Waiting), org), index: "tasks_organisation_status_"},
 		{name: "tasks of an organisation", coll: "tasks", filter: scoped(all, org)},
 		{name: "tasks of a case", coll: "tasks", filter: scoped(all, org, docstore.Eq(cases.PathCaseID, "~7")),
 			index: "tasks_case_organisation__id"},
@@ -82,9 +84,9 @@ func TestPlans(t *testing.T) {
 		// index for each id and sorting; no full scan either way.
 		{name: "tasks of the query API's cases", coll: "tasks", filter: scoped(docstore.In(cases.PathCaseID, "~1", "~2"), org)},
 		// logs: /api/case/task/{id}/log/_search, /api/case/task/log/_search, attachments
-		{name: "logs of a task", coll: "logs", filter: scoped(all, org, docstore.Eq(cases.PathTaskID, "t7")),
+		{name: "logs of a task", coll: "logs", filter: scoped(all, org, docstore.Eq(task.PathTaskID, "t7")),
 			index: "logs_task_organisation__id"},
-		{name: "logs of a task by date", coll: "logs", filter: scoped(all, org, docstore.Eq(cases.PathTaskID, "t7")),
+		{name: "logs of a task by date", coll: "logs", filter: scoped(all, org, docstore.Eq(task.PathTaskID, "t7")),
 			sort: docstore.Sort("date"), index: "logs_task_organisation_date"},
 		{name: "logs of an organisation", coll: "logs", filter: scoped(all, org)},
 		{name: "log holding a file", coll: "logs", filter: docstore.And(org, docstore.Eq("attachment.id", "f1"))},
@@ -238,8 +240,8 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 		docs["cases"] = append(docs["cases"], toCaseDoc(cases.Case{ID: caseID, Org: org, Number: int64(i), Title: "c",
 			Status: []string{"Open", "Resolved"}[i%2], Severity: 1 + i%4, StartDate: at, Tags: []string{"t"},
 			Meta: record.Meta{CreatedAt: at, CreatedBy: "u"}}))
-		docs["tasks"] = append(docs["tasks"], toTaskDoc(cases.Task{ID: fmt.Sprintf("t%d", i), Org: org,
-			CaseID: fmt.Sprintf("~%d", i/3), Title: "t", Status: []string{cases.TaskWaiting, cases.TaskInProgress, cases.TaskCompleted}[i%3],
+		docs["tasks"] = append(docs["tasks"], toTaskDoc(task.Task{ID: fmt.Sprintf("t%d", i), Org: org,
+			CaseID: fmt.Sprintf("~%d", i/3), Title: "t", Status: []string{task.Waiting, task.InProgress, task.Completed}[i%3],
 			StartDate: at, Order: i % 5, Meta: record.Meta{CreatedAt: at}}))
 		docs["logs"] = append(docs["logs"], logDoc{ID: fmt.Sprintf("l%d", i), Org: org, CaseID: fmt.Sprintf("~%d", i/9),
 			TaskID: fmt.Sprintf("t%d", i/3), Message: "m", Date: at.UnixMilli(), CreatedAt: at.UnixMilli(),
@@ -261,7 +263,7 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 		docs["users"] = append(docs["users"], userDoc{ID: fmt.Sprintf("user%d", i), Name: "u",
 			Memberships: []membershipDoc{{Org: org, Profile: "analyst"}}, Orgs: []string{org}, CreatedAt: at.UnixMilli()})
 		docs["organisations"] = append(docs["organisations"], orgDoc{ID: fmt.Sprintf("org%d", i+1), CreatedAt: at.UnixMilli()})
-		docs["caseTemplates"] = append(docs["caseTemplates"], toTemplateDoc(cases.Template{ID: fmt.Sprintf("tp%d", i),
+		docs["caseTemplates"] = append(docs["caseTemplates"], toTemplateDoc(template.Template{ID: fmt.Sprintf("tp%d", i),
 			Org: org, Name: fmt.Sprintf("tpl%d", i), Meta: record.Meta{CreatedAt: at}}))
 		docs["customFields"] = append(docs["customFields"], customFieldDoc{ID: fmt.Sprintf("cf%d", i),
 			Name: fmt.Sprintf("field%d", i), Type: "string", Options: options0(nil), CreatedAt: at.UnixMilli()})

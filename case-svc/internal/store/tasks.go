@@ -7,6 +7,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -17,7 +18,7 @@ type TaskStore struct {
 	logs  *docstore.Collection
 }
 
-var _ cases.TaskStore = (*TaskStore)(nil)
+var _ task.Store = (*TaskStore)(nil)
 
 var (
 	// taskSpec: the tasks of a case (default order _id, and by order); the organisation's task lists and the
@@ -34,8 +35,8 @@ var (
 	// logSpec: the logs of a task (default order _id, and by date), the logs of a case (deleted with it), the
 	// organisation's log search, and the log holding a file.
 	logSpec = docstore.Spec{Name: "logs", Indexes: []docstore.Index{
-		{Name: "task_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathTaskID), docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
-		{Name: "task_organisation_date", Keys: []docstore.Key{docstore.Asc(cases.PathTaskID), docstore.Asc(record.PathOrg), docstore.Asc("date")}},
+		{Name: "task_organisation__id", Keys: []docstore.Key{docstore.Asc(task.PathTaskID), docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
+		{Name: "task_organisation_date", Keys: []docstore.Key{docstore.Asc(task.PathTaskID), docstore.Asc(record.PathOrg), docstore.Asc("date")}},
 		{Name: "case", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID)}},
 		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 		{Name: "organisation_attachment", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("attachment.id")}},
@@ -75,15 +76,15 @@ type taskDoc struct {
 	UpdatedBy   string  `json:"updatedBy,omitempty"`
 }
 
-func toTaskDoc(t cases.Task) taskDoc {
+func toTaskDoc(t task.Task) taskDoc {
 	return taskDoc{ID: t.ID, Org: t.Org, CaseID: t.CaseID, Title: t.Title, Group: t.Group, Description: t.Description,
 		Owner: nullString(t.Owner), Status: t.Status, Flag: t.Flag, StartDate: nullMillis(t.StartDate),
 		EndDate: nullMillis(t.EndDate), DueDate: nullMillis(t.DueDate), Order: t.Order,
 		CreatedAt: docstore.Millis(t.CreatedAt), CreatedBy: t.CreatedBy}
 }
 
-func (d taskDoc) task() cases.Task {
-	return cases.Task{ID: d.ID, Org: d.Org, CaseID: d.CaseID, Title: d.Title, Group: d.Group, Description: d.Description,
+func (d taskDoc) task() task.Task {
+	return task.Task{ID: d.ID, Org: d.Org, CaseID: d.CaseID, Title: d.Title, Group: d.Group, Description: d.Description,
 		Owner: stringOf(d.Owner), Status: d.Status, Flag: d.Flag, StartDate: timeOf(d.StartDate),
 		EndDate: timeOf(d.EndDate), DueDate: timeOf(d.DueDate), Order: d.Order,
 		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
@@ -91,7 +92,7 @@ func (d taskDoc) task() cases.Task {
 }
 
 // CreateTasks inserts tasks in one call.
-func (s *TaskStore) CreateTasks(ctx context.Context, ts []cases.Task) error {
+func (s *TaskStore) CreateTasks(ctx context.Context, ts []task.Task) error {
 	docs := make([]any, len(ts))
 	for i, t := range ts {
 		docs[i] = toTaskDoc(t)
@@ -109,21 +110,21 @@ func (s *TaskStore) CreateTasks(ctx context.Context, ts []cases.Task) error {
 }
 
 // Task finds a task by id.
-func (s *TaskStore) Task(ctx context.Context, id string) (cases.Task, error) {
+func (s *TaskStore) Task(ctx context.Context, id string) (task.Task, error) {
 	var d taskDoc
-	if err := get(ctx, s.tasks, id, &d, cases.ErrTaskNotFound); err != nil {
-		return cases.Task{}, err
+	if err := get(ctx, s.tasks, id, &d, task.ErrNotFound); err != nil {
+		return task.Task{}, err
 	}
 	return d.task(), nil
 }
 
 // Tasks lists tasks.
-func (s *TaskStore) Tasks(ctx context.Context, f search.Node, p search.Page) ([]cases.Task, int64, error) {
+func (s *TaskStore) Tasks(ctx context.Context, f search.Node, p search.Page) ([]task.Task, int64, error) {
 	return page(ctx, s.tasks, f, p, taskDoc.task)
 }
 
 // UpdateTask writes the named fields of t.
-func (s *TaskStore) UpdateTask(ctx context.Context, t cases.Task, fields []string, by string, at time.Time) (cases.Task, error) {
+func (s *TaskStore) UpdateTask(ctx context.Context, t task.Task, fields []string, by string, at time.Time) (task.Task, error) {
 	d := toTaskDoc(t)
 	values := map[string]any{
 		"title": d.Title, "group": d.Group, "description": d.Description, "owner": d.Owner, "status": d.Status,
@@ -131,18 +132,18 @@ func (s *TaskStore) UpdateTask(ctx context.Context, t cases.Task, fields []strin
 	}
 	u, err := setFields(stamp(by, at), "task", values, fields)
 	if err != nil {
-		return cases.Task{}, err
+		return task.Task{}, err
 	}
 	var out taskDoc
-	if err := findOneAndUpdate(ctx, s.tasks, docstore.ID(t.ID), u, &out, cases.ErrTaskNotFound); err != nil {
-		return cases.Task{}, err
+	if err := findOneAndUpdate(ctx, s.tasks, docstore.ID(t.ID), u, &out, task.ErrNotFound); err != nil {
+		return task.Task{}, err
 	}
 	return out.task(), nil
 }
 
 // CloseCaseTasks cancels the Waiting tasks of a case and completes its InProgress ones.
 func (s *TaskStore) CloseCaseTasks(ctx context.Context, caseID, by string, at time.Time) error {
-	for from, to := range map[string]string{cases.TaskWaiting: cases.TaskCancel, cases.TaskInProgress: cases.TaskCompleted} {
+	for from, to := range map[string]string{task.Waiting: task.Cancel, task.InProgress: task.Completed} {
 		u := stamp(by, at).Set("status", to).Set("endDate", docstore.Millis(at))
 		if _, err := s.tasks.UpdateMany(ctx, docstore.And(docstore.Eq(cases.PathCaseID, caseID), docstore.Eq("status", from)), u); err != nil {
 			return fmt.Errorf("close tasks of case %s: %w", caseID, err)
@@ -198,18 +199,18 @@ type logDoc struct {
 	UpdatedBy  string         `json:"updatedBy,omitempty"`
 }
 
-func (d logDoc) log() cases.Log {
-	l := cases.Log{ID: d.ID, Org: d.Org, CaseID: d.CaseID, TaskID: d.TaskID, Message: d.Message, Date: docstore.Time(d.Date),
+func (d logDoc) log() task.Log {
+	l := task.Log{ID: d.ID, Org: d.Org, CaseID: d.CaseID, TaskID: d.TaskID, Message: d.Message, Date: docstore.Time(d.Date),
 		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 	if a := d.Attachment; a != nil {
-		l.Attachment = &cases.Attachment{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
+		l.Attachment = &record.Attachment{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Hashes: a.Hashes}
 	}
 	return l
 }
 
 // CreateLog inserts a log.
-func (s *TaskStore) CreateLog(ctx context.Context, l cases.Log) error {
+func (s *TaskStore) CreateLog(ctx context.Context, l task.Log) error {
 	d := logDoc{ID: l.ID, Org: l.Org, CaseID: l.CaseID, TaskID: l.TaskID, Message: l.Message, Date: docstore.Millis(l.Date),
 		CreatedAt: docstore.Millis(l.CreatedAt), CreatedBy: l.CreatedBy}
 	if a := l.Attachment; a != nil {
@@ -222,24 +223,24 @@ func (s *TaskStore) CreateLog(ctx context.Context, l cases.Log) error {
 }
 
 // Log finds a log by id.
-func (s *TaskStore) Log(ctx context.Context, id string) (cases.Log, error) {
+func (s *TaskStore) Log(ctx context.Context, id string) (task.Log, error) {
 	var d logDoc
-	if err := get(ctx, s.logs, id, &d, cases.ErrLogNotFound); err != nil {
-		return cases.Log{}, err
+	if err := get(ctx, s.logs, id, &d, task.ErrLogNotFound); err != nil {
+		return task.Log{}, err
 	}
 	return d.log(), nil
 }
 
 // Logs lists logs.
-func (s *TaskStore) Logs(ctx context.Context, f search.Node, p search.Page) ([]cases.Log, int64, error) {
+func (s *TaskStore) Logs(ctx context.Context, f search.Node, p search.Page) ([]task.Log, int64, error) {
 	return page(ctx, s.logs, f, p, logDoc.log)
 }
 
 // UpdateLogMessage sets a log's message.
-func (s *TaskStore) UpdateLogMessage(ctx context.Context, id, message, by string, at time.Time) (cases.Log, error) {
+func (s *TaskStore) UpdateLogMessage(ctx context.Context, id, message, by string, at time.Time) (task.Log, error) {
 	var out logDoc
-	if err := findOneAndUpdate(ctx, s.logs, docstore.ID(id), stamp(by, at).Set("message", message), &out, cases.ErrLogNotFound); err != nil {
-		return cases.Log{}, err
+	if err := findOneAndUpdate(ctx, s.logs, docstore.ID(id), stamp(by, at).Set("message", message), &out, task.ErrLogNotFound); err != nil {
+		return task.Log{}, err
 	}
 	return out.log(), nil
 }
@@ -251,18 +252,18 @@ func (s *TaskStore) DeleteLog(ctx context.Context, id string) error {
 		return fmt.Errorf("delete log %s: %w", id, err)
 	}
 	if !ok {
-		return fmt.Errorf("delete log %s: %w", id, cases.ErrLogNotFound)
+		return fmt.Errorf("delete log %s: %w", id, task.ErrLogNotFound)
 	}
 	return nil
 }
 
 // LogWithAttachment finds a log of the organisation that holds the file.
-func (s *TaskStore) LogWithAttachment(ctx context.Context, org, fileID string) (cases.Log, error) {
+func (s *TaskStore) LogWithAttachment(ctx context.Context, org, fileID string) (task.Log, error) {
 	var d logDoc
 	err := findOne(ctx, s.logs, docstore.And(docstore.Eq(record.PathOrg, org), docstore.Eq("attachment.id", fileID)), &d,
-		cases.ErrLogNotFound)
+		task.ErrLogNotFound)
 	if err != nil {
-		return cases.Log{}, err
+		return task.Log{}, err
 	}
 	return d.log(), nil
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -16,7 +16,7 @@ type TemplateStore struct {
 	coll *docstore.Collection
 }
 
-var _ cases.TemplateStore = (*TemplateStore)(nil)
+var _ template.Store = (*TemplateStore)(nil)
 
 // templateSpec: the unique name per organisation (also the lookup by name), and the organisation's template
 // list in its default order (_id).
@@ -64,7 +64,7 @@ type templateDoc struct {
 	UpdatedBy    string            `json:"updatedBy,omitempty"`
 }
 
-func toTemplateDoc(t cases.Template) templateDoc {
+func toTemplateDoc(t template.Template) templateDoc {
 	tasks := make([]templateTaskDoc, len(t.Tasks))
 	for i, k := range t.Tasks {
 		tasks[i] = templateTaskDoc{Title: k.Title, Group: k.Group, Description: k.Description, Owner: k.Owner,
@@ -80,13 +80,13 @@ func toTemplateDoc(t cases.Template) templateDoc {
 		CreatedAt: docstore.Millis(t.CreatedAt), CreatedBy: t.CreatedBy}
 }
 
-func (d templateDoc) template() cases.Template {
-	tasks := make([]cases.TemplateTask, len(d.Tasks))
+func (d templateDoc) template() template.Template {
+	tasks := make([]template.Task, len(d.Tasks))
 	for i, k := range d.Tasks {
-		tasks[i] = cases.TemplateTask{Title: k.Title, Group: k.Group, Description: k.Description, Owner: k.Owner,
+		tasks[i] = template.Task{Title: k.Title, Group: k.Group, Description: k.Description, Owner: k.Owner,
 			Flag: k.Flag, Order: k.Order}
 	}
-	return cases.Template{ID: d.ID, Org: d.Org, Name: d.Name, DisplayName: d.DisplayName, TitlePrefix: d.TitlePrefix,
+	return template.Template{ID: d.ID, Org: d.Org, Name: d.Name, DisplayName: d.DisplayName, TitlePrefix: d.TitlePrefix,
 		Description: d.Description, Summary: d.Summary, Severity: d.Severity, TLP: d.TLP, PAP: d.PAP, Tags: d.Tags,
 		Flag: d.Flag, Tasks: tasks, CustomFields: decodeCustom(d.CustomFields),
 		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
@@ -94,10 +94,10 @@ func (d templateDoc) template() cases.Template {
 }
 
 // CreateTemplate inserts a template; the unique index refuses a name the organisation already uses.
-func (s *TemplateStore) CreateTemplate(ctx context.Context, t cases.Template) error {
+func (s *TemplateStore) CreateTemplate(ctx context.Context, t template.Template) error {
 	err := s.coll.Insert(ctx, toTemplateDoc(t))
 	if docstore.IsDuplicate(err) {
-		return fmt.Errorf("create template %s: %w", t.Name, cases.ErrTemplateExists)
+		return fmt.Errorf("create template %s: %w", t.Name, template.ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create template %s: %w", t.Name, err)
@@ -106,44 +106,44 @@ func (s *TemplateStore) CreateTemplate(ctx context.Context, t cases.Template) er
 }
 
 // Template finds a template by id.
-func (s *TemplateStore) Template(ctx context.Context, id string) (cases.Template, error) {
+func (s *TemplateStore) Template(ctx context.Context, id string) (template.Template, error) {
 	var d templateDoc
-	if err := get(ctx, s.coll, id, &d, cases.ErrTemplateNotFound); err != nil {
-		return cases.Template{}, err
+	if err := get(ctx, s.coll, id, &d, template.ErrNotFound); err != nil {
+		return template.Template{}, err
 	}
 	return d.template(), nil
 }
 
 // TemplateByName finds a template by organisation and name.
-func (s *TemplateStore) TemplateByName(ctx context.Context, org, name string) (cases.Template, error) {
+func (s *TemplateStore) TemplateByName(ctx context.Context, org, name string) (template.Template, error) {
 	var d templateDoc
 	err := findOne(ctx, s.coll, docstore.And(docstore.Eq(record.PathOrg, org), docstore.Eq("name", name)), &d,
-		cases.ErrTemplateNotFound)
+		template.ErrNotFound)
 	if err != nil {
-		return cases.Template{}, err
+		return template.Template{}, err
 	}
 	return d.template(), nil
 }
 
 // Templates lists templates.
-func (s *TemplateStore) Templates(ctx context.Context, f search.Node, p search.Page) ([]cases.Template, int64, error) {
+func (s *TemplateStore) Templates(ctx context.Context, f search.Node, p search.Page) ([]template.Template, int64, error) {
 	return page(ctx, s.coll, f, p, templateDoc.template)
 }
 
 // UpdateTemplate writes every mutable field of t.
-func (s *TemplateStore) UpdateTemplate(ctx context.Context, t cases.Template, by string, at time.Time) (cases.Template, error) {
+func (s *TemplateStore) UpdateTemplate(ctx context.Context, t template.Template, by string, at time.Time) (template.Template, error) {
 	d := toTemplateDoc(t)
 	u := stamp(by, at).Set("name", d.Name).Set("displayName", d.DisplayName).Set("titlePrefix", d.TitlePrefix).
 		Set("description", d.Description).Set("summary", d.Summary).Set("severity", d.Severity).Set("tlp", d.TLP).
 		Set("pap", d.PAP).Set("tags", d.Tags).Set("flag", d.Flag).Set("tasks", d.Tasks).Set("customFields", d.CustomFields)
 	var out templateDoc
 	err := findOneAndUpdate(ctx, s.coll, docstore.And(docstore.ID(t.ID), docstore.Eq(record.PathOrg, t.Org)), u, &out,
-		cases.ErrTemplateNotFound)
+		template.ErrNotFound)
 	if docstore.IsDuplicate(err) {
-		return cases.Template{}, fmt.Errorf("update template %s: %w", t.Name, cases.ErrTemplateExists)
+		return template.Template{}, fmt.Errorf("update template %s: %w", t.Name, template.ErrExists)
 	}
 	if err != nil {
-		return cases.Template{}, err
+		return template.Template{}, err
 	}
 	return out.template(), nil
 }

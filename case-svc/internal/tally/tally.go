@@ -14,6 +14,8 @@ import (
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -38,8 +40,8 @@ const (
 
 // RecordFields are the allow-lists of the fields each record is filtered and grouped on.
 var RecordFields = map[Record]search.Fields{
-	RecordCase: cases.CaseFields, RecordAlert: cases.AlertFields, RecordTask: cases.TaskFields, RecordLog: cases.LogFields,
-	RecordObservable: cases.ObservableFields, RecordTemplate: cases.TemplateFields, RecordCustomField: customfield.Fields,
+	RecordCase: cases.CaseFields, RecordAlert: cases.AlertFields, RecordTask: task.Fields, RecordLog: task.LogFields,
+	RecordObservable: cases.ObservableFields, RecordTemplate: template.Fields, RecordCustomField: customfield.Fields,
 	RecordUser: identity.UserFields, RecordOrg: identity.OrgFields, RecordJob: connector.JobFields,
 }
 

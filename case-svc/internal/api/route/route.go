@@ -15,9 +15,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -208,13 +208,13 @@ type TaskRequest struct {
 	Order       *int   `json:"order"`
 }
 
-// NewTask is the domain's request.
-func (r TaskRequest) NewTask() cases.NewTask {
+// Input is the domain's request.
+func (r TaskRequest) Input() task.Input {
 	owner := r.Owner
 	if owner == "" {
 		owner = r.Assignee
 	}
-	return cases.NewTask{Title: r.Title, Group: r.Group, Description: r.Description, Owner: owner, Status: r.Status,
+	return task.Input{Title: r.Title, Group: r.Group, Description: r.Description, Owner: owner, Status: r.Status,
 		Flag: r.Flag, StartDate: TimeOpt(r.StartDate), EndDate: TimeOpt(r.EndDate), DueDate: TimeOpt(r.DueDate),
 		Order: r.Order}
 }

@@ -10,21 +10,22 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
-	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/web"
 )
 
 // Handler serves the case template routes.
 type Handler struct {
-	svc *cases.Service
+	svc *template.Service
 	max int
 }
 
-// New returns the handlers over the case service; max is the largest page of a search.
-func New(svc *cases.Service, max int) *Handler { return &Handler{svc: svc, max: max} }
+// New returns the handlers over the case template service; max is the largest page of a search.
+func New(svc *template.Service, max int) *Handler { return &Handler{svc: svc, max: max} }
 
 // TaskResponse is a template's task as the API renders it.
 type TaskResponse struct {
@@ -57,7 +58,7 @@ type Response struct {
 }
 
 // JSON renders a case template.
-func JSON(t cases.Template) Response {
+func JSON(t template.Template) Response {
 	tags := t.Tags
 	if tags == nil {
 		tags = []string{}
@@ -65,9 +66,9 @@ func JSON(t cases.Template) Response {
 	return Response{Meta: route.MetaOf(t.ID, "caseTemplate", t.Meta), Name: t.Name, DisplayName: t.DisplayName,
 		TitlePrefix: t.TitlePrefix, Description: t.Description, Summary: t.Summary, Severity: t.Severity,
 		TLP: t.TLP, PAP: t.PAP, Tags: tags, Flag: t.Flag,
-		Tasks: route.MapSlice(t.Tasks, func(k cases.TemplateTask) TaskResponse {
+		Tasks: route.MapSlice(t.Tasks, func(k template.Task) TaskResponse {
 			return TaskResponse{Title: k.Title, Group: k.Group, Description: k.Description,
-				Owner: route.NullString(k.Owner), Flag: k.Flag, Order: k.Order, Status: cases.TaskWaiting}
+				Owner: route.NullString(k.Owner), Flag: k.Flag, Order: k.Order, Status: task.Waiting}
 		}),
 		CustomFields: customfields.ValuesJSON(t.CustomFields), Status: templateStatus, Metrics: map[string]any{}}
 }
@@ -88,18 +89,18 @@ type templateRequest struct {
 	CustomFields web.Opt[map[string]json.RawMessage] `json:"customFields"`
 }
 
-func (r templateRequest) input() (cases.TemplateInput, error) {
-	in := cases.TemplateInput{Name: route.Change(r.Name), DisplayName: route.Change(r.DisplayName),
+func (r templateRequest) input() (template.Input, error) {
+	in := template.Input{Name: route.Change(r.Name), DisplayName: route.Change(r.DisplayName),
 		TitlePrefix: route.Change(r.TitlePrefix), Description: route.Change(r.Description), Summary: route.Change(r.Summary),
 		Severity: route.Change(r.Severity), TLP: route.Change(r.TLP), PAP: route.Change(r.PAP), Tags: route.StringsChange(r.Tags),
 		Flag: route.Change(r.Flag)}
 	if r.Tasks.Set {
-		in.Tasks = record.Change[[]cases.NewTask]{Set: true, V: route.MapSlice(r.Tasks.V, route.TaskRequest.NewTask)}
+		in.Tasks = record.Change[[]task.Input]{Set: true, V: route.MapSlice(r.Tasks.V, route.TaskRequest.Input)}
 	}
 	if r.CustomFields.Set {
 		cfs, err := customfields.Inputs(r.CustomFields.V)
 		if err != nil {
-			return cases.TemplateInput{}, err
+			return template.Input{}, err
 		}
 		if cfs == nil {
 			cfs = map[string]customfield.Input{}
@@ -119,7 +120,7 @@ func (h *Handler) Create(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.svc.CreateTemplate(c.Request().Context(), route.Caller(c), in)
+	t, err := h.svc.Create(c.Request().Context(), route.Caller(c), in)
 	if err != nil {
 		return err
 	}
@@ -140,11 +141,11 @@ func (h *Handler) List(c echo.Context) error {
 	if err := rewriteTemplateStatus(c); err != nil { // template_status.go
 		return err
 	}
-	f, p, err := web.Search(c, cases.TemplateFields, h.max)
+	f, p, err := web.Search(c, template.Fields, h.max)
 	if err != nil {
 		return err
 	}
-	ts, total, err := h.svc.Templates(c.Request().Context(), route.Caller(c), f, p)
+	ts, total, err := h.svc.List(c.Request().Context(), route.Caller(c), f, p)
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func (h *Handler) Update(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.svc.UpdateTemplate(c.Request().Context(), route.Caller(c), c.Param("templateId"), in)
+	t, err := h.svc.Update(c.Request().Context(), route.Caller(c), c.Param("templateId"), in)
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func (h *Handler) Update(c echo.Context) error {
 
 // Delete is DELETE /case/template/{id}.
 func (h *Handler) Delete(c echo.Context) error {
-	if err := h.svc.DeleteTemplate(c.Request().Context(), route.Caller(c), c.Param("templateId")); err != nil {
+	if err := h.svc.Delete(c.Request().Context(), route.Caller(c), c.Param("templateId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -26,21 +26,25 @@ import (
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/query"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
 
 // Handler serves the UI routes.
 type Handler struct {
-	svc    *cases.Service
-	ids    *identity.Service
-	fields *customfield.Service
-	max    int
+	svc       *cases.Service
+	tasks     *task.Service
+	templates *template.Service
+	ids       *identity.Service
+	fields    *customfield.Service
+	max       int
 }
 
 // New returns the handlers over the domain services; max is the largest page of a search.
-func New(svc *cases.Service, ids *identity.Service, fields *customfield.Service, max int) *Handler {
-	return &Handler{svc: svc, ids: ids, fields: fields, max: max}
+func New(svc *cases.Service, tasks *task.Service, templates *template.Service, ids *identity.Service, fields *customfield.Service, max int) *Handler {
+	return &Handler{svc: svc, tasks: tasks, templates: templates, ids: ids, fields: fields, max: max}
 }
 
 // Routes registers the describe and config routes under one prefix.
@@ -73,10 +77,10 @@ var describedModels = []struct {
 	v0, v1 string
 	fields search.Fields
 }{
-	{"case", "case", cases.CaseFields}, {"case_task", "task", cases.TaskFields},
-	{"case_task_log", "log", cases.LogFields}, {"alert", "alert", cases.AlertFields},
+	{"case", "case", cases.CaseFields}, {"case_task", "task", task.Fields},
+	{"case_task_log", "log", task.LogFields}, {"alert", "alert", cases.AlertFields},
 	{"case_artifact", "observable", cases.ObservableFields}, {"case_artifact_job", "job", connector.JobFields},
-	{"caseTemplate", "caseTemplate", cases.TemplateFields}, {"customField", "customField", customfield.Fields},
+	{"caseTemplate", "caseTemplate", template.Fields}, {"customField", "customField", customfield.Fields},
 	{"user", "user", identity.UserFields}, {"organisation", "organisation", identity.OrgFields},
 	{"profile", "profile", profileFields}, {"observableType", "observableType", observableTypeFields},
 }
@@ -138,8 +142,8 @@ func describeModel(label string, fields search.Fields, custom []customfield.Fiel
 var statusValues = map[string][]any{
 	"case":      {cases.CaseOpen, cases.CaseResolved, cases.CaseDuplicated},
 	"alert":     {cases.AlertNew, cases.AlertUpdated, cases.AlertIgnored, cases.AlertImported},
-	"case_task": {cases.TaskWaiting, cases.TaskInProgress, cases.TaskCompleted, cases.TaskCancel},
-	"task":      {cases.TaskWaiting, cases.TaskInProgress, cases.TaskCompleted, cases.TaskCancel},
+	"case_task": {task.Waiting, task.InProgress, task.Completed, task.Cancel},
+	"task":      {task.Waiting, task.InProgress, task.Completed, task.Cancel},
 }
 
 // descriptions describes every model under its v0 names (/api, /api/v0) or its v1 names (/api/v1).
@@ -249,7 +253,7 @@ type uiPipeline struct {
 }
 
 var uiFields = map[string]search.Fields{"user": identity.UserFields, "organisation": identity.OrgFields,
-	"customField": customfield.Fields, "caseTemplate": cases.TemplateFields, "profile": profileFields,
+	"customField": customfield.Fields, "caseTemplate": template.Fields, "profile": profileFields,
 	"observableType": observableTypeFields}
 
 func (h *Handler) Query(c echo.Context, raw []any, v1 bool) error {
@@ -344,7 +348,7 @@ func (h *Handler) uiStart(ctx context.Context, cl identity.Caller, name string, 
 		case "getCase":
 			_, err = h.svc.Case(ctx, cl, id)
 		case "getTask":
-			_, err = h.svc.Task(ctx, cl, id)
+			_, err = h.tasks.Task(ctx, cl, id)
 		case "getAlert":
 			_, err = h.svc.Alert(ctx, cl, id)
 		}
@@ -441,8 +445,8 @@ func (h *Handler) uiRun(ctx context.Context, cl identity.Caller, p *uiPipeline, 
 		fs, total, err := h.fields.List(ctx, cl, p.filter, pg)
 		return route.MapSlice(fs, func(f customfield.Field) any { return customfields.FieldJSON(f) }), total, err
 	case "caseTemplate":
-		ts, total, err := h.svc.Templates(ctx, cl, p.filter, pg)
-		return route.MapSlice(ts, func(t cases.Template) any { return templates.JSON(t) }), total, err
+		ts, total, err := h.templates.List(ctx, cl, p.filter, pg)
+		return route.MapSlice(ts, func(t template.Template) any { return templates.JSON(t) }), total, err
 	}
 	// profiles and observable types: fixed lists, narrowed by name
 	want, filtered, err := route.NamesIn(p.filter)
