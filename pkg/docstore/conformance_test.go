@@ -778,6 +778,30 @@ func TestConformanceInsertMany(t *testing.T) {
 	})
 }
 
+// TestConformanceExists: whether a document matches, on an empty and a filled collection.
+func TestConformanceExists(t *testing.T) {
+	forEngines(t, func(t *testing.T, e confEngine, db *docstore.DB) {
+		ctx := confCtx(t)
+		empty := confColl(t, db, docstore.Spec{Name: "ex_empty"})
+		c := confColl(t, db, confSpec, confDocs...)
+		for _, tt := range []struct {
+			c    *docstore.Collection
+			f    search.Node
+			want bool
+		}{
+			{empty, docstore.All(), false},
+			{c, docstore.All(), true},
+			{c, docstore.Eq("s", "gamma"), true},
+			{c, docstore.Eq("s", "delta"), false},
+			{c, docstore.Eq("tags", "green"), true},
+		} {
+			if got, err := tt.c.Exists(ctx, tt.f); err != nil || got != tt.want {
+				t.Errorf("%s: Exists(%s) = %v, %v; want %v", tt.c.Name(), confNode(tt.f), got, err, tt.want)
+			}
+		}
+	})
+}
+
 // TestConformanceInsertAll: documents of several collections stored in order by one call, a duplicate being
 // that document's result while the others are stored; on the embedded engine (one transaction is of one
 // file) a collection of another database is refused.

@@ -300,6 +300,15 @@ func (c *Collection) Count(ctx context.Context, f search.Node) (int64, error) {
 	return n, nil
 }
 
+// Exists reports whether a document matches f (it reads at most one).
+func (c *Collection) Exists(ctx context.Context, f search.Node) (bool, error) {
+	docs, err := c.c.Find(ctx, Query{Filter: f, Limit: 1, Fields: []string{"_id"}})
+	if err != nil {
+		return false, fmt.Errorf("find in %s: %w", c.name, err)
+	}
+	return len(docs) > 0, nil
+}
+
 // UpdateOne applies u to one document matching f and reports whether one matched. With upsert and no match,
 // it inserts a document made of f's equality conditions (f must be an Eq or an And of Eqs holding _id) with u
 // applied, and reports true.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -256,15 +255,5 @@ func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (identit
 
 // AnyUser reports whether at least one user exists.
 func (s *IdentityStore) AnyUser(ctx context.Context) (bool, error) {
-	var d struct {
-		ID string `json:"_id"`
-	}
-	err := s.users.FindOne(ctx, docstore.All(), nil, &d)
-	if errors.Is(err, docstore.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("find a user: %w", err)
-	}
-	return true, nil
+	return s.users.Exists(ctx, docstore.All())
 }
