@@ -64,6 +64,9 @@ func (e *Engine) Ping(ctx context.Context) error { return e.client.Ping(ctx, rea
 
 func (e *Engine) Close(ctx context.Context) error { return e.client.Disconnect(ctx) }
 
+// DropDatabase drops the engine's database (docstore.DB.DropDatabase).
+func (e *Engine) DropDatabase(ctx context.Context) error { return e.db.Drop(ctx) }
+
 func (e *Engine) Collections(ctx context.Context) ([]string, error) {
 	names, err := e.db.ListCollectionNames(ctx, bson.D{})
 	if err != nil {
