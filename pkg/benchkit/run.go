@@ -62,6 +62,10 @@ type Run struct {
 	Service    string // the suite adding rows
 	RSSAtStart float64
 	LoadStart  string
+	// Mongo is the MongoDB of BENCH_MONGO_URI (nil: unset); Engine is "" on the embedded SQLite pass and
+	// MongoEngine on the MongoDB pass (Passes).
+	Mongo  *Mongo
+	Engine string
 }
 
 // Phase is how long one part of the run took.
@@ -81,8 +85,13 @@ func NewRun(o RunOptions, log io.Writer) (*Run, error) {
 			return nil, err
 		}
 	}
+	m, err := MongoFromEnv()
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, err
+	}
 	rss, _ := VMRSS()
-	return &Run{Opts: o, Log: log, Tmp: tmp, Started: time.Now(), RSSAtStart: rss, LoadStart: Loadavg()}, nil
+	return &Run{Opts: o, Log: log, Tmp: tmp, Started: time.Now(), RSSAtStart: rss, LoadStart: Loadavg(), Mongo: m}, nil
 }
 
 // Cleanup removes the temporary folder, unless the run keeps it.
@@ -105,6 +114,7 @@ func (b *Run) Logf(format string, args ...any) {
 // contended (<phase>.mutex.pprof). The block and mutex profiles count from the program's start: compare a
 // phase with the one before it with pprof -base.
 func (b *Run) Phase(name string, f func() error) error {
+	name += b.engineSuffix()
 	b.Logf("%s ...", name)
 	if b.Opts.Profile != "" {
 		base := filepath.Join(b.Opts.Profile, strings.Map(func(r rune) rune {
@@ -147,9 +157,10 @@ func (b *Run) Phase(name string, f func() error) error {
 	return nil
 }
 
-// Add appends a row of the current service. floor <= 0 means no floor.
+// Add appends a row of the current service. floor <= 0 means no floor. On the MongoDB pass the section ends
+// in " (MongoDB)".
 func (b *Run) Add(k Kind, section, metric, unit string, figure, floor float64, floorWhat, note string) {
-	r := Row{Section: section, Service: b.Service, Metric: metric, Unit: unit, Figure: Sig(figure),
+	r := Row{Section: section + b.engineSuffix(), Service: b.Service, Metric: metric, Unit: unit, Figure: Sig(figure),
 		FloorWhat: floorWhat, Note: note}
 	if k != PlainKind && floor > 0 && figure > 0 {
 		f := Sig(floor)

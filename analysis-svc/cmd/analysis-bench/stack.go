@@ -59,16 +59,16 @@ type stack struct {
 	logs          *benchkit.LogSink
 }
 
-// openDB opens the embedded database name (SQLite, dbDir/name.db) as internal/app does with an
-// empty database.uri.
-func openDB(ctx context.Context, dbDir, name string, logs *benchkit.LogSink) (*docstore.DB, error) {
-	return docstore.Open(ctx, docstore.Config{Name: name, Path: dbDir}, conf.Logger(logs, "info", "analysis-svc"))
+// openDB opens the database db (benchkit.Run.DB: the embedded SQLite file, or a fresh database on the
+// MongoDB pass) as internal/app does.
+func openDB(ctx context.Context, db docstore.Config, logs *benchkit.LogSink) (*docstore.DB, error) {
+	return docstore.Open(ctx, db, conf.Logger(logs, "info", "analysis-svc"))
 }
 
-// startStack builds and starts the service on a fresh embedded database `name` in dbDir, with its files under
+// startStack builds and starts the service on the fresh database db (benchkit.Run.DB), with its files under
 // dir: analyzer.paths holds the Bench_Sh analyzer, job.directory the job folders. Webhooks may go to the
 // bench's receiver on 127.0.0.1 (webhook.allow_private). close closes the database too.
-func startStack(ctx context.Context, dbDir string, logs *benchkit.LogSink, name, dir string) (*stack, error) {
+func startStack(ctx context.Context, db docstore.Config, logs *benchkit.LogSink, dir string) (*stack, error) {
 	s := &stack{analyzersRoot: filepath.Join(dir, "analyzers"), jobDir: filepath.Join(dir, "jobs"), logs: logs}
 	if err := os.MkdirAll(filepath.Join(s.analyzersRoot, "Bench"), 0o755); err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func startStack(ctx context.Context, dbDir string, logs *benchkit.LogSink, name,
 	if err != nil {
 		return nil, err
 	}
-	cfg.Database.Path, cfg.Database.Name = dbDir, name
+	cfg.Database.URI, cfg.Database.Path, cfg.Database.Name = db.URI, db.Path, db.Name
 	cfg.Auth.Secret = benchSecret
 	cfg.Bootstrap.Login, cfg.Bootstrap.Key = superLogin, superKey
 	cfg.HTTP.AllowInsecureCredentials = true // plain HTTP on 127.0.0.1: the key renewal of the setup

@@ -32,10 +32,10 @@ func runAudit(ctx context.Context, b *bench, logs *benchkit.LogSink) error {
 	var lat [2][]time.Duration // with, without
 	err := b.Phase("audit overhead", func() error {
 		var err error
-		if with, err = startStack(ctx, dir, logs, "cases_audit", stackOptions{}); err != nil {
+		if with, err = startStack(ctx, b.DB(dir, "cases_audit"), logs, stackOptions{}); err != nil {
 			return err
 		}
-		if without, err = startStack(ctx, dir, logs, "cases_noaudit", stackOptions{noAudit: true}); err != nil {
+		if without, err = startStack(ctx, b.DB(dir, "cases_noaudit"), logs, stackOptions{noAudit: true}); err != nil {
 			return err
 		}
 		create := func(s *stack, i int) (time.Duration, error) {

@@ -112,6 +112,7 @@ type bench struct {
 	*benchkit.Run
 	opts  benchOptions
 	sizes sizes
+	bin   string // the analysis-svc binary the connector drives
 }
 
 func newBench(o benchOptions, log io.Writer) (*bench, error) {

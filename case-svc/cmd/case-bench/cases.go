@@ -303,7 +303,7 @@ func (r *caseRun) addCreateLatency(from, to int, floorCase, floorObs []time.Dura
 // goroutines, on a database of its own whose collections get the stores' indexes (through the store
 // constructors).
 func (r *caseRun) createFloor(ctx context.Context, n int) (float64, []time.Duration, []time.Duration, error) {
-	fdb, err := openDB(ctx, filepath.Join(r.b.Tmp, "db"), "bench_floor", nil)
+	fdb, err := openDB(ctx, r.b.DB(filepath.Join(r.b.Tmp, "db"), "bench_floor"), nil)
 	if err != nil {
 		return 0, nil, nil, err
 	}

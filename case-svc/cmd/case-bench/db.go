@@ -8,10 +8,10 @@ import (
 	"github.com/openir/platform/pkg/docstore"
 )
 
-// openDB opens the embedded database name under dir as internal/app opens the service's (docstore.Open with an
-// empty database.uri: the SQLite file dir/name.db).
-func openDB(ctx context.Context, dir, name string, log *slog.Logger) (*docstore.DB, error) {
-	return docstore.Open(ctx, docstore.Config{Name: name, Path: dir}, log)
+// openDB opens the database db (benchkit.Run.DB: the embedded SQLite file, or a fresh database on the MongoDB
+// pass) as internal/app opens the service's.
+func openDB(ctx context.Context, db docstore.Config, log *slog.Logger) (*docstore.DB, error) {
+	return docstore.Open(ctx, db, log)
 }
 
 // collection opens a collection of db with the spec its store declares (its indexes and array fields), for

@@ -10,7 +10,9 @@
 //
 // case-svc runs in this process, wired as cmd/case-svc wires it, on the embedded database (SQLite through
 // pkg/docstore) in a temporary folder, and is called over real HTTP on 127.0.0.1. Its connector drives a real
-// analysis-svc process that the bench builds (go build) and starts.
+// analysis-svc process that the bench builds (go build) and starts. With BENCH_MONGO_URI set, every section
+// but memory runs again with both services on that MongoDB (benchkit.Run.Passes), its rows' sections marked
+// " (MongoDB)".
 package main
 
 import (
@@ -51,7 +53,7 @@ func runWith(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) e
 		return err
 	}
 	defer b.Cleanup()
-	if err := runAll(ctx, b); err != nil {
+	if err := b.Passes(ctx, func() error { return runAll(ctx, b) }); err != nil {
 		return err
 	}
 	res := b.Results(b.sizes)
@@ -87,24 +89,25 @@ func runAll(ctx context.Context, b *bench) error {
 	if b.opts.audit {
 		return runAudit(ctx, b, logs)
 	}
-	var bin string
-	if err := b.Phase("build analysis-svc", func() (err error) {
-		bin, err = buildAnalysis(ctx, filepath.Join(b.Tmp, "bin"))
-		return err
-	}); err != nil {
-		return err
+	if b.bin == "" { // built once, for both passes
+		if err := b.Phase("build analysis-svc", func() (err error) {
+			b.bin, err = buildAnalysis(ctx, filepath.Join(b.Tmp, "bin"))
+			return err
+		}); err != nil {
+			return err
+		}
 	}
 	if err := b.Phase("start", func() error {
 		var err error
-		if ap, err = startAnalysis(ctx, bin, filepath.Join(b.Tmp, "analysis-db"), b.Log); err != nil {
+		if ap, err = startAnalysis(ctx, b.bin, b.DB(filepath.Join(b.Tmp, "analysis-db"), "analysis"), b.Log); err != nil {
 			return err
 		}
 		dir := filepath.Join(b.Tmp, "db")
 		servers := stackOptions{servers: []app.Server{{Name: serverName, URL: ap.url, Key: ap.key}}}
-		if cases, err = startStack(ctx, dir, logs, "cases", servers); err != nil {
+		if cases, err = startStack(ctx, b.DB(dir, "cases"), logs, servers); err != nil {
 			return err
 		}
-		conn, err = startStack(ctx, dir, logs, "cases_connector", servers)
+		conn, err = startStack(ctx, b.DB(dir, "cases_connector"), logs, servers)
 		return err
 	}); err != nil {
 		return err
@@ -125,6 +128,9 @@ func runAll(ctx context.Context, b *bench) error {
 	}
 
 	b.Service = "case-svc"
+	if b.OnMongo() { // the process's memory is measured on the SQLite pass; MongoDB's is the server's
+		return nil
+	}
 	rssAfter, _ := benchkit.VMRSS()
 	heapAfter := benchkit.HeapInUse()
 	rssChildAfter, _ := ap.rss()

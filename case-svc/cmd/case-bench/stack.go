@@ -48,14 +48,14 @@ type stackOptions struct {
 	noAudit bool         // without the audit trail's decorators (the audit overhead row's floor)
 }
 
-// startStack builds and starts case-svc on the embedded database `name` under dir (what internal/app opens with an
-// empty database.uri).
-func startStack(ctx context.Context, dir string, logs *benchkit.LogSink, name string, o stackOptions) (*stack, error) {
+// startStack builds and starts case-svc on the database db (benchkit.Run.DB: the embedded SQLite file internal/app
+// opens with an empty database.uri, or a fresh database on the MongoDB pass).
+func startStack(ctx context.Context, db docstore.Config, logs *benchkit.LogSink, o stackOptions) (*stack, error) {
 	cfg, err := app.Default()
 	if err != nil {
 		return nil, err
 	}
-	cfg.Database.Path, cfg.Database.Name = dir, name
+	cfg.Database.URI, cfg.Database.Path, cfg.Database.Name = db.URI, db.Path, db.Name
 	cfg.Auth.Secret = benchSecret
 	cfg.Bootstrap.Login, cfg.Bootstrap.Key = superLogin, superKey
 	// plain HTTP on 127.0.0.1: the key renewals of the setup
@@ -68,7 +68,7 @@ func startStack(ctx context.Context, dir string, logs *benchkit.LogSink, name st
 	s := &stack{app: a, db: a.DB}
 	if !a.Bootstrapped {
 		s.close()
-		return nil, fmt.Errorf("bootstrap: the database %s already had its administrator", name)
+		return nil, fmt.Errorf("bootstrap: the database %s already had its administrator", db.Name)
 	}
 	a.Start()
 	if s.server, err = benchkit.Serve(web.NewServer(a.Log, a.Echo, a.ServeConfig())); err != nil {
@@ -122,7 +122,10 @@ type analysisProc struct {
 	stop   func()
 }
 
-const analysisSuperKey = "analysis-bench-root-key-0123456789abcdef"
+const (
+	analysisSuperKey = "analysis-bench-root-key-0123456789abcdef"
+	analysisSecret   = "case-bench-analysis-secret-0123456789abcdef" // on the MongoDB pass
+)
 
 // buildAnalysis builds cmd/analysis-svc into dir with `go build` (the workspace's module, the build cache).
 func buildAnalysis(ctx context.Context, dir string) (string, error) {
@@ -146,14 +149,17 @@ func buildAnalysis(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// startAnalysis starts the binary on 127.0.0.1:0 with its database under dir, reads the "listening" log line,
-// and sets up the organization, its orgadmin key and Echo over the API.
-func startAnalysis(ctx context.Context, bin, dir string, stderr io.Writer) (*analysisProc, error) {
+// startAnalysis starts the binary on 127.0.0.1:0 with its database db (benchkit.Run.DB), reads the "listening"
+// log line, and sets up the organization, its orgadmin key and Echo over the API.
+func startAnalysis(ctx context.Context, bin string, db docstore.Config, stderr io.Writer) (*analysisProc, error) {
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	cmd := exec.CommandContext(pctx, bin)
-	cmd.Env = append(os.Environ(), "ANALYSIS_HTTP_ADDR=127.0.0.1:0", "ANALYSIS_DATABASE_PATH="+dir,
-		"ANALYSIS_BOOTSTRAP_LOGIN=root", "ANALYSIS_BOOTSTRAP_KEY="+analysisSuperKey,
+	cmd.Env = append(os.Environ(), "ANALYSIS_HTTP_ADDR=127.0.0.1:0", "ANALYSIS_DATABASE_PATH="+db.Path,
+		"ANALYSIS_DATABASE_NAME="+db.Name, "ANALYSIS_BOOTSTRAP_LOGIN=root", "ANALYSIS_BOOTSTRAP_KEY="+analysisSuperKey,
 		"ANALYSIS_HTTP_ALLOW_INSECURE_CREDENTIALS=true")
+	if db.URI != "" { // an external database needs auth.secret
+		cmd.Env = append(cmd.Env, "ANALYSIS_DATABASE_URI="+db.URI, "ANALYSIS_AUTH_SECRET="+analysisSecret)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		cancel()
