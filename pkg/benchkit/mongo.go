@@ -7,11 +7,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/openir/platform/pkg/docstore"
@@ -112,4 +114,44 @@ func (b *Run) engineSuffix() string {
 		return ""
 	}
 	return " (" + b.Engine + ")"
+}
+
+// CheckMongoPass is the benchmark programs' test of a run with BENCH_MONGO_URI set: it reads the results
+// written to path and checks that every row has a positive figure, and a positive floor and ratio unless it
+// is of memSection; that no MongoDB row has an SQL floor; that each of sections has rows on SQLite and as
+// many on MongoDB; and that memSection has no MongoDB rows (memory is measured once, on SQLite). It returns
+// the number of rows of each section.
+func CheckMongoPass(t testing.TB, path string, sections []string, memSection string) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	mongo := " (" + MongoEngine + ")"
+	count := map[string]int{}
+	for _, r := range res.Rows {
+		count[r.Section]++
+		if r.Figure <= 0 {
+			t.Errorf("row %s / %s: figure %v", r.Section, r.Metric, r.Figure)
+		}
+		if r.Section != memSection && (r.Floor == nil || *r.Floor <= 0 || r.Ratio == nil || *r.Ratio <= 0) {
+			t.Errorf("row %s / %s: floor %v ratio %v", r.Section, r.Metric, r.Floor, r.Ratio)
+		}
+		if strings.HasSuffix(r.Section, mongo) && strings.Contains(r.FloorWhat, "SQL") {
+			t.Errorf("row %s / %s: a SQL floor on MongoDB: %s", r.Section, r.Metric, r.FloorWhat)
+		}
+	}
+	for _, s := range sections {
+		if count[s] == 0 || count[s] != count[s+mongo] {
+			t.Errorf("%s: %d rows on SQLite, %d on MongoDB", s, count[s], count[s+mongo])
+		}
+	}
+	if count[memSection+mongo] != 0 {
+		t.Errorf("%d memory rows on the MongoDB pass", count[memSection+mongo])
+	}
+	return count
 }

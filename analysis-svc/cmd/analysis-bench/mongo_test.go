@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,33 +34,5 @@ func TestBenchQuick_Mongo(t *testing.T) {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
 	}
 	t.Logf("table:\n%s", stdout.String())
-	data, err := os.ReadFile(opts.out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res benchkit.Results
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
-	sections := map[string]int{}
-	for _, r := range res.Rows {
-		sections[r.Section]++
-		if r.Figure <= 0 {
-			t.Errorf("row %s / %s: figure %v", r.Section, r.Metric, r.Figure)
-		}
-		if r.Section != secMemory && (r.Floor == nil || *r.Floor <= 0 || r.Ratio == nil || *r.Ratio <= 0) {
-			t.Errorf("row %s / %s: floor %v ratio %v", r.Section, r.Metric, r.Floor, r.Ratio)
-		}
-		if strings.HasSuffix(r.Section, " (MongoDB)") && strings.Contains(r.FloorWhat, "SQL") {
-			t.Errorf("row %s / %s: a SQL floor on MongoDB: %s", r.Section, r.Metric, r.FloorWhat)
-		}
-	}
-	for _, s := range []string{secPipeline, secCache, secReads} {
-		if sections[s] == 0 || sections[s] != sections[s+" (MongoDB)"] {
-			t.Errorf("%s: %d rows on SQLite, %d on MongoDB", s, sections[s], sections[s+" (MongoDB)"])
-		}
-	}
-	if sections[secMemory+" (MongoDB)"] != 0 {
-		t.Errorf("memory rows on the MongoDB pass")
-	}
+	benchkit.CheckMongoPass(t, opts.out, []string{secPipeline, secCache, secReads}, secMemory)
 }
