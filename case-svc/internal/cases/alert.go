@@ -315,36 +315,12 @@ func (s *Service) UpdateAlert(ctx context.Context, c identity.Caller, id string,
 			p.Add(f.name, "cannot be changed")
 		}
 	}
-	str := func(name string, ch record.Change[string], dst *string, required bool, max int) {
-		if !ch.Set {
-			return
-		}
-		if ch.Null && required {
-			p.Add(name, "required")
-			return
-		}
-		p.Text(name, ch.V, required, max)
-		*dst = ch.V
-		fields = append(fields, name)
-	}
-	str("title", u.Title, &a.Title, true, record.MaxTitle)
-	str("description", u.Description, &a.Description, true, record.MaxDescription)
-	str("externalLink", u.ExternalLink, &a.ExternalLink, false, record.MaxDescription)
-	lvl := func(name string, ch record.Change[int], dst *int, lo, hi int) {
-		if !ch.Set {
-			return
-		}
-		if ch.Null {
-			p.Add(name, "an integer from %d to %d", lo, hi)
-			return
-		}
-		p.Level(name, ch.V, lo, hi)
-		*dst = ch.V
-		fields = append(fields, name)
-	}
-	lvl("severity", u.Severity, &a.Severity, 1, 4)
-	lvl("tlp", u.TLP, &a.TLP, 0, 3)
-	lvl("pap", u.PAP, &a.PAP, 0, 3)
+	p.ChangeText(&fields, "title", u.Title, &a.Title, true, record.MaxTitle)
+	p.ChangeText(&fields, "description", u.Description, &a.Description, true, record.MaxDescription)
+	p.ChangeText(&fields, "externalLink", u.ExternalLink, &a.ExternalLink, false, record.MaxDescription)
+	p.ChangeLevel(&fields, "severity", u.Severity, &a.Severity, 1, 4)
+	p.ChangeLevel(&fields, "tlp", u.TLP, &a.TLP, 0, 3)
+	p.ChangeLevel(&fields, "pap", u.PAP, &a.PAP, 0, 3)
 	date := func(name string, ch record.Change[time.Time], dst *time.Time) {
 		if !ch.Set {
 			return

@@ -358,22 +358,10 @@ func (s *Service) UpdateCase(ctx context.Context, c identity.Caller, id string, 
 	var fields []string
 	mark := func(name string) { fields = append(fields, name) }
 
-	str := func(name string, ch record.Change[string], dst *string, required bool, max int) {
-		if !ch.Set {
-			return
-		}
-		if ch.Null && required {
-			p.Add(name, "required")
-			return
-		}
-		p.Text(name, ch.V, required, max)
-		*dst = ch.V
-		mark(name)
-	}
-	str("title", u.Title, &cs.Title, true, record.MaxTitle)
-	str("description", u.Description, &cs.Description, true, record.MaxDescription)
-	str("summary", u.Summary, &cs.Summary, false, record.MaxDescription)
-	str("owner", u.Owner, &cs.Owner, false, record.MaxShort)
+	p.ChangeText(&fields, "title", u.Title, &cs.Title, true, record.MaxTitle)
+	p.ChangeText(&fields, "description", u.Description, &cs.Description, true, record.MaxDescription)
+	p.ChangeText(&fields, "summary", u.Summary, &cs.Summary, false, record.MaxDescription)
+	p.ChangeText(&fields, "owner", u.Owner, &cs.Owner, false, record.MaxShort)
 	enum := func(name string, ch record.Change[string], dst *string, values []string) {
 		if !ch.Set {
 			return
@@ -395,21 +383,9 @@ func (s *Service) UpdateCase(ctx context.Context, c identity.Caller, id string, 
 			mark("status")
 		}
 	}
-	lvl := func(name string, ch record.Change[int], dst *int, lo, hi int) {
-		if !ch.Set {
-			return
-		}
-		if ch.Null {
-			p.Add(name, "an integer from %d to %d", lo, hi)
-			return
-		}
-		p.Level(name, ch.V, lo, hi)
-		*dst = ch.V
-		mark(name)
-	}
-	lvl("severity", u.Severity, &cs.Severity, 1, 4)
-	lvl("tlp", u.TLP, &cs.TLP, 0, 3)
-	lvl("pap", u.PAP, &cs.PAP, 0, 3)
+	p.ChangeLevel(&fields, "severity", u.Severity, &cs.Severity, 1, 4)
+	p.ChangeLevel(&fields, "tlp", u.TLP, &cs.TLP, 0, 3)
+	p.ChangeLevel(&fields, "pap", u.PAP, &cs.PAP, 0, 3)
 	if u.StartDate.Set {
 		if u.StartDate.Null {
 			p.Add("startDate", "required")

@@ -97,6 +97,36 @@ func (p *Problems) Level(name string, v, lo, hi int) {
 	}
 }
 
+// ChangeText applies an update's change of a free-text field to *dst: a field the request sets is checked as
+// Text does (a null is refused when required) and, when it passes, stored and its name appended to changed.
+func (p *Problems) ChangeText(changed *[]string, name string, ch Change[string], dst *string, required bool, max int) {
+	if !ch.Set {
+		return
+	}
+	if ch.Null && required {
+		p.Add(name, "required")
+		return
+	}
+	p.Text(name, ch.V, required, max)
+	*dst = ch.V
+	*changed = append(*changed, name)
+}
+
+// ChangeLevel applies an update's change of a scale (Level; a null is refused) to *dst, appending its name
+// to changed.
+func (p *Problems) ChangeLevel(changed *[]string, name string, ch Change[int], dst *int, lo, hi int) {
+	if !ch.Set {
+		return
+	}
+	if ch.Null {
+		p.Add(name, "an integer from %d to %d", lo, hi)
+		return
+	}
+	p.Level(name, ch.V, lo, hi)
+	*dst = ch.V
+	*changed = append(*changed, name)
+}
+
 // FieldError is the AttributeCheckingError of one field.
 func FieldError(name, msg string) error {
 	return apperr.Fields(apperr.FieldError{Name: name, Message: msg})

@@ -106,22 +106,10 @@ func (s *Service) Update(ctx context.Context, c identity.Caller, id string, u Up
 	}
 	var p record.Problems
 	var fields []string
-	str := func(name string, ch record.Change[string], dst *string, required bool, max int) {
-		if !ch.Set {
-			return
-		}
-		if ch.Null && required {
-			p.Add(name, "required")
-			return
-		}
-		p.Text(name, ch.V, required, max)
-		*dst = ch.V
-		fields = append(fields, name)
-	}
-	str("title", u.Title, &t.Title, true, record.MaxTitle)
-	str("group", u.Group, &t.Group, false, record.MaxShort)
-	str("description", u.Description, &t.Description, false, record.MaxDescription)
-	str("owner", u.Owner, &t.Owner, false, record.MaxShort)
+	p.ChangeText(&fields, "title", u.Title, &t.Title, true, record.MaxTitle)
+	p.ChangeText(&fields, "group", u.Group, &t.Group, false, record.MaxShort)
+	p.ChangeText(&fields, "description", u.Description, &t.Description, false, record.MaxDescription)
+	p.ChangeText(&fields, "owner", u.Owner, &t.Owner, false, record.MaxShort)
 	date := func(name string, ch record.Change[time.Time], dst *time.Time) {
 		if ch.Set {
 			*dst = time.Time{}
