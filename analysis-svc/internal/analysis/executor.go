@@ -107,7 +107,8 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 		}
 	}()
 
-	final, report := s.runJob(runCtx, j)
+	final, report, release := s.runJob(runCtx, j)
+	defer release() // after the end is stored: removing a job folder takes a while (0.5 ms for an empty one)
 	cancel()
 	// The renewer stops on its own. Finish confirms the lease itself, so the end of the job does not wait for
 	// it (on a loaded machine that wait, two goroutine hand-offs, was a millisecond on every job's end).
@@ -145,16 +146,18 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 }
 
 // runJob prepares the input, has the definition's executor run the worker with its timeout and turns the
-// output into the final job and report.
-func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
+// output into the final job and report; release removes the job folder once they are stored.
+func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, release func()) {
+	release = func() {}
 	var secrets []string // the worker's credentials, removed from whatever the job reports
-	fail := func(msg string) (Job, *Report) {
+	fail := func(msg string) (Job, *Report, func()) {
 		j.Status, j.ErrorMessage, j.EndDate, j.UpdatedAt = JobFailure, msg, s.clock(), s.clock()
-		return scrubJob(j, &Report{Success: false, ErrorMessage: msg}, secrets)
+		j, r := scrubJob(j, &Report{Success: false, ErrorMessage: msg}, secrets)
+		return j, r, release
 	}
 	// failOn fails the job with a message safe for its readers (no paths, no Docker or driver text) and logs
 	// the cause, once.
-	failOn := func(err error, fallback string) (Job, *Report) {
+	failOn := func(err error, fallback string) (Job, *Report, func()) {
 		s.cfg.Log.Error("job failed", "job", j.ID, "definition", j.WorkerName, "err", err)
 		return fail(apperr.SafeMessage(err, fallback))
 	}
@@ -188,12 +191,13 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 		}
 		return failOn(err, "the worker could not be started")
 	}
-	defer def.executor.Release(folder)
+	release = func() { def.executor.Release(folder) }
 	now := s.clock()
 	j.EndDate, j.UpdatedAt = now, now
 	if !out.Success {
 		j.Status, j.ErrorMessage = JobFailure, out.ErrorMessage
-		return scrubJob(j, &Report{Success: false, ErrorMessage: out.ErrorMessage, Input: out.Input}, secrets)
+		j, r := scrubJob(j, &Report{Success: false, ErrorMessage: out.ErrorMessage, Input: out.Input}, secrets)
+		return j, r, release
 	}
 	r := &Report{Success: true, Summary: out.Summary, Full: out.Full, Operations: out.Operations}
 	if r.Summary == nil {
@@ -212,7 +216,8 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (Job, *Report) {
 		return failOn(err, "report creation failure")
 	}
 	j.Status = JobSuccess
-	return scrubJob(j, r, secrets)
+	j, r = scrubJob(j, r, secrets)
+	return j, r, release
 }
 
 // runConfig is the job's config: the definition's fixed config, then the worker's configuration, then the

@@ -105,10 +105,11 @@ type RunFunc func(ctx context.Context, in RunInput) (RunOutput, error)
 // definition in.
 type Executor interface {
 	// Execute runs the worker on run.Input within run.Timeout, in a job folder made for the job that holds a
-	// copy of the observable's file when run.File is set (run.Input.File is then its path). It returns the
-	// worker's output and the folder, where the output's file artifacts are: the caller stores them, then
-	// removes the folder with Release. A failure to prepare the job or to start the worker is an *ExecError,
-	// and leaves no folder.
+	// copy of the observable's file when run.File is set (run.Input.File is then its path); a built-in
+	// without a file runs without one (folder ""). It returns the worker's output and the folder, where the
+	// output's file artifacts are: the caller stores them, then removes the folder with Release (after the
+	// job's end is stored: a folder's removal is not on the way to its waiters). A failure to prepare the job
+	// or to start the worker is an *ExecError, and leaves no folder.
 	Execute(ctx context.Context, run Execution) (RunOutput, string, error)
 	// Release removes a job folder Execute returned.
 	Release(folder string)

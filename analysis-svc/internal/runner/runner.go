@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
@@ -94,6 +95,10 @@ type executor struct {
 // Execute makes the job folder, copies the observable's file into it and runs the worker within the job's
 // timeout (see analysis.Executor).
 func (x *executor) Execute(ctx context.Context, run analysis.Execution) (analysis.RunOutput, string, error) {
+	if x.runner == nil && run.File == nil { // a built-in without a file has nothing to put in a folder
+		out, err := x.builtin(ctx, run.Input, run.Timeout)
+		return out, "", err
+	}
 	dir, err := os.MkdirTemp(x.opts.Dir, jobDirPattern(run.JobID))
 	if err != nil {
 		return analysis.RunOutput{}, "", &analysis.ExecError{Message: "cannot create the job folder", Err: err}
@@ -118,16 +123,23 @@ func (x *executor) execute(ctx context.Context, run analysis.Execution, dir stri
 		}
 		in.File = path
 	}
+	if x.runner == nil {
+		return x.builtin(ctx, in, run.Timeout)
+	}
 	tctx, cancel := context.WithTimeout(ctx, run.Timeout)
 	defer cancel()
-	if x.runner == nil {
-		out, err := x.def.Builtin(tctx, in)
-		if err == nil && tctx.Err() != nil && ctx.Err() == nil {
-			out = analysis.RunOutput{ErrorMessage: fmt.Sprintf("the job timed out after %s and was stopped", run.Timeout)}
-		}
-		return out, startError(err)
-	}
 	out, err := x.runner.Run(tctx, x.def, in, filepath.Join(dir, "run"))
+	return out, startError(err)
+}
+
+// builtin runs the definition's built-in within timeout.
+func (x *executor) builtin(ctx context.Context, in analysis.RunInput, timeout time.Duration) (analysis.RunOutput, error) {
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := x.def.Builtin(tctx, in)
+	if err == nil && tctx.Err() != nil && ctx.Err() == nil {
+		out = analysis.RunOutput{ErrorMessage: fmt.Sprintf("the job timed out after %s and was stopped", timeout)}
+	}
 	return out, startError(err)
 }
 
@@ -138,8 +150,12 @@ func startError(err error) error {
 	return &analysis.ExecError{Message: "the worker could not be started", Err: err}
 }
 
-// Release removes a job folder Execute returned.
-func (x *executor) Release(folder string) { os.RemoveAll(folder) }
+// Release removes a job folder Execute returned ("" for a built-in's job without a file: nothing to remove).
+func (x *executor) Release(folder string) {
+	if folder != "" {
+		os.RemoveAll(folder)
+	}
+}
 
 // fetch copies a stored file to path, readable by the service's user only.
 func (x *executor) fetch(ctx context.Context, id, path string) (string, error) {

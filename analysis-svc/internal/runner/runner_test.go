@@ -155,6 +155,19 @@ func TestExecutor_Execute(t *testing.T) {
 			t.Errorf("output %+v; want the timeout", out)
 		}
 	})
+	t.Run("built-in without a file: no folder", func(t *testing.T) {
+		echo := e.Executor(analysis.Definition{ID: "Echo_1_0", Builtin: func(_ context.Context, in analysis.RunInput) (analysis.RunOutput, error) {
+			return analysis.RunOutput{Success: true, Full: map[string]any{"data": in.Data}}, nil
+		}})
+		out, folder, err := echo.Execute(ctx, analysis.Execution{JobID: "job4", Timeout: time.Minute, Input: analysis.RunInput{Data: "v"}})
+		if err != nil || folder != "" || !out.Success || out.Full["data"] != "v" {
+			t.Fatalf("output %+v, folder %q, err %v; want the built-in's output and no folder", out, folder, err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, runner.JobDirPrefix+"*-job4-*")); len(left) != 0 {
+			t.Errorf("a folder was made: %v", left)
+		}
+		echo.Release(folder) // nothing to remove
+	})
 }
 
 // TestExecutors_RemoveStale: start-up removes the job folders of service processes that no longer run, and
