@@ -9,12 +9,14 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/runner"
 )
 
-// A server fault while running a job (here its folder cannot be made) fails the job with a message safe for
-// its readers, without the path or the system's text; the cause is logged once with the job id.
+// A server fault while running a job (here its folder, where the observable's file goes, cannot be made)
+// fails the job with a message safe for its readers, without the path or the system's text; the cause is
+// logged once with the job id.
 func TestRegressionJobErrorMessageIsSafe(t *testing.T) {
 	absent := filepath.Join(t.TempDir(), "absent-job-directory")
 	f := newJobFixture(t, withRunners(runner.Options{Dir: absent}))
-	id := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.9.0.1"})["id"].(string)
+	id := multipartRun(t, f.analyst, "/api/analyzer/"+f.analyzer+"/run", "attachment", "sample.bin", []byte("10.9.0.1"),
+		`{"dataType":"file"}`).Want(t, http.StatusOK).Object(t)["id"].(string)
 	j := f.wait(t, f.analyst, id)
 	msg, _ := j["report"].(map[string]any)["errorMessage"].(string)
 	if j["status"] != "Failure" || msg != "cannot create the job folder" {
