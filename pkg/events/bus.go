@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/ids"
 )
 
@@ -145,6 +146,13 @@ func (b *Bus) Hold(ctx context.Context, evs []Event) error {
 		return fmt.Errorf("record events: %w", err)
 	}
 	return nil
+}
+
+// HoldWith returns the insertions that write evs held, for a caller that stores them with its own change in one
+// docstore.DB.InsertAll, before the change's documents (on MongoDB they are written in order): the change is
+// then never stored without its events. Release (or Drop when the change was not made) follows, as after Hold.
+func (b *Bus) HoldWith(evs []Event) ([]docstore.Insertion, error) {
+	return b.log.HeldInsertions(evs)
 }
 
 // Release queues the webhook deliveries of held events, releases them and wakes the streams.

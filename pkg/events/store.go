@@ -114,6 +114,19 @@ func (s *EventLog) InsertEvents(ctx context.Context, es []Event, held bool) erro
 	return nil
 }
 
+// HeldInsertions returns the insertions into the log's collection that store es held.
+func (s *EventLog) HeldInsertions(es []Event) ([]docstore.Insertion, error) {
+	ins := make([]docstore.Insertion, len(es))
+	for i, e := range es {
+		d, err := toEventDoc(e, true)
+		if err != nil {
+			return nil, err
+		}
+		ins[i] = docstore.Insertion{Coll: s.coll, Doc: d}
+	}
+	return ins, nil
+}
+
 // Find lists the events matching f.
 func (s *EventLog) Find(ctx context.Context, f search.Node, p search.Page) ([]Event, int64, error) {
 	var docs []eventDoc

@@ -8,7 +8,6 @@ package analysis
 import (
 	"context"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/openir/platform/pkg/apperr"
@@ -125,9 +124,8 @@ type JobStore interface {
 	// Renew extends owner's lease; ErrLeaseLost when the job is no longer owner's.
 	Renew(ctx context.Context, id, owner string, until time.Time) error
 	// Finish stores the final job and its report and removes it from the queue (only if owner still holds it;
-	// owner "" for jobs that never were queued). A job already finished (or deleted) stays as it is. It runs
-	// its lease check through Finishing(ctx), and once the final job and its report can be read, before the
-	// rest of its work, it calls FinishedReadable(ctx).
+	// owner "" for jobs that never were queued). A job already finished (or deleted) stays as it is. Once the
+	// final job and its report can be read, before the rest of its work, it calls FinishedReadable(ctx).
 	Finish(ctx context.Context, j Job, r *Report, owner string) error
 	// Expired lists InProgress jobs whose lease ended before now.
 	Expired(ctx context.Context, now time.Time) ([]Job, error)
@@ -153,34 +151,6 @@ type JobStore interface {
 	Release(ctx context.Context, key string) error
 	// Prune removes expired rate windows and cache entries older than before.
 	Prune(ctx context.Context, now, cacheBefore time.Time) error
-}
-
-// finishingKey carries, in the context of JobStore.Finish, what to do before the final job is written.
-type finishingKey struct{}
-
-// OnFinishing returns ctx carrying f, which JobStore.Finish runs through Finishing: beside its lease check, and
-// before it writes the final job, which it writes only if f returned nil.
-func OnFinishing(ctx context.Context, f func() error) context.Context {
-	return context.WithValue(ctx, finishingKey{}, f)
-}
-
-// Finishing is called by JobStore.Finish with its lease check: it runs check and the context's OnFinishing
-// function side by side (the embedded engine commits their writes together) and returns check's error, else
-// the function's. Without one it runs check alone. It goes through the context as FinishedReadable does.
-func Finishing(ctx context.Context, check func() error) error {
-	f, ok := ctx.Value(finishingKey{}).(func() error)
-	if !ok {
-		return check()
-	}
-	var ferr error
-	var done sync.WaitGroup
-	done.Go(func() { ferr = f() })
-	err := check()
-	done.Wait()
-	if err != nil {
-		return err
-	}
-	return ferr
 }
 
 // readableKey carries, in the context of JobStore.Finish, what to do once the finished job can be read.

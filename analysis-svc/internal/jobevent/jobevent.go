@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/events"
 )
 
@@ -21,15 +22,22 @@ const ObjectType = "job"
 // Renderer writes a job as the API shows it.
 type Renderer func(j analysis.Job) map[string]any
 
+// JobStore is the job store this package decorates: the domain's, with a Finish that also writes documents
+// of the caller's in the same write as the final job (the held JobFinished event).
+type JobStore interface {
+	analysis.JobStore
+	FinishWith(ctx context.Context, j analysis.Job, r *analysis.Report, owner string, with ...docstore.Insertion) error
+}
+
 // Store is the job store with its creations, starts, deletions and ends recorded as events.
 type Store struct {
-	analysis.JobStore
+	JobStore
 	bus    *events.Bus
 	render Renderer
 }
 
 // Wrap returns st recording job events on bus.
-func Wrap(st analysis.JobStore, bus *events.Bus, render Renderer) *Store {
+func Wrap(st JobStore, bus *events.Bus, render Renderer) *Store {
 	return &Store{JobStore: st, bus: bus, render: render}
 }
 
@@ -103,37 +111,27 @@ func (s *Store) MarkDeleted(ctx context.Context, id, by string, at time.Time) er
 	return nil
 }
 
-// Finish stores the end of a job. Its JobFinished event is written held before, released (its webhook
-// deliveries queued) after, or dropped when the end was not stored; a crash in between leaves it to the
-// bus's repair, which asks Confirm what became of the job.
+// Finish stores the end of a job. Its JobFinished event is written held in the same write as the final job
+// (the store writes it first), released (its webhook deliveries queued) after, or dropped when the end was not
+// stored; a crash in between leaves it to the bus's repair, which asks Confirm what became of the job.
 func (s *Store) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, owner string) error {
 	evs := []events.Event{s.Finished(j)}
-	// The event is held beside the store's lease check (one commit on the embedded engine); the store writes
-	// the final job only once it is held. (When the hold fails and the check passed, the job keeps its
-	// extended lease until the sweeper puts it back in the queue.) It is released as soon as the final job can
-	// be read, beside the rest of the store's Finish (the job leaving the queue): one commit again.
-	held, releasing := false, false
+	hold, err := s.bus.HoldWith(evs)
+	if err != nil {
+		return fmt.Errorf("the job's end was not stored: its event cannot be written: %w", err)
+	}
+	// The event is released as soon as the final job can be read, beside the rest of the store's Finish (the job
+	// leaving the queue): one commit on the embedded engine.
 	var released sync.WaitGroup
 	var releaseErr error
-	fctx := analysis.OnFinishing(ctx, func() error {
-		if err := s.bus.Hold(ctx, evs); err != nil {
-			return err
-		}
-		held = true
-		return nil
-	})
-	fctx = analysis.OnFinishedReadable(fctx, func() {
+	releasing := false
+	fctx := analysis.OnFinishedReadable(ctx, func() {
 		analysis.FinishedReadable(ctx) // the caller's own callback first (waitreport's waiters)
-		if held {
-			releasing = true
-			released.Go(func() { releaseErr = s.bus.Release(ctx, evs) })
-		}
+		releasing = true
+		released.Go(func() { releaseErr = s.bus.Release(ctx, evs) })
 	})
-	if err := s.JobStore.Finish(fctx, j, r, owner); err != nil {
+	if err := s.JobStore.FinishWith(fctx, j, r, owner, hold...); err != nil {
 		released.Wait()
-		if !held {
-			return err
-		}
 		// Drop the event unless the job has ended anyway (another worker's Finish released it).
 		cctx := context.WithoutCancel(ctx)
 		if _, ended, cerr := s.Confirm(cctx, evs[0]); cerr == nil && !ended {
@@ -142,10 +140,7 @@ func (s *Store) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, 
 		return err
 	}
 	released.Wait()
-	switch {
-	case !held: // a store that does not run Finishing: the event is recorded after the end
-		return s.bus.Record(ctx, evs)
-	case !releasing: // nor call FinishedReadable: released after the end
+	if !releasing { // a store that did not call FinishedReadable: released after the end
 		return s.bus.Release(ctx, evs)
 	}
 	return releaseErr

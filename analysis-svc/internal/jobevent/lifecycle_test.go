@@ -189,3 +189,59 @@ func TestStore_MarkDeleted(t *testing.T) {
 		}
 	})
 }
+
+// TestStore_Finish: a job's end is one JobFinished event, stored held with the final job and released once
+// it can be read (before Finish returns); a worker that lost the lease stores neither the end nor an event;
+// ending a job twice (a lost lease that ran it again) is still one event.
+func TestStore_Finish(t *testing.T) {
+	ctx := context.Background()
+	c := newLifecycle(t)
+	c.enqueue(t, "job-f")
+	j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := j
+	final.Status, final.EndDate = analysis.JobSuccess, c.now.Add(time.Second)
+	if err := c.w.Finish(ctx, final, &analysis.Report{Success: true}, "other"); !errors.Is(err, analysis.ErrLeaseLost) {
+		t.Fatalf("Finish without the lease: %v, want ErrLeaseLost", err)
+	}
+	finished := func() (n int) {
+		for _, e := range c.events(t) {
+			if e.Details["endDate"] != nil {
+				n++
+			}
+		}
+		return n
+	}
+	held, err := c.log.Held(ctx, c.now.Add(time.Hour), 10)
+	if err != nil || len(held) != 0 || finished() != 0 {
+		t.Fatalf("after a refused Finish: held %v (%v), %d JobFinished; want none", held, err, finished())
+	}
+	readable := false
+	hook := analysis.OnFinishedReadable(ctx, func() {
+		readable = true
+		if got, err := c.jobs.Job(ctx, "job-f"); err != nil || got.Status != analysis.JobSuccess {
+			t.Errorf("at the callback the job reads %v (%v)", got.Status, err)
+		}
+	})
+	if err := c.w.Finish(hook, final, &analysis.Report{Success: true}, "worker"); err != nil {
+		t.Fatal(err)
+	}
+	if !readable {
+		t.Error("the caller's FinishedReadable was not called")
+	}
+	if held, err := c.log.Held(ctx, c.now.Add(time.Hour), 10); err != nil || len(held) != 0 {
+		t.Errorf("held events after Finish: %v (%v), want none", held, err)
+	}
+	if n := finished(); n != 1 {
+		t.Fatalf("%d released JobFinished events, want 1", n)
+	}
+	// The same end stored again (no lease: a job that never was queued): still one event.
+	if err := c.w.Finish(ctx, final, &analysis.Report{Success: true}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := finished(); n != 1 {
+		t.Errorf("%d JobFinished events after the second end, want 1", n)
+	}
+}

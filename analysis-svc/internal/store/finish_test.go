@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 )
 
@@ -54,5 +57,82 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 	// Without the callback in the context (any other caller), Finish works the same.
 	if err := s.Finish(ctx, final, &analysis.Report{Success: true}, ""); err != nil {
 		t.Fatalf("finish again without owner: %v", err)
+	}
+}
+
+// FinishWith confirms the lease before it writes anything: a worker that does not hold it stores nothing (nor
+// its caller's documents). A lease with more than finishMargin left is confirmed by reading it (unchanged at
+// the end), a shorter one is extended; the caller's documents are stored with the report and the final job.
+func TestJobStore_FinishWithLease(t *testing.T) {
+	db := docstoretest.New(t)
+	ctx := context.Background()
+	s, err := NewJobStore(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, err := db.Collection(ctx, docstore.Spec{Name: "finish_extra"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type doc struct {
+		ID string `json:"_id"`
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	for _, c := range []struct {
+		name     string
+		lease    time.Duration
+		extended bool
+	}{
+		{"lease far from its end: read", time.Hour, false},
+		{"lease near its end: extended", 2 * time.Second, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := "finish-lease-" + strconv.FormatBool(c.extended)
+			j := analysis.Job{ID: id, Kind: analysis.KindAnalyzer, Organization: "o", Status: analysis.JobWaiting,
+				CreatedAt: now, Parameters: map[string]any{}}
+			if err := s.Enqueue(ctx, j); err != nil {
+				t.Fatal(err)
+			}
+			until := time.Now().Add(c.lease).Truncate(time.Millisecond)
+			claimed, err := s.Claim(ctx, "w1", until, now, 0)
+			if err != nil || claimed.ID != id {
+				t.Fatalf("claim: %v %v", claimed.ID, err)
+			}
+			final := claimed
+			final.Status, final.EndDate = analysis.JobSuccess, now
+			with := []docstore.Insertion{{Coll: extra, Doc: doc{ID: id}}}
+
+			err = s.FinishWith(ctx, final, &analysis.Report{Success: true}, "w2", with...)
+			if !errors.Is(err, analysis.ErrLeaseLost) {
+				t.Fatalf("another worker's FinishWith: %v, want ErrLeaseLost", err)
+			}
+			if got, err := s.Job(ctx, id); err != nil || got.Status != analysis.JobInProgress {
+				t.Fatalf("after a refused FinishWith the job reads %v (%v), want InProgress", got.Status, err)
+			}
+			if ok, err := extra.Exists(ctx, docstore.ID(id)); err != nil || ok {
+				t.Fatalf("a refused FinishWith stored its caller's document (%v, %v)", ok, err)
+			}
+
+			var leaseAtEnd time.Time
+			hook := analysis.OnFinishedReadable(ctx, func() {
+				var q jobDoc
+				if err := s.queue.Get(ctx, id, &q); err != nil {
+					t.Errorf("the queued job at the callback: %v", err)
+				}
+				leaseAtEnd = docstore.Time(q.LeaseUntil)
+			})
+			if err := s.FinishWith(hook, final, &analysis.Report{Success: true}, "w1", with...); err != nil {
+				t.Fatal(err)
+			}
+			if c.extended != leaseAtEnd.After(until.Add(time.Minute)) || (!c.extended && !leaseAtEnd.Equal(until)) {
+				t.Errorf("lease at the end %v (claimed until %v); want extended: %v", leaseAtEnd, until, c.extended)
+			}
+			if got, err := s.Job(ctx, id); err != nil || got.Status != analysis.JobSuccess {
+				t.Errorf("the job reads %v (%v), want Success", got.Status, err)
+			}
+			if ok, err := extra.Exists(ctx, docstore.ID(id)); err != nil || !ok {
+				t.Errorf("the caller's document was not stored (%v, %v)", ok, err)
+			}
+		})
 	}
 }

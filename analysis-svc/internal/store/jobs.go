@@ -449,22 +449,24 @@ func (s *JobStore) Renew(ctx context.Context, id, owner string, until time.Time)
 	return nil
 }
 
-// Finish stores the outcome. With an owner it first confirms (and extends) the lease, so a worker that lost
-// its job to the sweeper does not store a second result; then the report and the final job are inserted (a
-// duplicate means it is already finished or deleted, which wins) and the job leaves the queue.
+// Finish stores the outcome: FinishWith with no documents of the caller's.
 func (s *JobStore) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, owner string) error {
-	err := analysis.Finishing(ctx, func() error {
-		if owner == "" {
-			return nil
+	return s.FinishWith(ctx, j, r, owner)
+}
+
+// FinishWith stores the outcome. With an owner it first confirms the lease, so a worker that lost its job to
+// the sweeper does not store a second result; then with's documents (jobevent's held JobFinished event), the
+// report and the final job are inserted in one write (a duplicate means it is already finished or deleted,
+// which wins) and the job leaves the queue.
+func (s *JobStore) FinishWith(ctx context.Context, j analysis.Job, r *analysis.Report, owner string, with ...docstore.Insertion) error {
+	if owner != "" {
+		if err := s.confirmLease(ctx, j.ID, owner); err != nil {
+			return err
 		}
-		return s.Renew(ctx, j.ID, owner, time.Now().Add(10*time.Minute))
-	})
-	if err != nil {
-		return err
 	}
-	// The report, then the final job, in one write (one transaction on the embedded engine; on MongoDB the
-	// report is written first, as Job and Report read them: a finished job is read with its report).
-	var ins []docstore.Insertion
+	// with's documents, the report, then the final job, in one write (one transaction on the embedded engine;
+	// on MongoDB in that order, as Job and Report read them: a finished job is read with its report).
+	ins := slices.Clip(with)
 	if r != nil {
 		rd, err := toReportDoc(j.ID, r)
 		if err != nil {
@@ -487,6 +489,34 @@ func (s *JobStore) Finish(ctx context.Context, j analysis.Job, r *analysis.Repor
 		}
 	}
 	return nil
+}
+
+// finishMargin is how much of its lease a job must have left for Finish to confirm it by reading the queued
+// job rather than by extending it (one write less before the final job is stored). The sweeper takes a job
+// back only once its lease has ended and the worker renews it every third of job.lease, so with the default
+// lease (30 s) a finishing job has 20 s or more left; Finish's writes take milliseconds, and the margin
+// covers clocks of replicas that differ by seconds. With less left (a renewal failed, a short job.lease) the
+// lease is extended, as a renewal does.
+const finishMargin = 10 * time.Second
+
+// confirmLease checks that owner holds the lease of a queued job with finishMargin left, else extends it;
+// ErrLeaseLost when owner no longer holds it.
+func (s *JobStore) confirmLease(ctx context.Context, id, owner string) error {
+	d, err := s.find(ctx, s.queue, id)
+	if errors.Is(err, analysis.ErrJobNotFound) {
+		return analysis.ErrLeaseLost
+	}
+	if err != nil {
+		return err
+	}
+	if d.Owner != owner || d.Status != analysis.JobInProgress {
+		return analysis.ErrLeaseLost
+	}
+	now := time.Now()
+	if docstore.Time(d.LeaseUntil).After(now.Add(finishMargin)) {
+		return nil
+	}
+	return s.Renew(ctx, id, owner, now.Add(10*time.Minute))
 }
 
 // Expired lists InProgress jobs whose lease has ended.
