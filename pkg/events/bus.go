@@ -148,11 +148,44 @@ func (b *Bus) Hold(ctx context.Context, evs []Event) error {
 	return nil
 }
 
-// HoldWith returns the insertions that write evs held, for a caller that stores them with its own change in one
-// docstore.DB.InsertAll, before the change's documents (on MongoDB they are written in order): the change is
-// then never stored without its events. Release (or Drop when the change was not made) follows, as after Hold.
-func (b *Bus) HoldWith(evs []Event) ([]docstore.Insertion, error) {
-	return b.log.HeldInsertions(evs)
+// Recording is the events of a change that the change's store writes with it (RecordWith).
+type Recording struct {
+	b   *Bus
+	evs []Event
+	ds  []Delivery
+	// Insertions write the events: held when they have webhook deliveries to queue, released otherwise.
+	Insertions []docstore.Insertion
+}
+
+// RecordWith plans the webhook deliveries of evs and returns the insertions that write them, for a caller
+// that stores them with its own change in one docstore.DB.InsertAll, before the change's documents (on
+// MongoDB they are written in order), so that the change is never stored without its events. Events with
+// deliveries are written held, the others released (as Record writes them). Once the change is stored,
+// Stored finishes them; when it was not, Drop removes them.
+func (b *Bus) RecordWith(ctx context.Context, evs []Event) (*Recording, error) {
+	var ds []Delivery
+	if b.sender != nil {
+		var err error
+		if ds, err = b.sender.plan(ctx, evs); err != nil {
+			return nil, fmt.Errorf("plan webhook deliveries: %w", err)
+		}
+	}
+	ins, err := b.log.Insertions(evs, len(ds) > 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Recording{b: b, evs: evs, ds: ds, Insertions: ins}, nil
+}
+
+// Stored finishes the events once their change is stored: held ones have their deliveries queued and are
+// released; the streams are woken.
+func (p *Recording) Stored(ctx context.Context) error {
+	var err error
+	if len(p.ds) > 0 {
+		err = p.b.queue(ctx, p.evs, p.ds)
+	}
+	p.b.recorded(p.evs) // after the release: the streams' tail skips held events
+	return err
 }
 
 // Release queues the webhook deliveries of held events, releases them and wakes the streams.

@@ -42,10 +42,10 @@ type Log interface {
 	// InsertEvents stores events; an event already stored (same id) is left as it is. held marks them as not
 	// yet queued for their webhooks, until Release.
 	InsertEvents(ctx context.Context, es []Event, held bool) error
-	// HeldInsertions returns the insertions that store es held, for a caller that writes them in its own
+	// Insertions returns the insertions that store es (held or not), for a caller that writes them in its own
 	// docstore.DB.InsertAll beside the change they tell of; a duplicate among their results is an event
 	// already stored, left as it is (as InsertEvents leaves it).
-	HeldInsertions(es []Event) ([]docstore.Insertion, error)
+	Insertions(es []Event, held bool) ([]docstore.Insertion, error)
 	// EventsSince returns the released events (not held) dated at or after since, oldest first, at most limit.
 	EventsSince(ctx context.Context, since time.Time, limit int) ([]Event, error)
 	// Release marks held events as queued.

@@ -114,11 +114,11 @@ func (s *EventLog) InsertEvents(ctx context.Context, es []Event, held bool) erro
 	return nil
 }
 
-// HeldInsertions returns the insertions into the log's collection that store es held.
-func (s *EventLog) HeldInsertions(es []Event) ([]docstore.Insertion, error) {
+// Insertions returns the insertions into the log's collection that store es.
+func (s *EventLog) Insertions(es []Event, held bool) ([]docstore.Insertion, error) {
 	ins := make([]docstore.Insertion, len(es))
 	for i, e := range es {
-		d, err := toEventDoc(e, true)
+		d, err := toEventDoc(e, held)
 		if err != nil {
 			return nil, err
 		}

@@ -26,7 +26,7 @@ type Renderer func(j analysis.Job) map[string]any
 // of the caller's in the same write as the final job (the held JobFinished event).
 type JobStore interface {
 	analysis.JobStore
-	FinishWith(ctx context.Context, j analysis.Job, r *analysis.Report, owner string, with ...docstore.Insertion) error
+	FinishWith(ctx context.Context, j analysis.Job, r *analysis.Report, owner string, with func() ([]docstore.Insertion, error)) error
 }
 
 // Store is the job store with its creations, starts, deletions and ends recorded as events.
@@ -111,39 +111,45 @@ func (s *Store) MarkDeleted(ctx context.Context, id, by string, at time.Time) er
 	return nil
 }
 
-// Finish stores the end of a job. Its JobFinished event is written held in the same write as the final job
-// (the store writes it first), released (its webhook deliveries queued) after, or dropped when the end was not
-// stored; a crash in between leaves it to the bus's repair, which asks Confirm what became of the job.
+// Finish stores the end of a job with its JobFinished event, in the same write as the final job (the store
+// writes the event first): held when webhooks are to receive it, then released with its deliveries queued
+// once the end is stored, or dropped when it was not; a crash in between leaves it to the bus's repair, which
+// asks Confirm what became of the job. Without webhooks the event is written released.
 func (s *Store) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, owner string) error {
 	evs := []events.Event{s.Finished(j)}
-	hold, err := s.bus.HoldWith(evs)
-	if err != nil {
-		return fmt.Errorf("the job's end was not stored: its event cannot be written: %w", err)
+	var rec *events.Recording
+	with := func() (ins []docstore.Insertion, err error) {
+		if rec, err = s.bus.RecordWith(ctx, evs); err != nil {
+			return nil, fmt.Errorf("the job's end was not stored: its event cannot be written: %w", err)
+		}
+		return rec.Insertions, nil
 	}
-	// The event is released as soon as the final job can be read, beside the rest of the store's Finish (the job
-	// leaving the queue): one commit on the embedded engine.
-	var released sync.WaitGroup
-	var releaseErr error
-	releasing := false
+	// The event is finished as soon as the final job can be read, beside the rest of the store's Finish (the
+	// job leaving the queue): one commit on the embedded engine.
+	var stored sync.WaitGroup
+	var storedErr error
+	finishing := false
 	fctx := analysis.OnFinishedReadable(ctx, func() {
 		analysis.FinishedReadable(ctx) // the caller's own callback first (waitreport's waiters)
-		releasing = true
-		released.Go(func() { releaseErr = s.bus.Release(ctx, evs) })
+		finishing = true
+		stored.Go(func() { storedErr = rec.Stored(ctx) })
 	})
-	if err := s.JobStore.FinishWith(fctx, j, r, owner, hold...); err != nil {
-		released.Wait()
+	if err := s.JobStore.FinishWith(fctx, j, r, owner, with); err != nil {
+		stored.Wait()
 		// Drop the event unless the job has ended anyway (another worker's Finish released it).
 		cctx := context.WithoutCancel(ctx)
-		if _, ended, cerr := s.Confirm(cctx, evs[0]); cerr == nil && !ended {
-			_ = s.bus.Drop(cctx, evs) // else the repair drops it
+		if rec != nil {
+			if _, ended, cerr := s.Confirm(cctx, evs[0]); cerr == nil && !ended {
+				_ = s.bus.Drop(cctx, evs) // else the repair drops it
+			}
 		}
 		return err
 	}
-	released.Wait()
-	if !releasing { // a store that did not call FinishedReadable: released after the end
-		return s.bus.Release(ctx, evs)
+	stored.Wait()
+	if !finishing { // a store that did not call FinishedReadable: finished after the end
+		storedErr = rec.Stored(ctx)
 	}
-	return releaseErr
+	return storedErr
 }
 
 // Finished is the JobFinished event of a job. Its id is the job's (after the creation date, so that events

@@ -3,6 +3,7 @@ package jobevent_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 // lifecycle is a job store wrapped with its events, on a real database; the event log refuses writes while
 // failing is set (the database cannot be made to fail one collection alone).
 type lifecycle struct {
-	jobs *store.JobStore
-	log  *events.EventLog
+	jobs   *store.JobStore
+	log    *events.EventLog
+	outbox *events.Outbox
 	w    *jobevent.Store
 	now  time.Time
 	fail *failingLog
@@ -54,7 +56,7 @@ func newLifecycle(t *testing.T) *lifecycle {
 	}
 	fail := &failingLog{Log: l}
 	bus := events.NewBus(fail, outbox, nil, events.NewMetrics("test", "job"), events.Config{}, time.Now)
-	return &lifecycle{jobs: jobs, log: l, fail: fail, w: jobevent.Wrap(jobs, bus, render),
+	return &lifecycle{jobs: jobs, log: l, outbox: outbox, fail: fail, w: jobevent.Wrap(jobs, bus, render),
 		now: time.Now().UTC().Truncate(time.Millisecond)}
 }
 
@@ -190,12 +192,25 @@ func TestStore_MarkDeleted(t *testing.T) {
 	})
 }
 
-// TestStore_Finish: a job's end is one JobFinished event, stored held with the final job and released once
-// it can be read (before Finish returns); a worker that lost the lease stores neither the end nor an event;
-// ending a job twice (a lost lease that ran it again) is still one event.
+// TestStore_Finish: a job's end is one JobFinished event, stored with the final job (held when a webhook is to
+// receive it, its delivery then queued) and released once it can be read (before Finish returns); a worker
+// that lost the lease stores neither the end nor an event; ending a job twice (a lost lease that ran it
+// again) is still one event and one delivery.
 func TestStore_Finish(t *testing.T) {
+	for _, webhook := range []bool{false, true} {
+		t.Run("webhook "+strconv.FormatBool(webhook), func(t *testing.T) { testFinish(t, webhook) })
+	}
+}
+
+func testFinish(t *testing.T, webhook bool) {
 	ctx := context.Background()
 	c := newLifecycle(t)
+	if webhook {
+		if err := c.outbox.CreateEndpoint(ctx, events.Endpoint{ID: "e1", Org: "soc", Name: "jobs", URL: "http://127.0.0.1:1/",
+			Auth: "none", Enabled: true, CreatedAt: c.now}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c.enqueue(t, "job-f")
 	j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, 0)
 	if err != nil {
@@ -237,11 +252,18 @@ func TestStore_Finish(t *testing.T) {
 	if n := finished(); n != 1 {
 		t.Fatalf("%d released JobFinished events, want 1", n)
 	}
+	d, err := c.outbox.Head(ctx, "e1")
+	if webhook != (err == nil) || (webhook && d.EventID == "") {
+		t.Fatalf("the endpoint's first delivery: %+v (%v); want one: %v", d, err, webhook)
+	}
 	// The same end stored again (no lease: a job that never was queued): still one event.
 	if err := c.w.Finish(ctx, final, &analysis.Report{Success: true}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := finished(); n != 1 {
 		t.Errorf("%d JobFinished events after the second end, want 1", n)
+	}
+	if d2, err := c.outbox.Head(ctx, "e1"); webhook && (err != nil || d2.ID != d.ID) {
+		t.Errorf("the endpoint's first delivery after the second end: %+v (%v), want %+v", d2, err, d)
 	}
 }

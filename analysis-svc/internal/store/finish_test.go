@@ -61,7 +61,7 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 }
 
 // FinishWith confirms the lease before it writes anything: a worker that does not hold it stores nothing (nor
-// its caller's documents). A lease with more than finishMargin left is confirmed by reading it (unchanged at
+// its caller's documents, whose function runs beside the check). A lease with more than finishMargin left is confirmed by reading it (unchanged at
 // the end), a shorter one is extended; the caller's documents are stored with the report and the final job.
 func TestJobStore_FinishWithLease(t *testing.T) {
 	db := docstoretest.New(t)
@@ -100,9 +100,9 @@ func TestJobStore_FinishWithLease(t *testing.T) {
 			}
 			final := claimed
 			final.Status, final.EndDate = analysis.JobSuccess, now
-			with := []docstore.Insertion{{Coll: extra, Doc: doc{ID: id}}}
+			with := func() ([]docstore.Insertion, error) { return []docstore.Insertion{{Coll: extra, Doc: doc{ID: id}}}, nil }
 
-			err = s.FinishWith(ctx, final, &analysis.Report{Success: true}, "w2", with...)
+			err = s.FinishWith(ctx, final, &analysis.Report{Success: true}, "w2", with)
 			if !errors.Is(err, analysis.ErrLeaseLost) {
 				t.Fatalf("another worker's FinishWith: %v, want ErrLeaseLost", err)
 			}
@@ -121,7 +121,7 @@ func TestJobStore_FinishWithLease(t *testing.T) {
 				}
 				leaseAtEnd = docstore.Time(q.LeaseUntil)
 			})
-			if err := s.FinishWith(hook, final, &analysis.Report{Success: true}, "w1", with...); err != nil {
+			if err := s.FinishWith(hook, final, &analysis.Report{Success: true}, "w1", with); err != nil {
 				t.Fatal(err)
 			}
 			if c.extended != leaseAtEnd.After(until.Add(time.Minute)) || (!c.extended && !leaseAtEnd.Equal(until)) {

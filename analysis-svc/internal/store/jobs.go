@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"strconv"
 	"strings"
 	"time"
@@ -451,34 +452,29 @@ func (s *JobStore) Renew(ctx context.Context, id, owner string, until time.Time)
 
 // Finish stores the outcome: FinishWith with no documents of the caller's.
 func (s *JobStore) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, owner string) error {
-	return s.FinishWith(ctx, j, r, owner)
+	return s.FinishWith(ctx, j, r, owner, nil)
 }
 
 // FinishWith stores the outcome. With an owner it first confirms the lease, so a worker that lost its job to
-// the sweeper does not store a second result; then with's documents (jobevent's held JobFinished event), the
+// the sweeper does not store a second result; then with's documents (jobevent's JobFinished event), the
 // report and the final job are inserted in one write (a duplicate means it is already finished or deleted,
-// which wins) and the job leaves the queue.
-func (s *JobStore) FinishWith(ctx context.Context, j analysis.Job, r *analysis.Report, owner string, with ...docstore.Insertion) error {
+// which wins) and the job leaves the queue. with (may be nil) runs beside the lease check, as the documents
+// are encoded; an error of either stores nothing.
+func (s *JobStore) FinishWith(ctx context.Context, j analysis.Job, r *analysis.Report, owner string,
+	with func() ([]docstore.Insertion, error)) error {
+	var leaseErr error
+	var leased sync.WaitGroup
 	if owner != "" {
-		if err := s.confirmLease(ctx, j.ID, owner); err != nil {
-			return err
-		}
+		leased.Go(func() { leaseErr = s.confirmLease(ctx, j.ID, owner) })
 	}
-	// with's documents, the report, then the final job, in one write (one transaction on the embedded engine;
-	// on MongoDB in that order, as Job and Report read them: a finished job is read with its report).
-	ins := slices.Clip(with)
-	if r != nil {
-		rd, err := toReportDoc(j.ID, r)
-		if err != nil {
-			return err
-		}
-		ins = append(ins, docstore.Insertion{Coll: s.reports, Doc: rd})
+	ins, err := s.finalDocs(j, r, with)
+	leased.Wait()
+	if leaseErr != nil {
+		return leaseErr
 	}
-	d, err := toJobDoc(j)
 	if err != nil {
 		return err
 	}
-	ins = append(ins, docstore.Insertion{Coll: s.jobs, Doc: d})
 	if _, err := s.db.InsertAll(ctx, ins...); err != nil { // a duplicate: already finished or deleted, which wins
 		return fmt.Errorf("store job %s and its report: %w", j.ID, err)
 	}
@@ -489,6 +485,32 @@ func (s *JobStore) FinishWith(ctx context.Context, j analysis.Job, r *analysis.R
 		}
 	}
 	return nil
+}
+
+// finalDocs returns with's documents, the report, then the final job, in the order Finish writes them (one
+// transaction on the embedded engine; on MongoDB in that order, as Job and Report read them: a finished job
+// is read with its report).
+func (s *JobStore) finalDocs(j analysis.Job, r *analysis.Report, with func() ([]docstore.Insertion, error)) ([]docstore.Insertion, error) {
+	var ins []docstore.Insertion
+	if with != nil {
+		w, err := with()
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, w...)
+	}
+	if r != nil {
+		rd, err := toReportDoc(j.ID, r)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, docstore.Insertion{Coll: s.reports, Doc: rd})
+	}
+	d, err := toJobDoc(j)
+	if err != nil {
+		return nil, err
+	}
+	return append(ins, docstore.Insertion{Coll: s.jobs, Doc: d}), nil
 }
 
 // finishMargin is how much of its lease a job must have left for Finish to confirm it by reading the queued
