@@ -20,9 +20,9 @@ type lifecycle struct {
 	jobs   *store.JobStore
 	log    *events.EventLog
 	outbox *events.Outbox
-	w    *jobevent.Store
-	now  time.Time
-	fail *failingLog
+	w      *jobevent.Store
+	now    time.Time
+	fail   *failingLog
 }
 
 // failingLog is the real event log with writes refused while failing.

@@ -100,7 +100,9 @@ func TestJobStore_FinishWithLease(t *testing.T) {
 			}
 			final := claimed
 			final.Status, final.EndDate = analysis.JobSuccess, now
-			with := func() ([]docstore.Insertion, error) { return []docstore.Insertion{{Coll: extra, Doc: doc{ID: id}}}, nil }
+			with := func() ([]docstore.Insertion, error) {
+				return []docstore.Insertion{{Coll: extra, Doc: doc{ID: id}}}, nil
+			}
 
 			err = s.FinishWith(ctx, final, &analysis.Report{Success: true}, "w2", with)
 			if !errors.Is(err, analysis.ErrLeaseLost) {

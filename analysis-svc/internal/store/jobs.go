@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
