@@ -177,6 +177,15 @@ func (b *Bus) RecordWith(ctx context.Context, evs []Event) (*Recording, error) {
 	return &Recording{b: b, evs: evs, ds: ds, Insertions: ins}, nil
 }
 
+// RecordOnlyWith is RecordWith for events that no webhook receives (RecordOnly's): written released.
+func (b *Bus) RecordOnlyWith(evs []Event) (*Recording, error) {
+	ins, err := b.log.Insertions(evs, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Recording{b: b, evs: evs, Insertions: ins}, nil
+}
+
 // Stored finishes the events once their change is stored: held ones have their deliveries queued and are
 // released; the streams are woken.
 func (p *Recording) Stored(ctx context.Context) error {

@@ -22,11 +22,12 @@ const ObjectType = "job"
 // Renderer writes a job as the API shows it.
 type Renderer func(j analysis.Job) map[string]any
 
-// JobStore is the job store this package decorates: the domain's, with a Finish that also writes documents
-// of the caller's in the same write as the final job (the held JobFinished event).
+// JobStore is the job store this package decorates: the domain's, with an Enqueue and a Finish that also
+// write documents of the caller's (the job's events) in the same write as the job.
 type JobStore interface {
 	analysis.JobStore
 	FinishWith(ctx context.Context, j analysis.Job, r *analysis.Report, owner string, with func() ([]docstore.Insertion, error)) error
+	EnqueueWith(ctx context.Context, j analysis.Job, with []docstore.Insertion) error
 }
 
 // Store is the job store with its creations, starts, deletions and ends recorded as events.
@@ -41,18 +42,19 @@ func Wrap(st JobStore, bus *events.Bus, render Renderer) *Store {
 	return &Store{JobStore: st, bus: bus, render: render}
 }
 
-// Enqueue queues a job and records its creation (for the streams; no webhook receives it).
+// Enqueue queues a job and records its creation (for the streams; no webhook receives it), in the same write.
 func (s *Store) Enqueue(ctx context.Context, j analysis.Job) error {
-	if err := s.JobStore.Enqueue(ctx, j); err != nil {
-		return err
-	}
 	obj := s.render(j)
 	e := events.Event{ID: s.bus.NewID(j.CreatedAt), Operation: events.Creation, ObjectType: ObjectType, ObjectID: j.ID,
 		RootID: j.ID, Details: obj, Object: obj, User: j.CreatedBy, Org: j.Organization, Date: j.CreatedAt}
-	if err := s.bus.RecordOnly(ctx, []events.Event{e}); err != nil {
-		return fmt.Errorf("the job was queued but its event could not be written: %w", err)
+	rec, err := s.bus.RecordOnlyWith([]events.Event{e})
+	if err != nil {
+		return fmt.Errorf("the job was not queued: its event cannot be written: %w", err)
 	}
-	return nil
+	if err := s.JobStore.EnqueueWith(ctx, j, rec.Insertions); err != nil {
+		return err
+	}
+	return rec.Stored(ctx)
 }
 
 // Claim claims a Waiting job and records its start (an Update to InProgress, as Cortex's stream shows it; for

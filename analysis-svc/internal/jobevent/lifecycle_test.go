@@ -267,3 +267,25 @@ func testFinish(t *testing.T, webhook bool) {
 		t.Errorf("the endpoint's first delivery after the second end: %+v (%v), want %+v", d2, err, d)
 	}
 }
+
+// TestStore_Enqueue: a queued job is one Creation event, released (for the streams), written with it.
+func TestStore_Enqueue(t *testing.T) {
+	ctx := context.Background()
+	c := newLifecycle(t)
+	j := analysis.Job{ID: "job-e", Kind: analysis.KindAnalyzer, Organization: "soc", WorkerID: "w", DataType: "ip", Data: "10.0.0.1",
+		Status: analysis.JobWaiting, CreatedAt: c.now, CreatedBy: "ann", UpdatedAt: c.now, UpdatedBy: "ann", Parameters: map[string]any{}}
+	if err := c.w.Enqueue(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.jobs.Job(ctx, "job-e"); err != nil || got.Status != analysis.JobWaiting {
+		t.Fatalf("the job reads %v (%v), want Waiting", got.Status, err)
+	}
+	evs := c.events(t)
+	if len(evs) != 1 || evs[0].Operation != events.Creation || evs[0].ObjectID != "job-e" || evs[0].Org != "soc" ||
+		evs[0].User != "ann" || !evs[0].Date.Equal(c.now) {
+		t.Fatalf("events %+v, want the creation", evs)
+	}
+	if err := c.w.Enqueue(ctx, j); err == nil {
+		t.Error("the same job id was queued twice")
+	}
+}

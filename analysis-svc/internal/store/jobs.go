@@ -168,12 +168,24 @@ func (d jobDoc) job() analysis.Job {
 
 // Enqueue adds a Waiting job.
 func (s *JobStore) Enqueue(ctx context.Context, j analysis.Job) error {
+	return s.EnqueueWith(ctx, j, nil)
+}
+
+// EnqueueWith adds a Waiting job and, in the same write after it, with's documents (jobevent's creation
+// event): one transaction on the embedded engine; on MongoDB the job first, so that no document of with's
+// tells of a job that was not queued.
+func (s *JobStore) EnqueueWith(ctx context.Context, j analysis.Job, with []docstore.Insertion) error {
 	d, err := toJobDoc(j)
 	if err != nil {
 		return err
 	}
 	d.Slot = d.ID
-	if err := s.queue.Insert(ctx, d); err != nil {
+	ins := append([]docstore.Insertion{{Coll: s.queue, Doc: d}}, with...)
+	res, err := s.db.InsertAll(ctx, ins...)
+	if err == nil && res[0] != nil {
+		err = res[0] // a duplicate job id
+	}
+	if err != nil {
 		return fmt.Errorf("enqueue job %s: %w", j.ID, err)
 	}
 	return nil
