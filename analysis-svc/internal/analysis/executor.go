@@ -134,7 +134,7 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 		}
 		return
 	}
-	if err := s.store.Finish(OnFinishedReadable(ctx, func() { s.notify(j.ID) }), final, report, owner); err != nil {
+	if err := s.store.Finish(OnFinishedReadable(ctx, func(end *Ended) { s.notify(j.ID, end) }), final, report, owner); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			s.cfg.Log.Info("job lease lost; result dropped", "job", j.ID)
 		} else {
@@ -142,7 +142,7 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 		}
 		return
 	}
-	s.notify(j.ID)
+	s.notify(j.ID, nil)
 }
 
 // runJob prepares the input, has the definition's executor run the worker with its timeout and turns the
@@ -342,7 +342,7 @@ func (s *Jobs) Sweep(ctx context.Context) error {
 				!errors.Is(err, ErrLeaseLost) {
 				return err
 			}
-			s.notify(j.ID)
+			s.notify(j.ID, nil)
 			continue
 		}
 		if j.Attempts >= s.cfg.MaxAttempts {
@@ -351,7 +351,7 @@ func (s *Jobs) Sweep(ctx context.Context) error {
 			if err := s.store.Finish(ctx, j, &Report{Success: false, ErrorMessage: msg}, owner); err != nil {
 				return err
 			}
-			s.notify(j.ID)
+			s.notify(j.ID, nil)
 			continue
 		}
 		s.cfg.Log.Warn("requeue a job whose worker stopped renewing its lease", "job", j.ID, "attempts", j.Attempts)

@@ -125,7 +125,7 @@ type JobStore interface {
 	Renew(ctx context.Context, id, owner string, until time.Time) error
 	// Finish stores the final job and its report and removes it from the queue (only if owner still holds it;
 	// owner "" for jobs that never were queued). A job already finished (or deleted) stays as it is. Once the
-	// final job and its report can be read, before the rest of its work, it calls FinishedReadable(ctx).
+	// final job and its report can be read, before the rest of its work, it calls FinishedReadable.
 	Finish(ctx context.Context, j Job, r *Report, owner string) error
 	// Expired lists InProgress jobs whose lease ended before now.
 	Expired(ctx context.Context, now time.Time) ([]Job, error)
@@ -156,18 +156,26 @@ type JobStore interface {
 // readableKey carries, in the context of JobStore.Finish, what to do once the finished job can be read.
 type readableKey struct{}
 
+// Ended is a job's end as JobStore.Finish stored it: the final job and its report (nil when Finish had none),
+// as reading them back would give them.
+type Ended struct {
+	Job    Job
+	Report *Report
+}
+
 // OnFinishedReadable returns ctx carrying f, which JobStore.Finish calls through FinishedReadable.
-func OnFinishedReadable(ctx context.Context, f func()) context.Context {
+func OnFinishedReadable(ctx context.Context, f func(end *Ended)) context.Context {
 	return context.WithValue(ctx, readableKey{}, f)
 }
 
-// FinishedReadable is called by JobStore.Finish once the final job and its report can be read: the job
-// service wakes this process's waitreport waiters then, without waiting for the rest of Finish (the job
-// leaving the queue, its event's release). A context without the callback (any other caller) does nothing.
-// It goes through the context so that every decorator of the store passes it on unchanged.
-func FinishedReadable(ctx context.Context) {
-	if f, ok := ctx.Value(readableKey{}).(func()); ok {
-		f()
+// FinishedReadable is called by JobStore.Finish once the final job and its report can be read, with them as
+// stored, or nil when the job had ended already (another end, or its deletion, stays): the job service wakes
+// this process's waitreport waiters then, handing them the end, without waiting for the rest of Finish (the
+// job leaving the queue, its event's release). A context without the callback (any other caller) does
+// nothing. It goes through the context so that every decorator of the store passes it on unchanged.
+func FinishedReadable(ctx context.Context, end *Ended) {
+	if f, ok := ctx.Value(readableKey{}).(func(*Ended)); ok {
+		f(end)
 	}
 }
 

@@ -79,7 +79,7 @@ type Jobs struct {
 	closing   chan struct{} // closed when Run stops: long polls answer at once
 	closeOnce sync.Once
 	mu        sync.Mutex
-	waiters   map[string][]chan struct{}
+	waiters   map[string][]*waiter
 	running   map[string]context.CancelFunc
 }
 
@@ -92,7 +92,7 @@ func NewJobs(store JobStore, workers WorkerStore, catalog *Catalog, files FileSt
 	host, _ := os.Hostname()
 	return &Jobs{store: store, workers: workers, catalog: catalog, files: files, cfg: cfg, now: now,
 		instance: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomID(6)),
-		kick:     make(chan struct{}, 1), closing: make(chan struct{}), waiters: map[string][]chan struct{}{}, running: map[string]context.CancelFunc{}}
+		kick:     make(chan struct{}, 1), closing: make(chan struct{}), waiters: map[string][]*waiter{}, running: map[string]context.CancelFunc{}}
 }
 
 func (s *Jobs) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
@@ -481,7 +481,7 @@ func (s *Jobs) withReport(ctx context.Context, j Job) (Job, *Report, error) {
 func (s *Jobs) WaitReport(ctx context.Context, c identity.Caller, id string, atMost time.Duration) (Job, *Report, error) {
 	// Subscribe before reading the job: a job that ends between the read and the subscription would
 	// otherwise be noticed only at the next poll.
-	wake, stop := s.subscribe(id)
+	w, stop := s.subscribe(id)
 	defer stop()
 	j, err := s.visible(ctx, c, id)
 	if err != nil {
@@ -505,7 +505,10 @@ func (s *Jobs) WaitReport(ctx context.Context, c identity.Caller, id string, atM
 			return s.withReport(ctx, j)
 		case <-s.closing: // the service stops: answer with the current state
 			return s.withReport(ctx, j)
-		case <-wake:
+		case <-w.wake:
+			if w.end != nil && w.end.Report != nil { // the end as this process stored it: what reading it gives
+				return w.end.Job, w.end.Report, nil
+			}
 		case <-poll.C:
 		}
 		if j, err = s.store.Job(ctx, id); err != nil {
@@ -515,17 +518,24 @@ func (s *Jobs) WaitReport(ctx context.Context, c identity.Caller, id string, atM
 	return s.withReport(ctx, j)
 }
 
-func (s *Jobs) subscribe(id string) (<-chan struct{}, func()) {
-	ch := make(chan struct{})
+// waiter is a waitreport waiting in this process: wake is closed when the job ends here, end then set to the
+// end as stored (nil when the job had ended already, or was deleted: the waiter reads it).
+type waiter struct {
+	wake chan struct{}
+	end  *Ended
+}
+
+func (s *Jobs) subscribe(id string) (*waiter, func()) {
+	w := &waiter{wake: make(chan struct{})}
 	s.mu.Lock()
-	s.waiters[id] = append(s.waiters[id], ch)
+	s.waiters[id] = append(s.waiters[id], w)
 	s.mu.Unlock()
-	return ch, func() {
+	return w, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		list := s.waiters[id]
 		for i, x := range list {
-			if x == ch {
+			if x == w {
 				list = append(list[:i], list[i+1:]...)
 				break
 			}
@@ -538,11 +548,13 @@ func (s *Jobs) subscribe(id string) (<-chan struct{}, func()) {
 	}
 }
 
-func (s *Jobs) notify(id string) {
+// notify wakes the waiters of a job, handing them its end when it is known (nil: they read it).
+func (s *Jobs) notify(id string, end *Ended) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, ch := range s.waiters[id] {
-		close(ch)
+	for _, w := range s.waiters[id] {
+		w.end = end
+		close(w.wake)
 	}
 	delete(s.waiters, id)
 }
@@ -601,7 +613,7 @@ func (s *Jobs) Delete(ctx context.Context, c identity.Caller, id string) error {
 	if cancel != nil {
 		cancel()
 	}
-	s.notify(id)
+	s.notify(id, nil)
 	return nil
 }
 

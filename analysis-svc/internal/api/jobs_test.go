@@ -557,3 +557,18 @@ func TestJobs_IdempotencyKey(t *testing.T) {
 	f.analyst.Send(t, http.MethodPost, path, "application/json", strings.NewReader(body),
 		http.Header{"Idempotency-Key": {strings.Repeat("k", 300)}}).WantError(t, http.StatusBadRequest, "BadRequest")
 }
+
+// A waitreport waiting when its job ends gets the end as this process stored it, without reading it again:
+// the same body GET /api/job/{id}/report gives (numbers, artifacts and all).
+func TestJobs_WaitReportHandsOverTheStoredEnd(t *testing.T) {
+	f := newJobFixture(t)
+	for i := range 3 {
+		id := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": fmt.Sprintf("10.7.0.%d", i),
+			"parameters": map[string]any{"sleep": 200, "artifact": "192.0.2.44", "big": 9007199254740993, "f": 1.0}})["id"].(string)
+		waited := f.analyst.Call(t, http.MethodGet, "/api/job/"+id+"/waitreport?atMost=30seconds", nil).Want(t, http.StatusOK)
+		read := f.analyst.Call(t, http.MethodGet, "/api/job/"+id+"/report", nil).Want(t, http.StatusOK)
+		if waited.Object(t)["status"] != "Success" || !bytes.Equal(waited.Body, read.Body) {
+			t.Fatalf("waitreport answered\n%s\nthe report reads\n%s", waited.Body, read.Body)
+		}
+	}
+}

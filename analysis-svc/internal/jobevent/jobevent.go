@@ -131,8 +131,8 @@ func (s *Store) Finish(ctx context.Context, j analysis.Job, r *analysis.Report, 
 	var stored sync.WaitGroup
 	var storedErr error
 	finishing := false
-	fctx := analysis.OnFinishedReadable(ctx, func() {
-		analysis.FinishedReadable(ctx) // the caller's own callback first (waitreport's waiters)
+	fctx := analysis.OnFinishedReadable(ctx, func(end *analysis.Ended) {
+		analysis.FinishedReadable(ctx, end) // the caller's own callback first (waitreport's waiters)
 		finishing = true
 		stored.Go(func() { storedErr = rec.Stored(ctx) })
 	})

@@ -234,7 +234,7 @@ func testFinish(t *testing.T, webhook bool) {
 		t.Fatalf("after a refused Finish: held %v (%v), %d JobFinished; want none", held, err, finished())
 	}
 	readable := false
-	hook := analysis.OnFinishedReadable(ctx, func() {
+	hook := analysis.OnFinishedReadable(ctx, func(*analysis.Ended) {
 		readable = true
 		if got, err := c.jobs.Job(ctx, "job-f"); err != nil || got.Status != analysis.JobSuccess {
 			t.Errorf("at the callback the job reads %v (%v)", got.Status, err)

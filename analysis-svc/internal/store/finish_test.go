@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -34,8 +35,10 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 	final := claimed
 	final.Status, final.EndDate = analysis.JobSuccess, now
 	calls := 0
-	hook := analysis.OnFinishedReadable(ctx, func() {
+	var handed *analysis.Ended
+	hook := analysis.OnFinishedReadable(ctx, func(end *analysis.Ended) {
 		calls++
+		handed = end
 		got, err := s.Job(ctx, j.ID)
 		if err != nil || got.Status != analysis.JobSuccess {
 			t.Errorf("at the callback the job reads %v (%v), want Success", got.Status, err)
@@ -44,12 +47,19 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 		if err != nil || !r.Success || r.Summary == nil {
 			t.Errorf("at the callback the report reads %+v (%v)", r, err)
 		}
+		// The end handed over is what reading it gives.
+		if end == nil || end.Report == nil || !reflect.DeepEqual(end.Job, got) || !reflect.DeepEqual(*end.Report, r) {
+			t.Errorf("the end handed over %+v differs from the one read: %+v, %+v", end, got, r)
+		}
 	})
-	if err := s.Finish(hook, final, &analysis.Report{Success: true, Summary: map[string]any{"k": "v"}}, "w1"); err != nil {
+	report := &analysis.Report{Success: true, Summary: map[string]any{"k": "v", "n": 1.5, "big": int64(1) << 62},
+		Full:      map[string]any{"html": "<b>&</b>", "list": []any{1, "x", nil}},
+		Artifacts: []analysis.Artifact{{ID: "a1", DataType: "ip", Data: "10.0.0.1", CreatedAt: now}}}
+	if err := s.Finish(hook, final, report, "w1"); err != nil {
 		t.Fatal(err)
 	}
-	if calls != 1 {
-		t.Fatalf("FinishedReadable called %d times, want 1", calls)
+	if calls != 1 || handed == nil {
+		t.Fatalf("FinishedReadable called %d times (end %v), want once with the end", calls, handed)
 	}
 	if _, err := s.Owner(ctx, j.ID); err != analysis.ErrJobNotFound {
 		t.Fatalf("the job is still queued after Finish: %v", err)
@@ -57,6 +67,11 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 	// Without the callback in the context (any other caller), Finish works the same.
 	if err := s.Finish(ctx, final, &analysis.Report{Success: true}, ""); err != nil {
 		t.Fatalf("finish again without owner: %v", err)
+	}
+	// An end stored again is a duplicate: the first stays, and no end is handed over.
+	hook = analysis.OnFinishedReadable(ctx, func(end *analysis.Ended) { handed = end })
+	if err := s.Finish(hook, final, &analysis.Report{Success: false}, ""); err != nil || handed != nil {
+		t.Fatalf("finish a finished job: %v, end handed over %+v; want none", err, handed)
 	}
 }
 
@@ -116,7 +131,7 @@ func TestJobStore_FinishWithLease(t *testing.T) {
 			}
 
 			var leaseAtEnd time.Time
-			hook := analysis.OnFinishedReadable(ctx, func() {
+			hook := analysis.OnFinishedReadable(ctx, func(*analysis.Ended) {
 				var q jobDoc
 				if err := s.queue.Get(ctx, id, &q); err != nil {
 					t.Errorf("the queued job at the callback: %v", err)

@@ -487,10 +487,17 @@ func (s *JobStore) FinishWith(ctx context.Context, j analysis.Job, r *analysis.R
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.InsertAll(ctx, ins...); err != nil { // a duplicate: already finished or deleted, which wins
+	res, err := s.db.InsertAll(ctx, ins...)
+	if err != nil {
 		return fmt.Errorf("store job %s and its report: %w", j.ID, err)
 	}
-	analysis.FinishedReadable(ctx) // Job reads `jobs` first: the final job and its report are read from now on
+	// Job reads `jobs` first: the final job and its report are read from now on, as ins encodes them, unless
+	// the job had ended already (a duplicate: that end, or its deletion, wins and stays).
+	var end *analysis.Ended
+	if res[len(res)-1] == nil {
+		end = ended(ins, r != nil)
+	}
+	analysis.FinishedReadable(ctx, end)
 	if owner != "" {
 		if _, err := s.queue.DeleteOne(ctx, docstore.ID(j.ID)); err != nil {
 			return fmt.Errorf("dequeue job %s: %w", j.ID, err)
@@ -523,6 +530,17 @@ func (s *JobStore) finalDocs(j analysis.Job, r *analysis.Report, with func() ([]
 		return nil, err
 	}
 	return append(ins, docstore.Insertion{Coll: s.jobs, Doc: d}), nil
+}
+
+// ended decodes the report and the final job of finalDocs's documents (the last two, or the last alone
+// without a report) as a read of them would.
+func ended(ins []docstore.Insertion, report bool) *analysis.Ended {
+	end := &analysis.Ended{Job: ins[len(ins)-1].Doc.(jobDoc).job()}
+	if report {
+		r := ins[len(ins)-2].Doc.(reportDoc).report()
+		end.Report = &r
+	}
+	return end
 }
 
 // finishMargin is how much of its lease a job must have left for Finish to confirm it by reading the queued
