@@ -121,6 +121,8 @@ func TestPlans(t *testing.T) {
 		{name: "observable counts of cases", coll: "observables",
 			filter: docstore.And(docstore.In(cases.PathCaseID, "~1", "~2"), docstore.Eq("ignoreSimilarity", false)), unsorted: true,
 			index: "observables_case_organisation_"},
+		{name: "IOC counts of cases", coll: "observables", filter: docstore.And(docstore.In(cases.PathCaseID, "~1", "~2"),
+			docstore.Eq("ignoreSimilarity", false), docstore.Eq("ioc", true)), unsorted: true, index: "observables_case_organisation_"},
 		// actions: the responder history of an object (ActionsOf), newest first
 		{name: "actions of an object", coll: "actions", filter: docstore.And(docstore.Eq("objectId", "~7"), org, docstore.Eq("objectType", "case")),
 			sort: docstore.Sort("-startDate"), index: "actions_objectId_organisation_startDate"},
