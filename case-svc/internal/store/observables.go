@@ -329,7 +329,9 @@ func (s *ObservableStore) CaseObservableCounts(ctx context.Context, caseIDs []st
 	var all, iocs []docstore.Group
 	var errAll, errIOCs error
 	var done sync.WaitGroup
-	done.Go(func() { iocs, errIOCs = s.coll.GroupCount(ctx, docstore.And(counted, docstore.Eq("ioc", true)), cases.PathCaseID, 0) })
+	done.Go(func() {
+		iocs, errIOCs = s.coll.GroupCount(ctx, docstore.And(counted, docstore.Eq("ioc", true)), cases.PathCaseID, 0)
+	})
 	all, errAll = s.coll.GroupCount(ctx, counted, cases.PathCaseID, 0)
 	done.Wait()
 	if err := errors.Join(errAll, errIOCs); err != nil {
