@@ -551,8 +551,52 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 	if err != nil {
 		return res, err
 	}
-	simQuery := docstore.Query{Filter: docstore.And(org, docstore.In("key", keys...), docstore.Exists("case"),
-		docstore.Eq("ignoreSimilarity", false)), Fields: []string{"case", "dataType", "ioc", "key"}}
+	alerts, err := r.coll(ctx, "alerts")
+	if err != nil {
+		return res, err
+	}
+	casesColl, err := r.coll(ctx, "cases")
+	if err != nil {
+		return res, err
+	}
+	simFilter := docstore.And(org, docstore.In("key", keys...), docstore.Exists("case"), docstore.Eq("ignoreSimilarity", false))
+	simQuery := docstore.Query{Filter: simFilter, Fields: []string{"case", "dataType", "ioc", "key"}}
+	// The floor: the statements the answer needs, one after the other, without HTTP, authentication, decoding
+	// or rendering: the alert, its observables, the bound count of the similar observables, the similar
+	// observables, their cases, and the two counts of those cases' observables and IOCs.
+	similarFloor := func() (int, error) {
+		if _, err := alerts.FindRaw(ctx, docstore.Query{Filter: docstore.And(docstore.ID(r.alertID), org)}); err != nil {
+			return 0, err
+		}
+		if _, err := observables.FindRaw(ctx, docstore.Query{Filter: docstore.And(docstore.Eq("alert", r.alertID), org)}); err != nil {
+			return 0, err
+		}
+		if _, err := observables.Count(ctx, simFilter); err != nil {
+			return 0, err
+		}
+		var sim []struct {
+			Case string `json:"case"`
+		}
+		if err := observables.Find(ctx, simQuery, &sim); err != nil {
+			return 0, err
+		}
+		var ids []string
+		for _, o := range sim {
+			ids = append(ids, o.Case)
+		}
+		found, err := casesColl.FindRaw(ctx, docstore.Query{Filter: docstore.And(docstore.In("_id", ids...), org)})
+		if err != nil {
+			return 0, err
+		}
+		counted := docstore.And(docstore.In("case", ids...), docstore.Eq("ignoreSimilarity", false))
+		if _, err := observables.GroupCount(ctx, counted, "case", 0); err != nil {
+			return 0, err
+		}
+		if _, err := observables.GroupCount(ctx, docstore.And(counted, docstore.Eq("ioc", true)), "case", 0); err != nil {
+			return 0, err
+		}
+		return len(found), nil
+	}
 	for range similarReps {
 		var a struct {
 			SimilarCases []json.RawMessage `json:"similarCases"`
@@ -565,17 +609,17 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 			return res, err
 		}
 		res.similarCount = len(a.SimilarCases)
-		var docs [][]byte
+		var found int
 		fd, err := benchkit.Timed(func() error {
 			var err error
-			docs, err = observables.FindRaw(ctx, simQuery)
+			found, err = similarFloor()
 			return err
 		})
 		if err != nil {
 			return res, err
 		}
-		if len(docs) != res.similarCount {
-			r.b.Logf("similar: the floor finds %d observables, the service %d similar cases", len(docs), res.similarCount)
+		if found != res.similarCount {
+			r.b.Logf("similar: the floor finds %d cases, the service %d similar cases", found, res.similarCount)
 		}
 		res.similar, res.similarFloor = append(res.similar, d), append(res.similarFloor, fd)
 	}
@@ -695,7 +739,7 @@ func (r *caseRun) addSize(s sizeResult) {
 		s.waiting, s.waitingFloor)
 	pair("case _search status+severity, -startDate, 0–50", "Collection FindRaw (same filter, sort, limit 50) + Count",
 		fmt.Sprintf("%d searches, one client; X-Total %s", len(s.search), s.searchTotal), s.search, s.searchFloor)
-	pair("GET /api/alert/{id}?similarity=1", "Collection FindRaw of the observables by the similarity keys",
+	pair("GET /api/alert/{id}?similarity=1", "the collection calls the answer needs (alert, its observables, count and find of the similar ones, their cases, 2 group counts)",
 		fmt.Sprintf("%d calls; %d similar cases; %s observables stored; the alert has %d values", len(s.similar), s.similarCount,
 			count(int(s.observables)), 2*alertShared), s.similar, s.similarFloor)
 	pair(fmt.Sprintf("POST /api/case/{id}/artifact, %d values", r.b.sizes.BulkValues),
