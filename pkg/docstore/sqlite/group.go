@@ -96,14 +96,12 @@ func (e *Engine) lead() {
 	e.wq.mu.Unlock()
 	switch len(batch) {
 	case 0:
-		return
 	case 1:
 		r := batch[0]
 		r.done <- e.runAlone(r)
 	default:
 		e.runGroup(batch)
 	}
-	e.ck.wrote(context.Background(), e.wr.conn, e.log.Warn)
 }
 
 // runAlone runs one request as the engine always did: a single statement in autocommit, or fn in one

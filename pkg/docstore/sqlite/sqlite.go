@@ -38,12 +38,9 @@
 //     partial one, <coll>_<name>_null, over the documents with a missing key, so that as in MongoDB a second
 //     document without the key is a duplicate.
 //
-// Checkpoints run in the background, on a connection of their own (checkpoint.go), not in the request whose
-// commit filled the WAL.
-//
 // Performance notes: an index on an array path (Spec.Arrays) does not serve element filters (json_each is
-// not indexable); the driver keeps each statement prepared (since modernc.org/sqlite v1.41), and the
-// statement cache (stmt.go) binds statements to the write connection.
+// not indexable); modernc.org/sqlite v1.31 prepares a statement again on every execution, so the statement
+// cache (stmt.go) mostly serves to bind statements to the write connection.
 package sqlite
 
 import (
@@ -79,7 +76,6 @@ type Engine struct {
 	wr     writer    // the write connection
 	wq     writeQueue
 	groups atomic.Int64 // group commits (of more than one write) so far
-	ck     checkpointer // copies the WAL into the database file in the background (checkpoint.go)
 	lock   *os.File
 	log    *slog.Logger
 	closed sync.Once
@@ -114,9 +110,6 @@ func Open(ctx context.Context, cfg engine.Config, log *slog.Logger) (*Engine, er
 		if e.r != nil {
 			_ = e.r.Close()
 		}
-		if e.ck.db != nil {
-			_ = e.ck.db.Close()
-		}
 		unlockDatabase(lock)
 		return nil, err
 	}
@@ -125,7 +118,7 @@ func Open(ctx context.Context, cfg engine.Config, log *slog.Logger) (*Engine, er
 		sync = "FULL"
 	}
 	common := "?_pragma=busy_timeout(10000)&_pragma=cache_size(-8000)&_pragma=temp_store(MEMORY)"
-	e.w, err = sql.Open("sqlite", file+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+sync+")&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
+	e.w, err = sql.Open("sqlite", file+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+sync+")&_txlock=immediate")
 	if err != nil {
 		return fail(fmt.Errorf("open %s: %w", file, err))
 	}
@@ -148,22 +141,11 @@ func Open(ctx context.Context, cfg engine.Config, log *slog.Logger) (*Engine, er
 		return fail(fmt.Errorf("open %s: %w", file, err))
 	}
 	e.rs.db = e.r
-	if e.ck.db, err = sql.Open("sqlite", file+common); err != nil {
-		return fail(fmt.Errorf("open %s: %w", file, err))
-	}
-	e.ck.db.SetMaxOpenConns(1)
-	e.ck.db.SetMaxIdleConns(1)
-	e.ck.db.SetConnMaxLifetime(0)
-	e.ck.db.SetConnMaxIdleTime(0)
-	if err := e.ck.db.PingContext(ctx); err != nil {
-		return fail(fmt.Errorf("open %s: %w", file, err))
-	}
 	conn, err := e.w.Conn(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("open %s: %w", file, err))
 	}
 	e.wr = writer{sem: make(chan struct{}, 1), conn: conn}
-	e.ck.start(e.log.Warn)
 	return e, nil
 }
 
@@ -176,7 +158,6 @@ func (e *Engine) Ping(ctx context.Context) error {
 
 func (e *Engine) Close(ctx context.Context) error {
 	e.closed.Do(func() {
-		errCk := e.ck.close()
 		if e.acquire(ctx) == nil {
 			_, _ = e.wr.conn.ExecContext(ctx, "PRAGMA optimize")
 			e.wr.closeStmts()
@@ -186,7 +167,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		err1 := e.r.Close()
 		err2 := e.w.Close()
 		unlockDatabase(e.lock)
-		e.cerr = errors.Join(errCk, err1, err2)
+		e.cerr = errors.Join(err1, err2)
 	})
 	return e.cerr
 }
