@@ -323,8 +323,9 @@ func (s *ObservableStore) CaseObservableCounts(ctx context.Context, caseIDs []st
 	if len(caseIDs) == 0 {
 		return out, nil
 	}
-	// Two group counts by case, side by side on two readers: on the case index, each reads only the flags of
-	// the observables (reading whole documents was three times slower for 80 cases of 10 observables).
+	// Two group counts by case, side by side on two readers, evaluated in SQLite over the case index: one
+	// count per case comes back instead of every observable (which took three times as long for 80 cases of
+	// 10 observables).
 	counted := docstore.And(docstore.In(cases.PathCaseID, caseIDs...), docstore.Eq("ignoreSimilarity", false))
 	var all, iocs []docstore.Group
 	var errAll, errIOCs error
