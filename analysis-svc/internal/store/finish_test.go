@@ -68,6 +68,31 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 	if err := s.Finish(ctx, final, &analysis.Report{Success: true}, ""); err != nil {
 		t.Fatalf("finish again without owner: %v", err)
 	}
+	// A report left by an end cut short (MongoDB writes the report, then the job): it stays, and the end is
+	// not handed over, since reading gives that report.
+	j2 := analysis.Job{ID: "finish-readable-2", Kind: analysis.KindAnalyzer, Organization: "o", Status: analysis.JobWaiting,
+		CreatedAt: now, Parameters: map[string]any{}}
+	if err := s.Enqueue(ctx, j2); err != nil {
+		t.Fatal(err)
+	}
+	claimed2, err := s.Claim(ctx, "w1", now.Add(time.Minute), now, 0)
+	if err != nil || claimed2.ID != j2.ID {
+		t.Fatalf("claim: %v %v", claimed2.ID, err)
+	}
+	left, err := toReportDoc(j2.ID, &analysis.Report{Success: false, ErrorMessage: "left"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.reports.Insert(ctx, left); err != nil {
+		t.Fatal(err)
+	}
+	final2 := claimed2
+	final2.Status, final2.EndDate = analysis.JobSuccess, now
+	handed = &analysis.Ended{}
+	hook = analysis.OnFinishedReadable(ctx, func(end *analysis.Ended) { handed = end })
+	if err := s.Finish(hook, final2, &analysis.Report{Success: true}, "w1"); err != nil || handed != nil {
+		t.Fatalf("finish over a left report: %v, end handed over %+v; want none", err, handed)
+	}
 	// An end stored again is a duplicate: the first stays, and no end is handed over.
 	hook = analysis.OnFinishedReadable(ctx, func(end *analysis.Ended) { handed = end })
 	if err := s.Finish(hook, final, &analysis.Report{Success: false}, ""); err != nil || handed != nil {

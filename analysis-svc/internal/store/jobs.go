@@ -492,9 +492,10 @@ func (s *JobStore) FinishWith(ctx context.Context, j analysis.Job, r *analysis.R
 		return fmt.Errorf("store job %s and its report: %w", j.ID, err)
 	}
 	// Job reads `jobs` first: the final job and its report are read from now on, as ins encodes them, unless
-	// the job had ended already (a duplicate: that end, or its deletion, wins and stays).
+	// the job had ended already (a duplicate: that end, or its deletion, wins and stays) or, on MongoDB, a
+	// report of an end cut short by a crash stays.
 	var end *analysis.Ended
-	if res[len(res)-1] == nil {
+	if res[len(res)-1] == nil && (r == nil || res[len(res)-2] == nil) {
 		end = ended(ins, r != nil)
 	}
 	analysis.FinishedReadable(ctx, end)
