@@ -486,6 +486,16 @@ func (s *Service) UpdateUser(ctx context.Context, c Caller, login string, upd Us
 		upd.Status = &st
 	}
 	if upd.Roles != nil {
+		// The set is checked here, whoever calls (the API parses it too): one of the contract's, canonical order.
+		names := make([]string, len(upd.Roles))
+		for i, r := range upd.Roles {
+			names[i] = string(r)
+		}
+		roles, err := ParseRoles(names)
+		if err != nil {
+			return User{}, err
+		}
+		upd.Roles = roles
 		if err := checkAdminOrg(u.Organization, upd.Roles); err != nil {
 			return User{}, err
 		}

@@ -356,6 +356,10 @@ func TestIdentity_UpdateUser(t *testing.T) {
 		{"reader renames another", f.reader, "soc-analyst", identity.UserUpdate{Name: str("x")}, apperr.Forbidden},
 		{"analyst locks another", f.analyst, "soc-reader", identity.UserUpdate{Status: str("Locked")}, apperr.Forbidden},
 
+		{"roles in another order", f.admin, "soc-reader", identity.UserUpdate{Roles: []identity.Role{identity.RoleAnalyze, identity.RoleRead}}, 0},
+		{"not a role set", f.admin, "soc-reader", identity.UserUpdate{Roles: []identity.Role{identity.RoleAnalyze}}, apperr.Invalid},
+		{"unknown role", f.admin, "soc-reader", identity.UserUpdate{Roles: []identity.Role{"read", "owner"}}, apperr.Invalid},
+		{"no role", f.admin, "soc-reader", identity.UserUpdate{Roles: []identity.Role{}}, apperr.Invalid},
 		{"superadmin outside admin", f.root, "soc-reader", identity.UserUpdate{Roles: super}, apperr.Invalid},
 		{"orgadmin grants superadmin", f.admin, "soc-reader", identity.UserUpdate{Roles: super}, apperr.Invalid},
 		{"non-superadmin in admin", f.root, "root", identity.UserUpdate{Roles: read}, apperr.Invalid},
@@ -385,7 +389,7 @@ func TestIdentity_UpdateUser(t *testing.T) {
 				want.Name = strings.TrimSpace(*tc.upd.Name)
 			}
 			if tc.upd.Roles != nil {
-				want.Roles = tc.upd.Roles
+				want.Roles, _ = identity.ParseRoles(roleNames(tc.upd.Roles)) // stored as the canonical set
 			}
 			if after.Name != want.Name || !slices.Equal(after.Roles, want.Roles) || after.Status != identity.StatusActive ||
 				after.UpdatedBy != tc.as.Login || after.SessionVersion != before.SessionVersion {
@@ -668,4 +672,12 @@ func TestIdentity_Passwords(t *testing.T) {
 	}
 	_, err = f.svc.ByPassword(ctx, "soc-reader", pw2)
 	refused(t, "ByPassword of a user of a locked organization", err)
+}
+
+func roleNames(rs []identity.Role) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return out
 }
