@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/yeka/zip"
+
+	"github.com/openir/platform/case-svc/internal/archive/archivetest"
 )
 
 // checkFuzzAnswer fails on a 5xx, a malformed error, or a logged failure.
@@ -84,7 +86,7 @@ func FuzzObservableCreate(f *testing.F) {
 	caseID := tm.analyst.newCase(f, nil).Str(f, "id")
 	alertID := tm.analyst.Call(f, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r",
 		"title": "a", "description": "d"}).Want(f, 201).Object(f).Str(f, "id")
-	plain := makeZip(f, zipFile{"dir/", nil}, zipFile{"dir/a.exe", []byte("first")}, zipFile{"b.dll", []byte("second")})
+	plain := archivetest.Zip(f, archivetest.File("dir/", nil), archivetest.File("dir/a.exe", []byte("first")), archivetest.File("b.dll", []byte("second")))
 	var enc bytes.Buffer
 	zw := zip.NewWriter(&enc)
 	w, _ := zw.Encrypt("s.bin", "malware", zip.StandardEncryption)

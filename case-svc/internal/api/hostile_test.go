@@ -6,7 +6,6 @@ package api_test
 // "Errors".
 
 import (
-	stdzip "archive/zip"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -21,6 +20,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/openir/platform/case-svc/internal/archive/archivetest"
 )
 
 // slowRequest is the longest a hostile request may take: anything slower is a hang or a blow-up.
@@ -615,34 +616,6 @@ func checkNoOperatorKeys(t *testing.T, e *env) {
 
 // --- archives ---
 
-// zipEntry is one entry of a hand-made archive.
-type rawZipEntry struct {
-	name    string
-	content []byte
-	mode    fs.FileMode
-}
-
-func makeRawZip(t testing.TB, entries ...rawZipEntry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := stdzip.NewWriter(&buf)
-	for _, e := range entries {
-		h := &stdzip.FileHeader{Name: e.name, Method: stdzip.Deflate}
-		if e.mode != 0 {
-			h.SetMode(e.mode)
-		}
-		fw, err := w.CreateHeader(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = fw.Write(e.content)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 func TestHostile_Archives(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
@@ -671,8 +644,8 @@ func TestHostile_Archives(t *testing.T) {
 	}
 
 	t.Run("nested zip is one file, not unpacked", func(t *testing.T) {
-		inner := makeZip(t, zipFile{"evil/../../x.txt", []byte("inner")})
-		r := upload(t, newCase(t), makeZip(t, zipFile{"inner.zip", inner}), nil, 201)
+		inner := archivetest.Zip(t, archivetest.File("evil/../../x.txt", []byte("inner")))
+		r := upload(t, newCase(t), archivetest.Zip(t, archivetest.File("inner.zip", inner)), nil, 201)
 		if r.Status == 201 {
 			l := r.List(t)
 			if len(l) != 1 || l[0].Obj(t, "attachment").Str(t, "id") != hashes(inner)[0] {
@@ -683,7 +656,7 @@ func TestHostile_Archives(t *testing.T) {
 	t.Run("symlink entry is a plain file holding the link text", func(t *testing.T) {
 		caseID := newCase(t)
 		link := []byte("../../../../../../etc/passwd")
-		r := upload(t, caseID, makeRawZip(t, rawZipEntry{"passwd", link, fs.ModeSymlink | 0o777}, rawZipEntry{"ok.txt", []byte("ok"), 0}), nil, 201, 400)
+		r := upload(t, caseID, archivetest.Zip(t, archivetest.Entry{Name: "passwd", Content: link, Mode: fs.ModeSymlink | 0o777}, archivetest.File("ok.txt", []byte("ok"))), nil, 201, 400)
 		if r.Status == 201 {
 			for _, o := range r.List(t) {
 				id := o.Obj(t, "attachment").Str(t, "id")
@@ -695,12 +668,12 @@ func TestHostile_Archives(t *testing.T) {
 		}
 	})
 	t.Run("duplicate names", func(t *testing.T) {
-		r := upload(t, newCase(t), makeRawZip(t, rawZipEntry{"dup.txt", []byte("one"), 0}, rawZipEntry{"dup.txt", []byte("two"), 0}), nil, 201)
+		r := upload(t, newCase(t), archivetest.Zip(t, archivetest.File("dup.txt", []byte("one")), archivetest.File("dup.txt", []byte("two"))), nil, 201)
 		if r.Status == 201 && !slices.Equal(names(t, r), []string{"dup.txt", "dup.txt"}) {
 			t.Errorf("duplicate names gave %v", names(t, r))
 		}
 		// the same content twice: one observable, the other a duplicate (207)
-		r = upload(t, newCase(t), makeRawZip(t, rawZipEntry{"a.txt", []byte("same"), 0}, rawZipEntry{"b/a.txt", []byte("same"), 0}), nil, 207)
+		r = upload(t, newCase(t), archivetest.Zip(t, archivetest.File("a.txt", []byte("same")), archivetest.File("b/a.txt", []byte("same"))), nil, 207)
 		if r.Status == 207 {
 			var b struct {
 				Success []obj
@@ -722,7 +695,7 @@ func TestHostile_Archives(t *testing.T) {
 			{"./a.txt", true}, {"...", true}, {"a..b", true}, {"dir/.hidden", true}, {"ünï/çødé.txt", true},
 			{strings.Repeat("n", 60000), true}, {"a//b", true}, {"a/./b", true},
 		} {
-			r := upload(t, newCase(t), makeRawZip(t, rawZipEntry{tc.name, []byte("content " + tc.name), 0}), nil)
+			r := upload(t, newCase(t), archivetest.Zip(t, archivetest.File(tc.name, []byte("content "+tc.name))), nil)
 			switch {
 			case !tc.ok && r.Status != 400:
 				t.Errorf("entry %q: %d %s", shortText(tc.name), r.Status, shortText(string(r.Body)))
@@ -737,14 +710,14 @@ func TestHostile_Archives(t *testing.T) {
 		}
 	})
 	t.Run("empty and directory-only archives", func(t *testing.T) {
-		upload(t, newCase(t), makeRawZip(t, rawZipEntry{"d/", nil, 0}, rawZipEntry{"d/e/", nil, 0}), nil, 400)
-		r := upload(t, newCase(t), makeRawZip(t, rawZipEntry{"empty.bin", nil, 0}), nil, 201, 400)
+		upload(t, newCase(t), archivetest.Zip(t, archivetest.File("d/", nil), archivetest.File("d/e/", nil)), nil, 400)
+		r := upload(t, newCase(t), archivetest.Zip(t, archivetest.File("empty.bin", nil)), nil, 201, 400)
 		if r.Status == 201 && r.List(t)[0].Obj(t, "attachment").Num(t, "size") != 0 {
 			t.Errorf("empty entry %s", r.Body)
 		}
 	})
 	t.Run("truncated and corrupted archives", func(t *testing.T) {
-		good := makeZip(t, zipFile{"a.txt", bytes.Repeat([]byte("abc"), 1000)}, zipFile{"b.txt", []byte("b")})
+		good := archivetest.Zip(t, archivetest.File("a.txt", bytes.Repeat([]byte("abc"), 1000)), archivetest.File("b.txt", []byte("b")))
 		for i, archive := range [][]byte{
 			good[:len(good)/2], good[:len(good)-10], good[len(good)/3:],
 			append(bytes.Clone(good[:30]), append(bytes.Repeat([]byte{0xff}, 40), good[70:]...)...),

@@ -1,9 +1,7 @@
 package api_test
 
 import (
-	stdzip "archive/zip"
 	"bytes"
-	"compress/flate"
 	"context"
 	"crypto/md5"
 	"crypto/sha1"
@@ -11,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"hash/crc32"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,6 +18,7 @@ import (
 
 	"github.com/yeka/zip"
 
+	"github.com/openir/platform/case-svc/internal/archive/archivetest"
 	"github.com/openir/platform/case-svc/internal/store"
 )
 
@@ -168,77 +166,6 @@ func TestObservable_Create(t *testing.T) {
 	})
 }
 
-// zipFile is one entry of a test archive.
-type zipFile struct {
-	name    string
-	content []byte
-}
-
-func makeZip(t testing.TB, files ...zipFile) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := stdzip.NewWriter(&buf)
-	for _, f := range files {
-		fw, err := w.Create(f.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = fw.Write(f.content)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// makeEncryptedZip writes an archive whose entries are encrypted with the password (ZipCrypto or AES).
-func makeEncryptedZip(t testing.TB, password string, enc zip.EncryptionMethod, files ...zipFile) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for _, f := range files {
-		fw, err := w.Encrypt(f.name, password, enc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = fw.Write(f.content)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// makeBomb writes an archive of n entries that each declare (and hold) size bytes of zeros, compressed once:
-// a small file that unpacks to n*size bytes. With lie set, each entry declares 100 bytes instead.
-func makeBomb(t testing.TB, n int, size int, lie bool) []byte {
-	t.Helper()
-	var packed bytes.Buffer
-	fw, _ := flate.NewWriter(&packed, flate.BestCompression)
-	zeros := make([]byte, size)
-	_, _ = fw.Write(zeros)
-	_ = fw.Close()
-	crc := crc32.ChecksumIEEE(zeros)
-	var buf bytes.Buffer
-	w := stdzip.NewWriter(&buf)
-	for i := range n {
-		h := &stdzip.FileHeader{Name: fmt.Sprintf("zeros-%d.bin", i), Method: stdzip.Deflate, CRC32: crc,
-			CompressedSize64: uint64(packed.Len()), UncompressedSize64: uint64(size)}
-		if lie {
-			h.UncompressedSize64 = 100
-		}
-		raw, err := w.CreateRaw(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = raw.Write(packed.Bytes())
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 func hashes(b []byte) []string {
 	s256, s1, m5 := sha256.Sum256(b), sha1.Sum(b), md5.Sum(b)
 	return []string{hex.EncodeToString(s256[:]), hex.EncodeToString(s1[:]), hex.EncodeToString(m5[:])}
@@ -315,7 +242,7 @@ func TestObservable_Zip(t *testing.T) {
 	one, two := []byte("first sample"), []byte("second sample")
 
 	t.Run("plain", func(t *testing.T) {
-		l := upload(makeZip(t, zipFile{"dir/", nil}, zipFile{"dir/one.exe", one}, zipFile{"two.dll", two}),
+		l := upload(archivetest.Zip(t, archivetest.File("dir/", nil), archivetest.File("dir/one.exe", one), archivetest.File("two.dll", two)),
 			map[string]any{"tags": []string{"zipped"}}).Want(t, http.StatusCreated).List(t)
 		if len(l) != 2 {
 			t.Fatalf("unpacked %d observables, want 2", len(l))
@@ -333,7 +260,7 @@ func TestObservable_Zip(t *testing.T) {
 	t.Run("encrypted", func(t *testing.T) {
 		for name, enc := range map[string]zip.EncryptionMethod{"zipcrypto": zip.StandardEncryption, "aes": zip.AES256Encryption} {
 			content := []byte("encrypted sample " + name)
-			archive := makeEncryptedZip(t, "malware", enc, zipFile{"s-" + name + ".bin", content})
+			archive := archivetest.Encrypted(t, "malware", enc, archivetest.File("s-"+name+".bin", content))
 			upload(archive, nil).WantError(t, 400, "BadRequest")                                       // no password
 			upload(archive, map[string]any{"zipPassword": "infected"}).WantError(t, 400, "BadRequest") // wrong one
 			l := upload(archive, map[string]any{"zipPassword": "malware"}).Want(t, http.StatusCreated).List(t)
@@ -344,21 +271,21 @@ func TestObservable_Zip(t *testing.T) {
 	})
 
 	t.Run("hostile archives are 400", func(t *testing.T) {
-		tooMany := make([]zipFile, 1001)
+		tooMany := make([]archivetest.Entry, 1001)
 		for i := range tooMany {
-			tooMany[i] = zipFile{fmt.Sprintf("f%d", i), []byte{byte(i)}}
+			tooMany[i] = archivetest.File(fmt.Sprintf("f%d", i), []byte{byte(i)})
 		}
 		for name, archive := range map[string][]byte{
-			"parent":        makeZip(t, zipFile{"ok.txt", one}, zipFile{"../evil.txt", two}),
-			"nested parent": makeZip(t, zipFile{"a/../../evil.txt", two}),
-			"backslashes":   makeZip(t, zipFile{`a\..\..\evil.txt`, two}),
-			"absolute":      makeZip(t, zipFile{"/etc/cron.d/evil", two}),
-			"drive":         makeZip(t, zipFile{`C:\evil.txt`, two}),
-			"bomb":          makeBomb(t, 30, 10<<20, false), // 300 MiB from a few hundred KB
-			"lying header":  makeBomb(t, 1, 10<<20, true),   // declares 100 bytes, holds 10 MiB
-			"too many":      makeZip(t, tooMany...),
+			"parent":        archivetest.Zip(t, archivetest.File("ok.txt", one), archivetest.File("../evil.txt", two)),
+			"nested parent": archivetest.Zip(t, archivetest.File("a/../../evil.txt", two)),
+			"backslashes":   archivetest.Zip(t, archivetest.File(`a\..\..\evil.txt`, two)),
+			"absolute":      archivetest.Zip(t, archivetest.File("/etc/cron.d/evil", two)),
+			"drive":         archivetest.Zip(t, archivetest.File(`C:\evil.txt`, two)),
+			"bomb":          archivetest.Bomb(t, 30, 10<<20, 0),  // 300 MiB from a few hundred KB
+			"lying header":  archivetest.Bomb(t, 1, 10<<20, 100), // declares 100 bytes, holds 10 MiB
+			"too many":      archivetest.Zip(t, tooMany...),
 			"not a zip":     []byte("this is not an archive"),
-			"empty":         makeZip(t),
+			"empty":         archivetest.Zip(t),
 		} {
 			r := upload(archive, nil)
 			if r.Status != 400 {

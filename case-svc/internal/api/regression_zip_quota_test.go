@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/openir/platform/case-svc/internal/archive"
+	"github.com/openir/platform/case-svc/internal/archive/archivetest"
 )
 
 // Issue 15 (5b): a zip of 256 KB unpacked to 250 MiB with no quota. Uploaded archives have a total-size
@@ -28,18 +29,18 @@ func TestRegressionZipQuotaPerRequest(t *testing.T) {
 	}
 	part := func(c byte) []byte { return bytes.Repeat([]byte{c}, 400<<10) }
 	over := [][]byte{part('a'), part('b'), part('c')} // 1.2 MiB unpacked, a few KB packed
-	tooMany := make([]zipFile, 6)
+	tooMany := make([]archivetest.Entry, 6)
 	for i := range tooMany {
-		tooMany[i] = zipFile{string(rune('a'+i)) + ".txt", []byte{byte(i)}}
+		tooMany[i] = archivetest.File(string(rune('a'+i))+".txt", []byte{byte(i)})
 	}
 	for name, c := range map[string]struct {
 		archive []byte
 		want    string
 	}{
-		"over the unpacked total":  {makeZip(t, zipFile{"a.bin", over[0]}, zipFile{"b.bin", over[1]}, zipFile{"c.bin", over[2]}), "unpacks to more than 1048576 bytes"},
-		"one entry over the total": {makeBomb(t, 1, 2<<20, false), "unpacks to more than"},
-		"a header that lies":       {makeBomb(t, 1, 2<<20, true), "zeros-0.bin"},
-		"over the entry quota":     {makeZip(t, tooMany...), "more than 5 entries"},
+		"over the unpacked total":  {archivetest.Zip(t, archivetest.File("a.bin", over[0]), archivetest.File("b.bin", over[1]), archivetest.File("c.bin", over[2])), "unpacks to more than 1048576 bytes"},
+		"one entry over the total": {archivetest.Bomb(t, 1, 2<<20, 0), "unpacks to more than"},
+		"a header that lies":       {archivetest.Bomb(t, 1, 2<<20, 100), "zeros-0.bin"},
+		"over the entry quota":     {archivetest.Zip(t, tooMany...), "more than 5 entries"},
 	} {
 		msg := upload(c.archive).WantError(t, http.StatusBadRequest, "BadRequest")
 		if !strings.Contains(msg, c.want) {
@@ -52,7 +53,7 @@ func TestRegressionZipQuotaPerRequest(t *testing.T) {
 	}
 	tm.analyst.Call(t, http.MethodGet, "/api/datastore/"+hashes(over[0])[0], nil).WantError(t, http.StatusNotFound, "NotFoundError")
 	// Within the quotas the archive is unpacked.
-	l := upload(makeZip(t, zipFile{"a.bin", over[0]}, zipFile{"b.bin", over[1]})).Want(t, http.StatusCreated).List(t)
+	l := upload(archivetest.Zip(t, archivetest.File("a.bin", over[0]), archivetest.File("b.bin", over[1]))).Want(t, http.StatusCreated).List(t)
 	if len(l) != 2 {
 		t.Fatalf("an archive within the quota gave %v", l)
 	}

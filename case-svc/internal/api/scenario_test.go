@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/yeka/zip"
+
+	"github.com/openir/platform/case-svc/internal/archive/archivetest"
 )
 
 // The analyst's day, end to end over HTTP: an alert arrives with observables, is read, becomes a case from a
@@ -69,7 +71,7 @@ func TestScenario_AnalystWorkflow(t *testing.T) {
 	sample := []byte("MZ fake dropper")
 	l := ana.multipart(t, http.MethodPost, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "file", "isZip": true,
 		"zipPassword": "malware", "ioc": true}, nil,
-		part{"attachment", "sample.zip", "application/zip", makeEncryptedZip(t, "malware", zip.StandardEncryption, zipFile{"dropper.exe", sample})}).
+		part{"attachment", "sample.zip", "application/zip", archivetest.Encrypted(t, "malware", zip.StandardEncryption, archivetest.File("dropper.exe", sample))}).
 		Want(t, 201).List(t)
 	if len(l) != 1 || l[0].Obj(t, "attachment").Str(t, "name") != "dropper.exe" || l[0].Obj(t, "attachment").Str(t, "id") != hashes(sample)[0] {
 		t.Fatalf("zip sample %v", l)

@@ -9,11 +9,13 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/openir/platform/case-svc/internal/archive/archivetest"
 )
 
 func TestRegression_ZipBackslashEntryNamedByBaseName(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	archive := seedZip(t, seedEntry{`dir\sub\file.txt`, []byte("1"), 0})
+	archive := archivetest.Zip(t, archivetest.File(`dir\sub\file.txt`, []byte("1")))
 	files, cleanup, err := Unzip(context.Background(), bytes.NewReader(archive), "", fuzzLimits)
 	if err != nil {
 		t.Fatal(err)

@@ -8,12 +8,9 @@ package archive
 //	go test ./internal/archive -run '^$' -fuzz FuzzUnzip -fuzztime 20s -fuzzminimizetime 200x
 
 import (
-	stdzip "archive/zip"
 	"bytes"
-	"compress/flate"
 	"context"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"strings"
@@ -22,71 +19,9 @@ import (
 
 	"github.com/yeka/zip"
 
+	"github.com/openir/platform/case-svc/internal/archive/archivetest"
 	"github.com/openir/platform/pkg/apperr"
 )
-
-type seedEntry struct {
-	name    string
-	content []byte
-	mode    fs.FileMode
-}
-
-func seedZip(t testing.TB, entries ...seedEntry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := stdzip.NewWriter(&buf)
-	for _, e := range entries {
-		h := &stdzip.FileHeader{Name: e.name, Method: stdzip.Deflate}
-		if e.mode != 0 {
-			h.SetMode(e.mode)
-		}
-		fw, err := w.CreateHeader(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = fw.Write(e.content)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func seedEncrypted(t testing.TB, password string, method zip.EncryptionMethod, entries ...seedEntry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for _, e := range entries {
-		fw, err := w.Encrypt(e.name, password, method)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = fw.Write(e.content)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// seedLying declares small entries holding more (or large entries holding little).
-func seedLying(t testing.TB, declared uint64, content []byte) []byte {
-	t.Helper()
-	var packed bytes.Buffer
-	fw, _ := flate.NewWriter(&packed, flate.BestCompression)
-	_, _ = fw.Write(content)
-	_ = fw.Close()
-	var buf bytes.Buffer
-	w := stdzip.NewWriter(&buf)
-	raw, err := w.CreateRaw(&stdzip.FileHeader{Name: "lying.bin", Method: stdzip.Deflate, CRC32: crc32.ChecksumIEEE(content),
-		CompressedSize64: uint64(packed.Len()), UncompressedSize64: declared})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = raw.Write(packed.Bytes())
-	_ = w.Close()
-	return buf.Bytes()
-}
 
 // unzipDeadline bounds one unpacking of a fuzz input (a few KB within small limits).
 const unzipDeadline = 5 * time.Second
@@ -95,23 +30,23 @@ var fuzzLimits = Limits{MaxEntries: 16, MaxTotal: 256 << 10}
 
 func FuzzUnzip(f *testing.F) {
 	one, two := []byte("first sample"), []byte(strings.Repeat("second sample ", 50))
-	inner := seedZip(f, seedEntry{"inner.txt", one, 0})
+	inner := archivetest.Zip(f, archivetest.File("inner.txt", one))
 	seeds := [][]byte{
-		seedZip(f, seedEntry{"dir/", nil, 0}, seedEntry{"dir/one.exe", one, 0}, seedEntry{"two.dll", two, 0}),
-		seedZip(f, seedEntry{"nested.zip", inner, 0}),
-		seedZip(f, seedEntry{"link", []byte("../../etc/passwd"), fs.ModeSymlink | 0o777}),
-		seedZip(f, seedEntry{"dup.txt", one, 0}, seedEntry{"dup.txt", two, 0}),
-		seedZip(f, seedEntry{"", one, 0}),
-		seedZip(f, seedEntry{"../evil", one, 0}),
-		seedZip(f, seedEntry{`a\..\..\evil`, one, 0}),
-		seedZip(f, seedEntry{`C:\evil`, one, 0}),
-		seedZip(f, seedEntry{"empty", nil, 0}),
-		seedZip(f),
-		seedLying(f, 10, bytes.Repeat([]byte{0}, 100<<10)),
-		seedLying(f, 1<<40, one),
-		seedEncrypted(f, "malware", zip.StandardEncryption, seedEntry{"s.bin", one, 0}),
-		seedEncrypted(f, "malware", zip.AES256Encryption, seedEntry{"s.bin", two, 0}, seedEntry{"t.bin", one, 0}),
-		seedEncrypted(f, "malware", zip.AES128Encryption, seedEntry{"s.bin", nil, 0}),
+		archivetest.Zip(f, archivetest.File("dir/", nil), archivetest.File("dir/one.exe", one), archivetest.File("two.dll", two)),
+		archivetest.Zip(f, archivetest.File("nested.zip", inner)),
+		archivetest.Zip(f, archivetest.Entry{Name: "link", Content: []byte("../../etc/passwd"), Mode: fs.ModeSymlink | 0o777}),
+		archivetest.Zip(f, archivetest.File("dup.txt", one), archivetest.File("dup.txt", two)),
+		archivetest.Zip(f, archivetest.File("", one)),
+		archivetest.Zip(f, archivetest.File("../evil", one)),
+		archivetest.Zip(f, archivetest.File(`a\..\..\evil`, one)),
+		archivetest.Zip(f, archivetest.File(`C:\evil`, one)),
+		archivetest.Zip(f, archivetest.File("empty", nil)),
+		archivetest.Zip(f),
+		archivetest.Lying(f, 10, bytes.Repeat([]byte{0}, 100<<10)),
+		archivetest.Lying(f, 1<<40, one),
+		archivetest.Encrypted(f, "malware", zip.StandardEncryption, archivetest.File("s.bin", one)),
+		archivetest.Encrypted(f, "malware", zip.AES256Encryption, archivetest.File("s.bin", two), archivetest.File("t.bin", one)),
+		archivetest.Encrypted(f, "malware", zip.AES128Encryption, archivetest.File("s.bin", nil)),
 		[]byte("PK\x05\x06" + strings.Repeat("\x00", 18)),
 		[]byte("not a zip"),
 		nil,
@@ -175,17 +110,17 @@ func TestUnzipSeeds(t *testing.T) {
 		archive        []byte
 		files          []string // base names; nil = refused
 	}{
-		{"plain", "", seedZip(t, seedEntry{"dir/", nil, 0}, seedEntry{"dir/one.exe", []byte("1"), 0}, seedEntry{"two.dll", []byte("2"), 0}), []string{"one.exe", "two.dll"}},
-		{"nested zip stays a file", "", seedZip(t, seedEntry{"n.zip", seedZip(t, seedEntry{"i", []byte("i"), 0}), 0}), []string{"n.zip"}},
-		{"symlink is a file", "", seedZip(t, seedEntry{"l", []byte("/etc/passwd"), fs.ModeSymlink | 0o777}), []string{"l"}},
-		{"duplicate names", "", seedZip(t, seedEntry{"d", []byte("1"), 0}, seedEntry{"d", []byte("2"), 0}), []string{"d", "d"}},
-		{"empty name", "", seedZip(t, seedEntry{"", []byte("1"), 0}), nil},
-		{"parent", "", seedZip(t, seedEntry{"a/../../b", []byte("1"), 0}), nil},
-		{"lying size", "", seedLying(t, 10, bytes.Repeat([]byte{0}, 1000)), nil},
-		{"huge declared size", "", seedLying(t, 1<<40, []byte("x")), nil},
-		{"zipcrypto", "malware", seedEncrypted(t, "malware", zip.StandardEncryption, seedEntry{"s", []byte("1"), 0}), []string{"s"}},
-		{"aes without password", "", seedEncrypted(t, "malware", zip.AES256Encryption, seedEntry{"s", []byte("1"), 0}), nil},
-		{"aes with a wrong password", "nope", seedEncrypted(t, "malware", zip.AES256Encryption, seedEntry{"s", []byte("1"), 0}), nil},
+		{"plain", "", archivetest.Zip(t, archivetest.File("dir/", nil), archivetest.File("dir/one.exe", []byte("1")), archivetest.File("two.dll", []byte("2"))), []string{"one.exe", "two.dll"}},
+		{"nested zip stays a file", "", archivetest.Zip(t, archivetest.File("n.zip", archivetest.Zip(t, archivetest.File("i", []byte("i"))))), []string{"n.zip"}},
+		{"symlink is a file", "", archivetest.Zip(t, archivetest.Entry{Name: "l", Content: []byte("/etc/passwd"), Mode: fs.ModeSymlink | 0o777}), []string{"l"}},
+		{"duplicate names", "", archivetest.Zip(t, archivetest.File("d", []byte("1")), archivetest.File("d", []byte("2"))), []string{"d", "d"}},
+		{"empty name", "", archivetest.Zip(t, archivetest.File("", []byte("1"))), nil},
+		{"parent", "", archivetest.Zip(t, archivetest.File("a/../../b", []byte("1"))), nil},
+		{"lying size", "", archivetest.Lying(t, 10, bytes.Repeat([]byte{0}, 1000)), nil},
+		{"huge declared size", "", archivetest.Lying(t, 1<<40, []byte("x")), nil},
+		{"zipcrypto", "malware", archivetest.Encrypted(t, "malware", zip.StandardEncryption, archivetest.File("s", []byte("1"))), []string{"s"}},
+		{"aes without password", "", archivetest.Encrypted(t, "malware", zip.AES256Encryption, archivetest.File("s", []byte("1"))), nil},
+		{"aes with a wrong password", "nope", archivetest.Encrypted(t, "malware", zip.AES256Encryption, archivetest.File("s", []byte("1"))), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files, cleanup, err := Unzip(context.Background(), bytes.NewReader(tc.archive), tc.password, fuzzLimits)
