@@ -16,6 +16,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
+	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -36,7 +37,7 @@ func TestPlans(t *testing.T) {
 		}
 		colls[s.Name] = c
 	}
-	fill(t, colls)
+	fill(t, db, colls)
 
 	org := docstore.Eq(record.PathOrg, "org1")
 	all := search.Node{Op: search.OpAll}
@@ -227,10 +228,15 @@ func TestPlans_UsersScanInIndexOrder(t *testing.T) {
 	}
 }
 
-// fill inserts a few thousand documents into the listed collections, shaped as the stores write them.
-func fill(t *testing.T, colls map[string]*docstore.Collection) {
+// fill inserts a few thousand documents into the listed collections, shaped as the stores write them (the
+// audit trail's by pkg/events's event log).
+func fill(t *testing.T, db *docstore.DB, colls map[string]*docstore.Collection) {
 	t.Helper()
 	ctx := context.Background()
+	trail, err := events.NewEventLog(ctx, db, auditSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const n = 3000
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	orgs := []string{"org1", "org2", "org3"}
@@ -269,8 +275,12 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 			Org: org, Name: fmt.Sprintf("tpl%d", i), Meta: record.Meta{CreatedAt: at}}))
 		docs["customFields"] = append(docs["customFields"], customFieldDoc{ID: fmt.Sprintf("cf%d", i),
 			Name: fmt.Sprintf("field%d", i), Type: "string", Options: options0(nil), CreatedAt: at.UnixMilli()})
-		docs["audit"] = append(docs["audit"], auditFill{ID: fmt.Sprintf("ev%d", i), Operation: "Update", ObjectType: "case",
-			ObjectID: fmt.Sprintf("~%d", i/5), RootID: fmt.Sprintf("~%d", i/5), Org: org, Date: at.UnixMilli()})
+		ev, err := trail.Insertions([]events.Event{{ID: fmt.Sprintf("ev%d", i), Operation: "Update", ObjectType: "case",
+			ObjectID: fmt.Sprintf("~%d", i/5), RootID: fmt.Sprintf("~%d", i/5), Org: org, Date: at}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs["audit"] = append(docs["audit"], ev[0].Doc)
 		docs["webhook_delivery"] = append(docs["webhook_delivery"], map[string]any{"_id": fmt.Sprintf("d%d", i),
 			"organisation": org, "endpoint": fmt.Sprintf("e%d", i%7), "status": "Delivered", "seq": i, "createdAt": at.UnixMilli()})
 		docs["pending"] = append(docs["pending"], pendingDoc{ID: fmt.Sprintf("p%d", i), Kind: "job",
@@ -287,20 +297,4 @@ func fill(t *testing.T, colls map[string]*docstore.Collection) {
 			}
 		}
 	}
-}
-
-// auditFill is an audit document as pkg/events's event log writes it.
-type auditFill struct {
-	ID         string `json:"_id"`
-	Operation  string `json:"operation"`
-	ObjectType string `json:"objectType"`
-	ObjectID   string `json:"objectId"`
-	RootID     string `json:"rootId"`
-	Details    string `json:"details"`
-	Object     string `json:"object"`
-	User       string `json:"user"`
-	RequestID  string `json:"requestId"`
-	Org        string `json:"organisation"`
-	Date       int64  `json:"date"`
-	Held       int    `json:"held,omitempty"`
 }
