@@ -23,15 +23,7 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	j := analysis.Job{ID: "finish-readable-1", Kind: analysis.KindAnalyzer, Organization: "o", Status: analysis.JobWaiting,
-		CreatedAt: now, Parameters: map[string]any{}}
-	if err := s.Enqueue(ctx, j); err != nil {
-		t.Fatal(err)
-	}
-	claimed, err := s.Claim(ctx, "w1", now.Add(time.Minute), now, 0)
-	if err != nil || claimed.ID != j.ID {
-		t.Fatalf("claim: %v %v", claimed.ID, err)
-	}
+	claimed := queueAndClaim(t, s, "finish-readable-1", now.Add(time.Minute), now)
 	final := claimed
 	final.Status, final.EndDate = analysis.JobSuccess, now
 	calls := 0
@@ -39,11 +31,11 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 	hook := analysis.OnFinishedReadable(ctx, func(end *analysis.Ended) {
 		calls++
 		handed = end
-		got, err := s.Job(ctx, j.ID)
+		got, err := s.Job(ctx, claimed.ID)
 		if err != nil || got.Status != analysis.JobSuccess {
 			t.Errorf("at the callback the job reads %v (%v), want Success", got.Status, err)
 		}
-		r, err := s.Report(ctx, j.ID)
+		r, err := s.Report(ctx, claimed.ID)
 		if err != nil || !r.Success || r.Summary == nil {
 			t.Errorf("at the callback the report reads %+v (%v)", r, err)
 		}
@@ -61,7 +53,7 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 	if calls != 1 || handed == nil {
 		t.Fatalf("FinishedReadable called %d times (end %v), want once with the end", calls, handed)
 	}
-	if _, err := s.Owner(ctx, j.ID); err != analysis.ErrJobNotFound {
+	if _, err := s.Owner(ctx, claimed.ID); err != analysis.ErrJobNotFound {
 		t.Fatalf("the job is still queued after Finish: %v", err)
 	}
 	// Without the callback in the context (any other caller), Finish works the same.
@@ -70,16 +62,8 @@ func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
 	}
 	// A report left by an end cut short (MongoDB writes the report, then the job): it stays, and the end is
 	// not handed over, since reading gives that report.
-	j2 := analysis.Job{ID: "finish-readable-2", Kind: analysis.KindAnalyzer, Organization: "o", Status: analysis.JobWaiting,
-		CreatedAt: now, Parameters: map[string]any{}}
-	if err := s.Enqueue(ctx, j2); err != nil {
-		t.Fatal(err)
-	}
-	claimed2, err := s.Claim(ctx, "w1", now.Add(time.Minute), now, 0)
-	if err != nil || claimed2.ID != j2.ID {
-		t.Fatalf("claim: %v %v", claimed2.ID, err)
-	}
-	left, err := toReportDoc(j2.ID, &analysis.Report{Success: false, ErrorMessage: "left"})
+	claimed2 := queueAndClaim(t, s, "finish-readable-2", now.Add(time.Minute), now)
+	left, err := toReportDoc(claimed2.ID, &analysis.Report{Success: false, ErrorMessage: "left"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,16 +112,8 @@ func TestJobStore_FinishWithLease(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := "finish-lease-" + strconv.FormatBool(c.extended)
-			j := analysis.Job{ID: id, Kind: analysis.KindAnalyzer, Organization: "o", Status: analysis.JobWaiting,
-				CreatedAt: now, Parameters: map[string]any{}}
-			if err := s.Enqueue(ctx, j); err != nil {
-				t.Fatal(err)
-			}
 			until := time.Now().Add(c.lease).Truncate(time.Millisecond)
-			claimed, err := s.Claim(ctx, "w1", until, now, 0)
-			if err != nil || claimed.ID != id {
-				t.Fatalf("claim: %v %v", claimed.ID, err)
-			}
+			claimed := queueAndClaim(t, s, id, until, now)
 			final := claimed
 			final.Status, final.EndDate = analysis.JobSuccess, now
 			with := func() ([]docstore.Insertion, error) {
@@ -177,4 +153,19 @@ func TestJobStore_FinishWithLease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// queueAndClaim queues a job of organization "o" and claims it for worker w1 until until.
+func queueAndClaim(t *testing.T, s *JobStore, id string, until, now time.Time) analysis.Job {
+	t.Helper()
+	j := analysis.Job{ID: id, Kind: analysis.KindAnalyzer, Organization: "o", Status: analysis.JobWaiting,
+		CreatedAt: now, Parameters: map[string]any{}}
+	if err := s.Enqueue(t.Context(), j); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := s.Claim(t.Context(), "w1", until, now, 0)
+	if err != nil || claimed.ID != id {
+		t.Fatalf("claim: %v %v", claimed.ID, err)
+	}
+	return claimed
 }
