@@ -110,6 +110,15 @@ var confSpec = docstore.Spec{
 		{Name: "tags", Keys: []docstore.Key{docstore.Asc("tags")}},
 		{Name: "ok_s", Keys: []docstore.Key{docstore.Asc("o.k"), docstore.Desc("s")}},
 	},
+	// Every scalar path is tallied, so that on SQLite each count whose paths a tally holds is the tally's sum
+	// (confIDs checks it against the documents found); filters on _id or an array path count the documents.
+	Tallies: []docstore.Tally{
+		{Name: "nsb", Paths: []string{"n", "s", "b"}},
+		{Name: "mixed", Paths: []string{"mixed"}},
+		{Name: "o", Paths: []string{"o.k", "o.m.z", "o"}},
+		{Name: "t", Paths: []string{"t"}},
+		{Name: "big", Paths: []string{"big"}},
+	},
 }
 
 func like(path, s string) search.Node { return search.Node{Op: search.OpLike, Path: path, Value: s} }
@@ -443,8 +452,11 @@ func TestConformanceRoundTrip(t *testing.T) {
 			t.Errorf("get unknown: %v, want ErrNotFound", err)
 		}
 		names, err := db.Collections(ctx)
-		if err != nil || !slices.Contains(names, "conf") {
-			t.Errorf("Collections = %q, %v", names, err)
+		if err != nil || !slices.Contains(names, "conf") || slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "$") }) {
+			t.Errorf("Collections = %q, %v (want conf, and no tally table)", names, err)
+		}
+		if _, err := db.Collection(ctx, docstore.Spec{Name: "a$b"}); err == nil {
+			t.Error("a collection name with '$' was taken")
 		}
 		// Opening a collection again with the same indexes is a no-op.
 		if _, err := db.Collection(ctx, confSpec); err != nil {
@@ -1067,5 +1079,106 @@ func TestConcurrencyClaims(t *testing.T) {
 		if n, _ := c.Count(ctx, docstore.Eq("state", "running")); n != jobs {
 			t.Errorf("%d running, want %d", n, jobs)
 		}
+	})
+}
+
+// TestConformanceTallies: the counts stay exact through every kind of write (on SQLite a tallied count is
+// the tally's sum, kept by triggers; on MongoDB the documents are counted): after each step every filter's
+// Count equals the number of documents Find returns and the number the step leaves. A tally declared on a
+// collection that already holds documents is filled from them, and a changed declaration rebuilds it.
+func TestConformanceTallies(t *testing.T) {
+	forEngines(t, func(t *testing.T, e confEngine, db *docstore.DB) {
+		ctx := confCtx(t)
+		spec := docstore.Spec{Name: "tal", Tallies: []docstore.Tally{{Name: "os", Paths: []string{"org", "status"}}}}
+		// Documents stored before the tally is declared.
+		confColl(t, db, docstore.Spec{Name: "tal"},
+			`{"_id":"p1","org":"A","status":"Waiting"}`, `{"_id":"p2","org":"A","status":"Success","n":1}`)
+		c := confColl(t, db, spec)
+		filters := []struct {
+			f    search.Node
+			name string
+		}{
+			{docstore.All(), "all"},
+			{docstore.Eq("org", "A"), "org A"},
+			{docstore.And(docstore.Eq("org", "A"), docstore.Eq("status", "Success")), "A Success"},
+			{docstore.And(docstore.Eq("org", "A"), docstore.Ne("status", "Deleted")), "A not Deleted"},
+			{docstore.Eq("status", nil), "status null or missing"},
+			{docstore.Missing("status"), "status missing"},
+			{docstore.Eq("status", 1), "status 1"},
+			{docstore.In("status", "Waiting", "InProgress"), "queued"},
+			{docstore.Eq("org", "B"), "org B"},
+		}
+		check := func(step string, want map[string]int) {
+			t.Helper()
+			for _, f := range filters {
+				ids := confIDs(t, c, f.f) // Count against Find
+				if w, ok := want[f.name]; ok && len(ids) != w {
+					t.Errorf("%s: %s matches %d documents %q, want %d", step, f.name, len(ids), ids, w)
+				}
+			}
+		}
+		check("filled from the stored documents", map[string]int{"all": 2, "org A": 2, "A Success": 1, "queued": 1})
+
+		if err := c.Insert(ctx, json.RawMessage(`{"_id":"i1","org":"A","status":"Waiting"}`)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.InsertMany(ctx, []any{
+			json.RawMessage(`{"_id":"i1","org":"A","status":"Success"}`), // a duplicate: not stored, not counted
+			json.RawMessage(`{"_id":"i2","org":"B","status":null}`),
+			json.RawMessage(`{"_id":"i3","org":"B"}`),
+			json.RawMessage(`{"_id":"i4","org":"B","status":1.0}`),
+		})
+		if err != nil || !docstore.IsDuplicate(res[0]) || errors.Join(res[1:]...) != nil {
+			t.Fatalf("insert many: %v %v", res, err)
+		}
+		check("inserts", map[string]int{"all": 6, "org A": 3, "queued": 2, "org B": 3, "status null or missing": 2, "status missing": 2, "status 1": 1})
+
+		if _, err := c.UpdateOne(ctx, docstore.ID("i1"), docstore.Set("status", "InProgress"), false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.UpdateOne(ctx, docstore.ID("p2"), docstore.Inc("n", 1), false); err != nil { // tallied paths unchanged
+			t.Fatal(err)
+		}
+		if n, err := c.UpdateMany(ctx, docstore.Eq("org", "B"), docstore.Set("status", "Success")); err != nil || n != 3 {
+			t.Fatalf("update many: %d %v", n, err)
+		}
+		check("updates", map[string]int{"all": 6, "A Success": 1, "queued": 2, "org B": 3, "status null or missing": 0})
+
+		if _, err := c.UpdateOne(ctx, docstore.ID("i3"), docstore.Unset("status"), false); err != nil {
+			t.Fatal(err)
+		}
+		var claimed map[string]any
+		if err := c.FindOneAndUpdate(ctx, docstore.Eq("status", "Waiting"), docstore.Sort("_id"), docstore.Set("status", "Success").Set("org", "C"),
+			docstore.FindAndUpdate{}, &claimed); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.UpdateOne(ctx, docstore.ID("u1"), docstore.Set("org", "A").Set("status", "Waiting"), true); err != nil { // upsert
+			t.Fatal(err)
+		}
+		check("unset, find-and-update, upsert", map[string]int{"all": 7, "org A": 3, "status missing": 1, "queued": 2})
+
+		if err := c.Replace(ctx, json.RawMessage(`{"_id":"u1","org":"B","status":"Deleted"}`), false); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Replace(ctx, json.RawMessage(`{"_id":"r1","org":"A","status":"Deleted"}`), true); err != nil {
+			t.Fatal(err)
+		}
+		check("replaces", map[string]int{"all": 8, "org A": 3, "A not Deleted": 2, "org B": 4})
+
+		if _, err := c.DeleteOne(ctx, docstore.ID("i1")); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.DeleteMany(ctx, docstore.Eq("org", "B")); err != nil || n != 4 {
+			t.Fatalf("delete many: %d %v", n, err)
+		}
+		check("deletes", map[string]int{"all": 3, "org A": 2, "org B": 0, "queued": 0})
+
+		// A changed declaration: the tally is rebuilt from the documents.
+		c = confColl(t, db, docstore.Spec{Name: "tal", Tallies: []docstore.Tally{{Name: "os", Paths: []string{"status", "org"}}}})
+		check("rebuilt", map[string]int{"all": 3, "org A": 2, "A Success": 1})
+		if err := c.Insert(ctx, json.RawMessage(`{"_id":"z","org":"A","status":"Success"}`)); err != nil {
+			t.Fatal(err)
+		}
+		check("after the rebuild", map[string]int{"all": 4, "A Success": 2})
 	})
 }

@@ -126,6 +126,9 @@ type Spec = engine.Spec
 // exactly the expressions the generated queries use for these paths.
 type Index = engine.Index
 
+// Tally is one count the embedded engine keeps per combination of a few paths' values (Spec.Tallies).
+type Tally = engine.Tally
+
 // Key is one key of an index: a Path, Desc(ending) or not.
 type Key = engine.Key
 
@@ -259,23 +262,30 @@ func (c *Collection) FindRaw(ctx context.Context, q Query) ([][]byte, error) {
 // total number of matches. The count runs beside the find (on another connection): on a large collection it
 // is the longer of the two (it visits every match), and the page no longer waits for it to start.
 func (c *Collection) FindPage(ctx context.Context, f search.Node, p search.Page, out any) (int64, error) {
+	return c.FindPageCounted(ctx, f, p, out, func(ctx context.Context) (int64, error) { return c.Count(ctx, f) })
+}
+
+// FindPageCounted is FindPage with the total given by count, run beside the find, rather than by counting
+// what f matches: for a store whose total is not its page filter's count (or is cheaper counted otherwise).
+func (c *Collection) FindPageCounted(ctx context.Context, f search.Node, p search.Page, out any,
+	count func(context.Context) (int64, error)) (int64, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type counted struct {
 		n   int64
 		err error
 	}
-	count := make(chan counted, 1)
+	total := make(chan counted, 1)
 	go func() {
-		n, err := c.Count(cctx, f)
-		count <- counted{n, err}
+		n, err := count(cctx)
+		total <- counted{n, err}
 	}()
 	if err := c.Find(ctx, Query{Filter: f, Sort: StableSort(p.Sort), Offset: p.Offset, Limit: p.Limit}, out); err != nil {
 		cancel()
-		<-count
+		<-total
 		return 0, err
 	}
-	res := <-count
+	res := <-total
 	return res.n, res.err
 }
 

@@ -655,14 +655,41 @@ func (s *JobStore) Search(ctx context.Context, f search.Node, p search.Page) ([]
 		return nil, 0, err
 	}
 	jf := f
+	count := func(ctx context.Context) (int64, error) { return s.jobs.Count(ctx, f) }
 	if len(queued) > 0 {
 		ids := make([]string, len(queued))
 		for i, d := range queued {
 			ids[i] = d.ID
 		}
 		jf = docstore.And(f, docstore.Not(docstore.In("_id", ids...)))
+		// The total of jobs is f's count (on SQLite a sum over the jobs tally, whose paths f's usual filters
+		// test; the _id condition would make it a visit of every match) less the queued jobs already in jobs
+		// (a job is written there before it leaves the queue), counted by _id before and after: the two
+		// agree when none of those jobs ended meanwhile, and then the difference is exact. A queue that keeps
+		// moving is counted with the _id condition, in one statement.
+		count = func(ctx context.Context) (int64, error) {
+			inQueue := docstore.And(f, docstore.In("_id", ids...))
+			both, err := s.jobs.Count(ctx, inQueue)
+			for range 3 {
+				if err != nil {
+					return 0, err
+				}
+				var all, again int64
+				if all, err = s.jobs.Count(ctx, f); err != nil {
+					return 0, err
+				}
+				if again, err = s.jobs.Count(ctx, inQueue); err == nil && again == both {
+					return all - both, nil
+				}
+				both = again
+			}
+			if err != nil {
+				return 0, err
+			}
+			return s.jobs.Count(ctx, jf)
+		}
 	}
-	nd, err := s.jobs.FindPage(ctx, jf, window, &done)
+	nd, err := s.jobs.FindPageCounted(ctx, jf, window, &done, count)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -47,7 +47,10 @@ type sqlWhere struct {
 	b      strings.Builder
 	args   []any
 	arrays map[string]bool
-	err    error
+	// cols, when set, writes the condition on a tally's columns (tally.go) rather than on the document: a
+	// path without a column is errNotTallied.
+	cols map[string]sqlTarget
+	err  error
 }
 
 // sqlFilter returns the condition of f and its arguments. A path engine.CheckPath refuses is an error (paths
@@ -121,6 +124,22 @@ func (w *sqlWhere) field(n search.Node) {
 			w.err = err
 		}
 		w.b.WriteByte('0')
+		return
+	}
+	if w.cols != nil {
+		t, ok := w.cols[n.Path]
+		if !ok {
+			if w.err == nil {
+				w.err = errNotTallied
+			}
+			w.b.WriteByte('0')
+			return
+		}
+		if n.Op == search.OpExists {
+			w.b.WriteString(t.expr + " IS NOT NULL")
+			return
+		}
+		w.scalar(n, t)
 		return
 	}
 	if n.Op == search.OpExists {

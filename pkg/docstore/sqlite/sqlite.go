@@ -175,7 +175,7 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 func (e *Engine) Collections(ctx context.Context) ([]string, error) {
-	rows, err := e.r.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type='table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+	rows, err := e.r.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type='table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND instr(name,'$')=0 ORDER BY name")
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +244,14 @@ func (e *Engine) Collection(ctx context.Context, spec engine.Spec) (engine.Coll,
 				return fmt.Errorf("index %s: %w", name, sqliteErr(err))
 			}
 		}
+		c.tallies = nil
+		for _, t := range spec.Tallies {
+			tl, err := c.ensureTally(ctx, tx, t)
+			if err != nil {
+				return err
+			}
+			c.tallies = append(c.tallies, tl)
+		}
 		return nil
 	})
 	if err != nil {
@@ -296,7 +304,7 @@ func checkCollName(n string) error {
 		return fmt.Errorf("docstore: bad collection name %q", n)
 	}
 	for _, r := range n {
-		if r < 0x20 || r == '"' || r == 0x7f {
+		if r < 0x20 || r == '"' || r == '$' || r == 0x7f { // '$': MongoDB's rule, and the tallies' tables (tally.go)
 			return fmt.Errorf("docstore: bad collection name %q", n)
 		}
 	}
@@ -327,6 +335,7 @@ type coll struct {
 	table   string // quoted
 	arrays  map[string]bool
 	indexes []sqliteIndex // the declared indexes, as SQLite orders them
+	tallies []tally       // the declared tallies (tally.go)
 }
 
 // sqliteIndex is a declared index: its SQLite name and its keys, the implicit trailing id of a non-unique
@@ -513,6 +522,9 @@ func (c *coll) Find(ctx context.Context, q engine.Query) ([][]byte, error) {
 }
 
 func (c *coll) Count(ctx context.Context, f search.Node) (int64, error) {
+	if n, ok, err := c.tallyCount(ctx, f); ok || err != nil {
+		return n, err
+	}
 	where, args, err := sqlFilter(f, c.arrays)
 	if err != nil {
 		return 0, err

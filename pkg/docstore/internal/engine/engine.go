@@ -43,6 +43,18 @@ type Spec struct {
 	// Arrays lists the paths whose values are arrays. A filter on such a path matches a document whose array
 	// holds a matching element (MongoDB's rule); on SQLite the translator needs to know which paths they are.
 	Arrays []string
+	// Tallies are counts the embedded engine keeps per distinct combination of a few paths' values, in the
+	// same transaction as every write: a Count whose filter only tests these paths is then a sum over the
+	// combinations rather than a visit of every matching document (an exact X-Total that does not grow with
+	// the collection). MongoDB counts with the indexes, as before; the results are the same.
+	Tallies []Tally
+}
+
+// Tally declares one kept count of a collection: its Name and the Paths whose combinations it counts (no
+// array path, no _id; few distinct combinations, such as an organization, a status and a data type).
+type Tally struct {
+	Name  string
+	Paths []string
 }
 
 // Index is one index of a collection. On SQLite it is an expression index on exactly the expressions the
