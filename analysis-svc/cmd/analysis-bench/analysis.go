@@ -9,22 +9,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math/big"
 	mrand "math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
 	"github.com/openir/platform/analysis-svc/internal/store"
@@ -57,7 +52,7 @@ type analysisRun struct {
 	dbDir string // the folder of every section's embedded database (and the floors')
 	logs  *benchkit.LogSink
 	s     *stack // the current section's service
-	bare  *bareServer
+	bare  *benchkit.Bare
 	// rawJob is a finished Echo job as the store wrote it in `jobs`: the shape of the floors' documents and
 	// of the documents section 5 inserts.
 	rawJob map[string]any
@@ -70,8 +65,8 @@ type analysisRun struct {
 // section 5 measures), and the floors run on a database of their own through the same collection API.
 func runAnalysis(ctx context.Context, b *bench) error {
 	b.Service = "analysis-svc"
-	a := &analysisRun{b: b, bare: newBareServer(), dbDir: filepath.Join(b.Tmp, "db"), logs: &benchkit.LogSink{Out: b.Log}}
-	defer a.bare.close()
+	a := &analysisRun{b: b, bare: benchkit.NewBare(), dbDir: filepath.Join(b.Tmp, "db"), logs: &benchkit.LogSink{Out: b.Log}}
+	defer a.bare.Close()
 	var first *stack
 	if err := b.Phase("start", func() (err error) {
 		first, err = a.startStack(ctx, "pipeline")
@@ -300,7 +295,7 @@ func (a *analysisRun) pipelineFloor(ctx context.Context, body []byte) (float64, 
 		return 0, nil, err
 	}
 	var submits atomic.Int64
-	a.bare.set("POST /submit", body, func(ctx context.Context) error {
+	a.bare.Set("POST /submit", body, func(ctx context.Context) error {
 		if err := read(ctx); err != nil {
 			return err
 		}
@@ -308,7 +303,7 @@ func (a *analysisRun) pipelineFloor(ctx context.Context, body []byte) (float64, 
 		return queue.Insert(ctx, with(a.rawJob, "_id", qid, "slot", qid, "status", "Waiting", "data", fmt.Sprintf("10.2.%d.%d", i/250, i%250+1),
 			"createdAt", now, "updatedAt", now, "startDate", int64(0), "endDate", int64(0), "attempts", 0))
 	})
-	c := benchkit.NewClient(a.bare.url, a.s.admin.Key())
+	c := benchkit.NewClient(a.bare.URL, a.s.admin.Key())
 	lat := make([]time.Duration, n)
 	// The claim's final step (store.JobStore.Claim): an organization's oldest Waiting job; its reads before
 	// (running jobs, organizations with Waiting jobs) are not in the floor.
@@ -382,7 +377,7 @@ func (a *analysisRun) cacheHits(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
-	a.bare.set("POST /run", hit.Body, hitReads)
+	a.bare.Set("POST /run", hit.Body, hitReads)
 
 	measure := func(c *benchkit.Client, p string) (float64, []time.Duration, error) {
 		lat := make([]time.Duration, n)
@@ -404,13 +399,13 @@ func (a *analysisRun) cacheHits(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	floorRate, floorLat, err := measure(benchkit.NewClient(a.bare.url, a.s.admin.Key()), "/run")
+	floorRate, floorLat, err := measure(benchkit.NewClient(a.bare.URL, a.s.admin.Key()), "/run")
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
 	// For the analysis: the same round trips without the reads.
-	a.bare.set("POST /rtt", hit.Body, nil)
-	rttRate, rttLat, err := measure(benchkit.NewClient(a.bare.url, a.s.admin.Key()), "/rtt")
+	a.bare.Set("POST /rtt", hit.Body, nil)
+	rttRate, rttLat, err := measure(benchkit.NewClient(a.bare.URL, a.s.admin.Key()), "/rtt")
 	if err != nil {
 		return fmt.Errorf("bare round trip: %w", err)
 	}
@@ -466,8 +461,8 @@ func (a *analysisRun) waitReport(ctx context.Context) error {
 		return fmt.Errorf("floor: %w", err)
 	}
 	// For the analysis: a bare round trip of the same body.
-	a.bare.set("GET /rtt", sample, nil)
-	c := benchkit.NewClient(a.bare.url, a.s.admin.Key())
+	a.bare.Set("GET /rtt", sample, nil)
+	c := benchkit.NewClient(a.bare.URL, a.s.admin.Key())
 	rtt := make([]time.Duration, n)
 	for i := range n {
 		d, err := benchkit.Timed(func() error {
@@ -676,7 +671,7 @@ func (a *analysisRun) reads(ctx context.Context) error {
 	filter := docstore.And(docstore.Eq("organization", benchOrg), docstore.Eq("status", "Success"), docstore.Eq("dataType", "ip"))
 	query := `{"query":{"_and":[{"status":"Success"},{"dataType":"ip"}]}}`
 	find := docstore.Query{Filter: filter, Sort: docstore.Sort("-createdAt", "_id"), Limit: 50}
-	bare := benchkit.NewClient(a.bare.url, a.s.admin.Key())
+	bare := benchkit.NewClient(a.bare.URL, a.s.admin.Key())
 	caller, err := a.byID(ctx, found("users", adminLogin), found("organizations", benchOrg))
 	if err != nil {
 		return err
@@ -702,7 +697,7 @@ func (a *analysisRun) reads(ctx context.Context) error {
 			if err != nil {
 				return r, err
 			}
-			a.bare.set("GET /job", body, read)
+			a.bare.Set("GET /job", body, read)
 			fd, err := benchkit.Timed(func() error {
 				_, err := bare.Call(ctx, http.MethodGet, "/job", nil, http.StatusOK, nil)
 				return err
@@ -739,7 +734,7 @@ func (a *analysisRun) reads(ctx context.Context) error {
 			// no SQL (nor tallies): there they are the collection API's find and count.
 			var rows int
 			var n int64
-			a.bare.set("POST /search", res.Body, func(ctx context.Context) error {
+			a.bare.Set("POST /search", res.Body, func(ctx context.Context) error {
 				if err := caller(ctx); err != nil {
 					return err
 				}
@@ -892,7 +887,7 @@ func (a *analysisRun) waitReportFloor(ctx context.Context, n int, body []byte, i
 	if err != nil {
 		return nil, err
 	}
-	c := benchkit.NewClient(a.bare.url, a.s.admin.Key())
+	c := benchkit.NewClient(a.bare.URL, a.s.admin.Key())
 	delays := make([]time.Duration, n)
 	for i := range n {
 		fid := randomID(20)
@@ -901,7 +896,7 @@ func (a *analysisRun) waitReportFloor(ctx context.Context, n int, body []byte, i
 			return nil, err
 		}
 		arrived, wake := make(chan struct{}), make(chan struct{})
-		a.bare.set("GET /wait", body, func(ctx context.Context) error {
+		a.bare.Set("GET /wait", body, func(ctx context.Context) error {
 			close(arrived)
 			select {
 			case <-wake:
@@ -1011,51 +1006,6 @@ func randomID(n int) string {
 	}
 	return string(b)
 }
-
-// bareServer is the HTTP floor: a bare Echo router (no middleware, no authentication) whose routes, set by
-// the phases, do the database work the real request needs at least (none for a bare round trip) and answer a
-// fixed body of the real response's size.
-type bareServer struct {
-	srv    *httptest.Server
-	url    string
-	routes sync.Map // "METHOD /path" → bareRoute
-}
-
-// bareRoute is what a floor route does: its work (nil: none), then its body.
-type bareRoute struct {
-	work func(context.Context) error
-	body []byte
-}
-
-func newBareServer() *bareServer {
-	b := &bareServer{}
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.Any("/*", func(c echo.Context) error {
-		v, ok := b.routes.Load(c.Request().Method + " " + c.Request().URL.Path)
-		if !ok {
-			return c.NoContent(http.StatusNotFound)
-		}
-		r := v.(bareRoute)
-		_, _ = io.Copy(io.Discard, c.Request().Body)
-		if r.work != nil {
-			if err := r.work(c.Request().Context()); err != nil {
-				return c.String(http.StatusInternalServerError, err.Error())
-			}
-		}
-		return c.JSONBlob(http.StatusOK, r.body)
-	})
-	b.srv = httptest.NewServer(e)
-	b.url = b.srv.URL
-	return b
-}
-
-// set makes route ("METHOD /path") do work, then answer body.
-func (b *bareServer) set(route string, body []byte, work func(context.Context) error) {
-	b.routes.Store(route, bareRoute{work: work, body: body})
-}
-
-func (b *bareServer) close() { b.srv.Close() }
 
 // readKind says how the floors read a document by _id on the current pass.
 func (a *analysisRun) readKind() string {

@@ -33,8 +33,12 @@ var _ cases.CaseStore = (*CaseStore)(nil)
 // caseSpec: the unique number; the case list of an organisation in its default order (_id), by number, by
 // start date (the usual order of case lists), and by status then start date (open cases, newest first); the
 // count of a search by status and severity (X-Total of the usual "open cases of severity ≥ n") reads
-// (organisation, status, severity) alone, without the documents.
-var caseSpec = docstore.Spec{Name: "cases", Arrays: []string{"tags"}, Indexes: []docstore.Index{
+// (organisation, status, severity) alone, without the documents (on MongoDB; on SQLite the tally, below).
+var caseSpec = docstore.Spec{Name: "cases", Arrays: []string{"tags"}, Tallies: []docstore.Tally{
+	// X-Total of the usual case lists (status, severity, owner, flag within the organisation) as a sum over
+	// the combinations (on SQLite), whatever the number of cases.
+	{Name: "list", Paths: []string{record.PathOrg, "status", "severity", "owner", "flag"}},
+}, Indexes: []docstore.Index{
 	{Name: "organisation_caseId_unique", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("caseId")}, Unique: true},
 	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 	{Name: "organisation_caseId", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Desc("caseId")}},

@@ -25,7 +25,10 @@ var (
 	// waitingTasks query (status) in the default order and newest first. A parent's index holds the
 	// organisation second: the domain scopes every list to the caller's organisation, and an index matching
 	// both equalities is the one SQLite picks over the organisation's (it keeps no statistics).
-	taskSpec = docstore.Spec{Name: "tasks", Indexes: []docstore.Index{
+	taskSpec = docstore.Spec{Name: "tasks", Tallies: []docstore.Tally{
+		// X-Total of waitingTasks and the task lists by status or owner, on SQLite.
+		{Name: "list", Paths: []string{record.PathOrg, "status", "owner"}},
+	}, Indexes: []docstore.Index{
 		{Name: "case_organisation__id", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 		{Name: "case_organisation_order", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID), docstore.Asc(record.PathOrg), docstore.Asc("order")}},
 		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
