@@ -1173,6 +1173,21 @@ func TestConformanceTallies(t *testing.T) {
 		}
 		check("deletes", map[string]int{"all": 3, "org A": 2, "org B": 0, "queued": 0})
 
+		// Declarations neither engine takes.
+		for _, bad := range [][]docstore.Tally{
+			{{Name: "", Paths: []string{"org"}}},
+			{{Name: "x", Paths: nil}},
+			{{Name: "x", Paths: []string{"_id"}}},
+			{{Name: "x", Paths: []string{"tags"}}},
+			{{Name: "x", Paths: []string{"org", "org"}}},
+			{{Name: "x", Paths: []string{"org"}}, {Name: "x", Paths: []string{"status"}}},
+			{{Name: "a$b", Paths: []string{"org"}}},
+			{{Name: "x", Paths: []string{"$org"}}},
+		} {
+			if _, err := db.Collection(ctx, docstore.Spec{Name: "tal_bad", Arrays: []string{"tags"}, Tallies: bad}); err == nil {
+				t.Errorf("tallies %+v were taken", bad)
+			}
+		}
 		// A changed declaration: the tally is rebuilt from the documents.
 		c = confColl(t, db, docstore.Spec{Name: "tal", Tallies: []docstore.Tally{{Name: "os", Paths: []string{"status", "org"}}}})
 		check("rebuilt", map[string]int{"all": 3, "org A": 2, "A Success": 1})

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/openir/platform/pkg/apperr"
@@ -95,6 +96,29 @@ func (d *DB) Close(ctx context.Context) error { return d.eng.Close(ctx) }
 // Collections lists the names of the collections that exist in the database.
 func (d *DB) Collections(ctx context.Context) ([]string, error) { return d.eng.Collections(ctx) }
 
+// checkTallies refuses, on both engines, a tally the embedded engine could not keep: unnamed, a name used
+// twice or holding a character a collection name may not, no path, a path twice, the _id or an array path.
+func checkTallies(spec Spec) error {
+	names := map[string]bool{}
+	for _, t := range spec.Tallies {
+		if t.Name == "" || names[t.Name] || strings.ContainsAny(t.Name, "\"$") || len(t.Paths) == 0 {
+			return fmt.Errorf("docstore: collection %s: tally %q: a name of its own and at least one path", spec.Name, t.Name)
+		}
+		names[t.Name] = true
+		paths := map[string]bool{}
+		for _, p := range t.Paths {
+			if err := engine.CheckPath(p); err != nil {
+				return fmt.Errorf("docstore: collection %s tally %s: %w", spec.Name, t.Name, err)
+			}
+			if p == "_id" || paths[p] || slices.Contains(spec.Arrays, p) {
+				return fmt.Errorf("docstore: collection %s tally %s: %s is the _id, an array path or there twice", spec.Name, t.Name, p)
+			}
+			paths[p] = true
+		}
+	}
+	return nil
+}
+
 // Collection opens (creating when needed) the collection spec describes and its indexes.
 func (d *DB) Collection(ctx context.Context, spec Spec) (*Collection, error) {
 	if spec.Name == "" {
@@ -109,6 +133,9 @@ func (d *DB) Collection(ctx context.Context, spec Spec) (*Collection, error) {
 				return nil, fmt.Errorf("docstore: collection %s index %s: %w", spec.Name, ix.Name, err)
 			}
 		}
+	}
+	if err := checkTallies(spec); err != nil {
+		return nil, err
 	}
 	c, err := d.eng.Collection(ctx, spec)
 	if err != nil {

@@ -19,7 +19,9 @@
 // serializes the writers instead of SQLite's sleeping busy handler, and concurrent writes share one commit
 // (group commit, group.go). Reads use a pool of query_only connections and see the last committed state (WAL
 // snapshots). Updates read the matching documents, apply the operations in Go (update.go) and write them back,
-// all in one transaction, so that queue claims, counters and upserts are atomic.
+// all in one transaction, so that queue claims, counters and upserts are atomic. Tallies (tally.go) are
+// counts per combination of a few paths' values, kept by triggers in those same transactions, that answer a
+// Count testing only those paths without visiting the documents.
 //
 // Differences from MongoDB that remain (the conformance suite pins what both engines do):
 //   - A filter on a path matches an array's elements only for the paths the collection declares in

@@ -81,28 +81,17 @@ func tallySQL(coll string, t engine.Tally) (table string, stmts []string) {
 }
 
 // ensureTally creates the tally t of the collection (in tx, the transaction that creates the collection),
-// or rebuilds it when its definition changed, filling it from the documents stored.
+// or rebuilds it when its definition changed, filling it from the documents stored. docstore checked the
+// declaration (checkTallies).
 func (c *coll) ensureTally(ctx context.Context, tx *wtx, t engine.Tally) (tally, error) {
-	if t.Name == "" || len(t.Paths) == 0 {
-		return tally{}, fmt.Errorf("tally %q: a name and at least one path", t.Name)
-	}
 	out := tally{cols: map[string]sqlTarget{}}
 	for i, p := range t.Paths {
-		if err := engine.CheckPath(p); err != nil {
-			return tally{}, fmt.Errorf("tally %s: %w", t.Name, err)
-		}
-		if p == "_id" || c.arrays[p] {
-			return tally{}, fmt.Errorf("tally %s: %s is the _id or an array path", t.Name, p)
-		}
-		if _, dup := out.cols[p]; dup {
-			return tally{}, fmt.Errorf("tally %s: %s twice", t.Name, p)
-		}
 		out.cols[p] = sqlTarget{expr: "v" + strconv.Itoa(i), typ: "t" + strconv.Itoa(i)}
 	}
 	out.paths = t.Paths
 	table, stmts := tallySQL(c.name, t)
 	out.table = table
-	if err := checkCollName(t.Name); err != nil {
+	if err := checkCollName(t.Name); err != nil { // control characters would not quote
 		return tally{}, fmt.Errorf("tally: %w", err)
 	}
 	// The schema as SQLite keeps it: the table, its index and its three triggers.
