@@ -28,8 +28,8 @@ type sizes struct {
 
 var (
 	fullSizes = sizes{Clients: 16, PipelineJobs: 2000, CacheHits: 5000, WaitJobs: 200, WaitSleepMS: 50,
-		ProcessJobs: 200, ReadsSmall: 100_000, ReadsLarge: 1_000_000, GetReps: 200, SearchReps: 20, GetRepsLarge: 200,
-		SearchRepsLarge: 20}
+		ProcessJobs: 200, ReadsSmall: 100_000, ReadsLarge: 1_000_000, GetReps: 200, SearchReps: 100, GetRepsLarge: 200,
+		SearchRepsLarge: 100}
 	quickSizes = sizes{Clients: 16, PipelineJobs: 100, CacheHits: 300, WaitJobs: 20, WaitSleepMS: 50,
 		ProcessJobs: 20, ReadsSmall: 1_000, ReadsLarge: 3_000, GetReps: 20, SearchReps: 3, GetRepsLarge: 10,
 		SearchRepsLarge: 3}
