@@ -733,15 +733,22 @@ func (c *coll) GroupCount(ctx context.Context, f search.Node, path string, limit
 
 // groups runs the group query; bools tells whether a group held bools (then split into its own groups).
 func (c *coll) groups(ctx context.Context, f search.Node, path string, limit int) ([]engine.Group, bool, error) {
-	where, args, err := sqlFilter(f, c.arrays)
+	s, args, tallied, err := c.tallyGroups(f, path)
 	if err != nil {
 		return nil, false, err
 	}
-	var s string
-	if c.arrays[path] && path != "_id" {
+	where := ""
+	if !tallied {
+		if where, args, err = sqlFilter(f, c.arrays); err != nil {
+			return nil, false, err
+		}
+	}
+	switch {
+	case tallied:
+	case c.arrays[path] && path != "_id":
 		s = "SELECT j.value, count(*), sum(j.type IN ('true','false')) FROM (SELECT doc FROM " + c.table + " WHERE " + where +
 			") AS d LEFT JOIN json_each(d.doc," + sqlPath(path) + ") AS j GROUP BY 1 ORDER BY 2 DESC, 1"
-	} else {
+	default:
 		x := sqlExpr(path)
 		s = "SELECT " + x + ", count(*), sum(CASE WHEN " + x + " IN (0,1) THEN json_type(doc," + sqlPath(path) +
 			") IN ('true','false') ELSE 0 END) FROM " + c.table + " WHERE " + where + " GROUP BY 1 ORDER BY 2 DESC, 1"

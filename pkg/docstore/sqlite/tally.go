@@ -166,29 +166,58 @@ func sameSchema(have, stmts []string) bool {
 	return true
 }
 
-// tallyCount counts the documents f matches from a tally whose paths are every path f tests; ok is false when
-// no tally has them all.
-func (c *coll) tallyCount(ctx context.Context, f search.Node) (n int64, ok bool, err error) {
+// tallyWhere finds a tally that holds every path f tests and the given paths, and returns it with f written
+// on its columns; ok is false when no tally has them all.
+func (c *coll) tallyWhere(f search.Node, paths ...string) (t tally, where string, args []any, ok bool, err error) {
+next:
 	for _, t := range c.tallies {
+		for _, p := range paths {
+			if _, has := t.cols[p]; !has {
+				continue next
+			}
+		}
 		w := sqlWhere{arrays: c.arrays, cols: t.cols}
 		w.node(f)
 		if errors.Is(w.err, errNotTallied) {
 			continue
 		}
 		if w.err != nil {
-			return 0, false, w.err
+			return tally{}, "", nil, false, w.err
 		}
-		rows, err := c.e.query(ctx, "SELECT coalesce(sum(n),0) FROM "+t.table+" WHERE "+w.b.String(), w.args...)
-		if err != nil {
+		return t, w.b.String(), w.args, true, nil
+	}
+	return tally{}, "", nil, false, nil
+}
+
+// tallyCount counts the documents f matches from a tally whose paths are every path f tests; ok is false when
+// no tally has them all.
+func (c *coll) tallyCount(ctx context.Context, f search.Node) (n int64, ok bool, err error) {
+	t, where, args, ok, err := c.tallyWhere(f)
+	if !ok || err != nil {
+		return 0, false, err
+	}
+	rows, err := c.e.query(ctx, "SELECT coalesce(sum(n),0) FROM "+t.table+" WHERE "+where, args...)
+	if err != nil {
+		return 0, false, err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		if err := rows.Scan(&n); err != nil {
 			return 0, false, err
 		}
-		defer rows.Close()
-		if rows.Next() {
-			if err := rows.Scan(&n); err != nil {
-				return 0, false, err
-			}
-		}
-		return n, true, rows.Err()
 	}
-	return 0, false, nil
+	return n, true, rows.Err()
+}
+
+// tallyGroups is the group query of GroupCount on a tally that holds path and every path f tests (the same
+// groups, counts and order as over the documents: the value column groups as the value expression does, and
+// the type column tells the bools); ok is false when no tally has them all.
+func (c *coll) tallyGroups(f search.Node, path string) (s string, args []any, ok bool, err error) {
+	t, where, args, ok, err := c.tallyWhere(f, path)
+	if !ok || err != nil {
+		return "", nil, false, err
+	}
+	col := t.cols[path]
+	return "SELECT " + col.expr + ", sum(n), sum(CASE WHEN " + col.typ + " IN ('true','false') THEN n ELSE 0 END) FROM " + t.table +
+		" WHERE " + where + " GROUP BY 1 ORDER BY 2 DESC, 1", args, true, nil
 }
