@@ -9,6 +9,7 @@ package main
 // in the service's own database, right after the cases made through the API.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -55,6 +56,8 @@ type sizeResult struct {
 	cases, observables, tasks int64
 	waiting, waitingFloor     []time.Duration
 	search, searchFloor       []time.Duration
+	stats, statsFloor         []time.Duration
+	statsDocs                 []time.Duration // the groups over the documents (raw SQL), for the note
 	similar, similarFloor     []time.Duration
 	bulk, bulkFloor           []time.Duration
 	similarCount              int
@@ -539,6 +542,28 @@ func (r *caseRun) measure(ctx context.Context, queryReps, similarReps, bulkReps 
 	}
 	done("case search", res.search, res.searchFloor)
 
+	// Statistics of a dashboard: the open cases by severity.
+	statsQuery := map[string]any{"query": map[string]any{"status": "Open"},
+		"stats": []any{map[string]any{"_agg": "field", "_field": "severity", "_select": []any{map[string]any{"_agg": "count"}}}}}
+	if res.stats, res.statsFloor, err = r.timeStats(ctx, queryReps, "/api/case/_stats", statsQuery, "cases",
+		docstore.And(docstore.Eq("status", "Open"), org), "severity"); err != nil {
+		return res, fmt.Errorf("case stats: %w", err)
+	}
+	done("case stats", res.stats, res.statsFloor)
+	if !r.b.OnMongo() { // for the analysis: the same groups counted over the documents (every open case's entry)
+		for range queryReps {
+			d, err := benchkit.Timed(func() error {
+				_, err := r.s.db.RawSQL(ctx, `SELECT json_extract(doc,'$."severity"'), count(*) FROM "cases" WHERE json_extract(doc,'$."organisation"') = ? `+
+					`AND json_extract(doc,'$."status"') = 'Open' GROUP BY 1`, benchOrg)
+				return err
+			})
+			if err != nil {
+				return res, fmt.Errorf("stats over the documents: %w", err)
+			}
+			res.statsDocs = append(res.statsDocs, d)
+		}
+	}
+
 	// Similar cases of the alert, and the floor: the find by the similarity keys.
 	var keys []string
 	for k := range alertShared {
@@ -738,6 +763,51 @@ func (r *caseRun) timeList(ctx context.Context, reps int, path string, body any,
 	return lat, floor, total, nil
 }
 
+// timeStats times reps calls of a statistics route (POST path body) and as many of the floor: a bare handler
+// (benchkit.Bare) that runs GroupCount of the filter by path on coll (a tally's sum on SQLite where the store
+// declares one, as for the service) and answers the same body.
+func (r *caseRun) timeStats(ctx context.Context, reps int, path string, body any, coll string, filter search.Node,
+	by string) (lat, floor []time.Duration, err error) {
+	c, err := r.coll(ctx, coll)
+	if err != nil {
+		return nil, nil, err
+	}
+	bare := benchkit.NewBare()
+	defer bare.Close()
+	bc := benchkit.NewClient(bare.URL, "")
+	for k := range reps + 1 {
+		var res *benchkit.Response
+		d, err := benchkit.Timed(func() error {
+			var err error
+			res, err = r.s.analyst.Call(ctx, http.MethodPost, path, body, http.StatusOK, nil)
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		var groups []docstore.Group
+		bare.Set("POST /stats", res.Body, func(ctx context.Context) error {
+			var err error
+			groups, err = c.GroupCount(ctx, filter, by, 0)
+			return err
+		})
+		fd, err := benchkit.Timed(func() error {
+			_, err := bc.Call(ctx, http.MethodPost, "/stats", body, http.StatusOK, nil)
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(groups) == 0 || !bytes.Contains(res.Body, []byte(`"count"`)) {
+			return nil, nil, fmt.Errorf("%s: %s, the floor %d groups", path, res.Body, len(groups))
+		}
+		if k > 0 { // the first is a warm-up
+			lat, floor = append(lat, d), append(floor, fd)
+		}
+	}
+	return lat, floor, nil
+}
+
 // addSize adds one size's rows.
 func (r *caseRun) addSize(s sizeResult) {
 	b, label := r.b, count(int(s.cases))+" cases"
@@ -754,6 +824,15 @@ func (r *caseRun) addSize(s sizeResult) {
 		s.waiting, s.waitingFloor)
 	pair("case _search status+severity, -startDate, 0–50", listFloor,
 		fmt.Sprintf("%d searches, one client; X-Total %s", len(s.search), s.searchTotal), s.search, s.searchFloor)
+	statsFloor := "bare handler, the same body: Collection GroupCount by severity (the tally's sums)"
+	if b.OnMongo() {
+		statsFloor = "bare handler, the same body: Collection GroupCount by severity"
+	}
+	statsNote := fmt.Sprintf("%d calls, one client", len(s.stats))
+	if len(s.statsDocs) > 0 {
+		statsNote += fmt.Sprintf("; the same groups over the documents (raw SQL GROUP BY on the cases) p50 %.3f ms", benchkit.Percentile(s.statsDocs, .5))
+	}
+	pair("case _stats, open cases by severity", statsFloor, statsNote, s.stats, s.statsFloor)
 	pair("GET /api/alert/{id}?similarity=1", "the collection calls the answer needs (alert, its observables, count and find of the similar ones, their cases, 2 group counts)",
 		fmt.Sprintf("%d calls; %d similar cases; %s observables stored; the alert has %d values", len(s.similar), s.similarCount,
 			count(int(s.observables)), 2*alertShared), s.similar, s.similarFloor)
@@ -773,6 +852,7 @@ func (r *caseRun) addGrowth(s, l sizeResult) {
 	}{
 		{"waitingTasks query", s.waiting, l.waiting, s.waitingFloor, l.waitingFloor, "growth of the FindRaw + Count", ""},
 		{"case _search", s.search, l.search, s.searchFloor, l.searchFloor, "growth of the FindRaw + Count", ""},
+		{"case _stats", s.stats, l.stats, s.statsFloor, l.statsFloor, "growth of the GroupCount", ""},
 		{"similar cases", s.similar, l.similar, s.similarFloor, l.similarFloor, "growth of the FindRaw by key", ""},
 		{fmt.Sprintf("%d observables in one request", r.b.sizes.BulkValues), s.bulk, l.bulk, s.bulkFloor, l.bulkFloor,
 			"growth of the InsertMany", ""},
