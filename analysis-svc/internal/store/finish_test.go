@@ -16,12 +16,8 @@ import (
 // Finish calls analysis.FinishedReadable once, when the final job and its report can already be read (the job
 // service wakes its waitreport waiters then), and the job leaves the queue afterwards.
 func TestJobStore_FinishReadableBeforeItEnds(t *testing.T) {
-	db := docstoretest.New(t)
 	ctx := context.Background()
-	s, err := NewJobStore(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newJobStore(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	claimed := queueAndClaim(t, s, "finish-readable-1", now.Add(time.Minute), now)
 	final := claimed
@@ -153,6 +149,16 @@ func TestJobStore_FinishWithLease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newJobStore is a JobStore on a fresh embedded database.
+func newJobStore(t *testing.T) *JobStore {
+	t.Helper()
+	s, err := NewJobStore(t.Context(), docstoretest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // queueAndClaim queues a job of organization "o" and claims it for worker w1 until until.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/pkg/docstore"
-	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -17,12 +16,8 @@ import (
 // its end written to jobs and its removal from the queue, with the filters clients use (which the jobs tally
 // serves on SQLite) and with one it does not hold.
 func TestJobStore_SearchTotal(t *testing.T) {
-	db := docstoretest.New(t)
 	ctx := context.Background()
-	s, err := NewJobStore(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newJobStore(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	for i, id := range []string{"d1", "d2"} {
 		c := queueAndClaim(t, s, id, now.Add(time.Minute), now.Add(time.Duration(i)*time.Second))
@@ -91,13 +86,9 @@ func TestJobStore_SearchTotal(t *testing.T) {
 // them answers each job once, and its total is the number of jobs: the count of the ended ones and the page
 // agree with the queue the search read.
 func TestJobStore_SearchWhileJobsEnd(t *testing.T) {
-	db := docstoretest.New(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := NewJobStore(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newJobStore(t)
 	const n = 40
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	for i := range n {
