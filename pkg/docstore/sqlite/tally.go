@@ -19,13 +19,12 @@ import (
 // with that combination. Triggers on the collection keep n in the transaction of every insert, delete and
 // update of a document, so a tally is always exact. A Count whose filter tests only the tally's paths is the
 // same condition written on those columns, summed: as many rows as combinations, whatever the size of the
-// collection.
+// collection; a GroupCount by one of the paths sums them by that column.
 
 // tally is one declared tally of a collection.
 type tally struct {
-	table string   // quoted
-	paths []string // the counted paths, in declaration order
-	cols  map[string]sqlTarget
+	table string               // quoted
+	cols  map[string]sqlTarget // the columns of each counted path (value, JSON type)
 }
 
 var errNotTallied = errors.New("docstore: a path of the filter is not tallied")
@@ -88,7 +87,6 @@ func (c *coll) ensureTally(ctx context.Context, tx *wtx, t engine.Tally) (tally,
 	for i, p := range t.Paths {
 		out.cols[p] = sqlTarget{expr: "v" + strconv.Itoa(i), typ: "t" + strconv.Itoa(i)}
 	}
-	out.paths = t.Paths
 	table, stmts := tallySQL(c.name, t)
 	out.table = table
 	if err := checkCollName(t.Name); err != nil { // control characters would not quote
