@@ -787,3 +787,45 @@ func TestSQLitePageReadsTheOrderIndex(t *testing.T) {
 		t.Errorf("count = %d, %v; want 1200", n, err)
 	}
 }
+
+// A filter that names its documents by _id reads the primary key, also beside equalities that an index
+// matches (SQLite would take that index, and read every document of the organisation and status), for a
+// find, a sorted page and a count; the results are those of the same filter without the ids, restricted to
+// them.
+func TestSQLiteIDListReadsThePrimaryKey(t *testing.T) {
+	ctx := context.Background()
+	c := sqliteColl(t, docstore.Spec{Name: "jobs", Indexes: []docstore.Index{
+		{Name: "org_status_created", Keys: []docstore.Key{docstore.Asc("org"), docstore.Asc("status"), docstore.Desc("created")}},
+	}})
+	var docs []any
+	for i := range 500 {
+		docs = append(docs, map[string]any{"_id": fmt.Sprintf("j%03d", i), "org": "a", "status": []string{"Success", "Failure"}[i%2],
+			"created": int64(i)})
+	}
+	if _, err := c.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	scope := docstore.And(docstore.Eq("org", "a"), docstore.Eq("status", "Success"))
+	for _, tc := range []struct {
+		f    search.Node
+		want []string
+	}{
+		{docstore.And(scope, docstore.In("_id", "j000", "j001", "j002", "j004", "zz")), []string{"j000", "j002", "j004"}},
+		{docstore.And(scope, docstore.ID("j010")), []string{"j010"}},
+		{docstore.And(docstore.And(scope, docstore.Gte("created", 3)), docstore.In("_id", "j000", "j002", "j004", "j006")), []string{"j004", "j006"}},
+	} {
+		for _, q := range []docstore.Query{{Filter: tc.f}, {Filter: tc.f, Sort: docstore.StableSort(docstore.Sort("-created")), Limit: 2}} {
+			plan, err := c.Explain(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(plan, "sqlite_autoindex_jobs_1") {
+				t.Errorf("%v: the plan does not read the primary key:\n%s", tc.f, plan)
+			}
+		}
+		got := ids(t, c, tc.f) // Count agrees with Find
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%v: %q, want %q", tc.f, got, tc.want)
+		}
+	}
+}
