@@ -417,7 +417,7 @@ func (c *coll) selectSQL(cols string, q engine.Query) (string, []any, error) {
 		return "", nil, err
 	}
 	from := c.table
-	if c.byID(q.Filter) {
+	if byID(q.Filter) {
 		from += c.idIndex()
 	} else if ix := c.orderIndex(q); ix != "" {
 		from += ` INDEXED BY "` + ix + `"`
@@ -437,13 +437,11 @@ func (c *coll) selectSQL(cols string, q engine.Query) (string, []any, error) {
 	return s, args, nil
 }
 
-// orderIndex names the declared index that reads a page of q (a sort and a limit) in its sort order, for
-// selectSQL to impose with INDEXED BY; "" leaves the choice to SQLite. Without statistics on expressions,
 // byID tells whether f names its documents by _id (an equality or a list of ids, alone or in the top-level
 // conjunction): then the primary key is the index to read, at most one entry per id. SQLite, which keeps no
 // statistics, would rather take an index matching two or three equalities than a list of three ids, and read
 // every document those equalities match.
-func (c *coll) byID(f search.Node) bool {
+func byID(f search.Node) bool {
 	switch f.Op {
 	case search.OpEq:
 		return f.Path == "_id" && f.Value != nil
@@ -451,7 +449,7 @@ func (c *coll) byID(f search.Node) bool {
 		return f.Path == "_id" && len(f.Values) > 0 && !hasNil(f.Values)
 	case search.OpAnd:
 		for _, ch := range f.Children {
-			if c.byID(ch) {
+			if byID(ch) {
 				return true
 			}
 		}
@@ -464,6 +462,8 @@ func (c *coll) idIndex() string {
 	return ` INDEXED BY "sqlite_autoindex_` + c.name + `_1"`
 }
 
+// orderIndex names the declared index that reads a page of q (a sort and a limit) in its sort order, for
+// selectSQL to impose with INDEXED BY; "" leaves the choice to SQLite. Without statistics on expressions,
 // SQLite may prefer an index that also serves a range of the filter and then sort every match: with
 // (organisation, status, severity) and (organisation, status, startDate), a page of open cases of severity ≥ 3
 // by startDate sorted all 40,000 matches (230-370 ms) instead of reading 50 in order (< 1 ms). An order index
@@ -559,7 +559,7 @@ func (c *coll) Count(ctx context.Context, f search.Node) (int64, error) {
 		return 0, err
 	}
 	from := c.table
-	if c.byID(f) {
+	if byID(f) {
 		from += c.idIndex()
 	}
 	rows, err := c.e.query(ctx, "SELECT count(*) FROM "+from+" WHERE "+where, args...)
