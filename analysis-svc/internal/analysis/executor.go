@@ -107,34 +107,31 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 		}
 	}()
 
-	final, report, release := s.runJob(runCtx, j)
+	final, report, release, started := s.runJob(runCtx, j)
 	defer release() // after the end is stored: removing a job folder takes a while (0.5 ms for an empty one)
+	// Whether the service is stopping is read once, here: the outcome is the worker's own when the stop came
+	// after it; a stop that comes later must not turn a stored end into a lost one.
+	stopping := ctx.Err() != nil
 	cancel()
 	// The renewer stops on its own. Finish confirms the lease itself, so the end of the job does not wait for
 	// it (on a loaded machine that wait, two goroutine hand-offs, was a millisecond on every job's end).
 	defer func() { <-renewDone }()
+	// The end is written on a context the stop does not cancel: a stop between here and the write would
+	// otherwise leave the job InProgress until its lease ran out and the sweeper took it.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer wcancel()
 
+	if stopping { // give the job back, whatever the renewer saw: Requeue and Finish act only while owner holds it
+		s.giveBack(wctx, owner, j, started)
+		return
+	}
 	select {
 	case <-lost:
 		s.cfg.Log.Info("job lease lost; result dropped", "job", j.ID)
 		return
 	default:
 	}
-	if ctx.Err() != nil { // shutting down: give the job back
-		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer rcancel()
-		if j.Kind == KindResponder { // it may have acted already: fail it rather than run it again
-			if err := s.store.Finish(rctx, s.interrupted(j), &Report{Success: false, ErrorMessage: ErrInterrupted}, owner); err != nil {
-				s.cfg.Log.Warn("fail an interrupted responder at shutdown", "job", j.ID, "err", err)
-			}
-			return
-		}
-		if err := s.store.Requeue(rctx, j.ID, owner, true); err != nil {
-			s.cfg.Log.Warn("requeue at shutdown", "job", j.ID, "err", err)
-		}
-		return
-	}
-	if err := s.store.Finish(OnFinishedReadable(ctx, func(end *Ended) { s.notify(j.ID, end) }), final, report, owner); err != nil {
+	if err := s.store.Finish(OnFinishedReadable(wctx, func(end *Ended) { s.notify(j.ID, end) }), final, report, owner); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			s.cfg.Log.Info("job lease lost; result dropped", "job", j.ID)
 		} else {
@@ -145,19 +142,42 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 	s.notify(j.ID, nil)
 }
 
+// giveBack ends the run of a job that the service's stop interrupted: an analyzer goes back to the queue with
+// its attempt refunded, so another replica (or the restart) runs it at once; a responder whose worker started
+// may have acted already and fails rather than run again, one that never started goes back like an analyzer.
+func (s *Jobs) giveBack(ctx context.Context, owner string, j Job, started bool) {
+	if j.Kind == KindResponder && started {
+		if err := s.store.Finish(ctx, s.interrupted(j), &Report{Success: false, ErrorMessage: ErrInterrupted}, owner); err != nil {
+			s.cfg.Log.Warn("fail an interrupted responder at shutdown", "job", j.ID, "err", err)
+			return
+		}
+		s.notify(j.ID, nil)
+		return
+	}
+	if err := s.store.Requeue(ctx, j.ID, owner, true); err != nil {
+		s.cfg.Log.Warn("requeue at shutdown", "job", j.ID, "err", err)
+		return
+	}
+	select { // a worker of this process that is still claiming (another replica polls) takes it at once
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
 // runJob prepares the input, has the definition's executor run the worker with its timeout and turns the
-// output into the final job and report; release removes the job folder once they are stored.
-func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, release func()) {
+// output into the final job and report; release removes the job folder once they are stored. started says
+// whether the executor was asked to run the worker (from then on it may have acted).
+func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, release func(), started bool) {
 	release = func() {}
 	var secrets []string // the worker's credentials, removed from whatever the job reports
-	fail := func(msg string) (Job, *Report, func()) {
+	fail := func(msg string) (Job, *Report, func(), bool) {
 		j.Status, j.ErrorMessage, j.EndDate, j.UpdatedAt = JobFailure, msg, s.clock(), s.clock()
 		j, r := scrubJob(j, &Report{Success: false, ErrorMessage: msg}, secrets)
-		return j, r, release
+		return j, r, release, started
 	}
 	// failOn fails the job with a message safe for its readers (no paths, no Docker or driver text) and logs
 	// the cause, once.
-	failOn := func(err error, fallback string) (Job, *Report, func()) {
+	failOn := func(err error, fallback string) (Job, *Report, func(), bool) {
 		s.cfg.Log.Error("job failed", "job", j.ID, "definition", j.WorkerName, "err", err)
 		return fail(apperr.SafeMessage(err, fallback))
 	}
@@ -184,6 +204,7 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, re
 	} else if m := number(w.Configuration["jobTimeout"], 0); m > 0 {
 		timeout = time.Duration(m * float64(time.Minute))
 	}
+	started = true
 	out, folder, err := def.executor.Execute(ctx, Execution{JobID: j.ID, Input: in, File: j.Attachment, Timeout: timeout})
 	if err != nil {
 		if e := (*ExecError)(nil); errors.As(err, &e) {
@@ -197,7 +218,7 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, re
 	if !out.Success {
 		j.Status, j.ErrorMessage = JobFailure, out.ErrorMessage
 		j, r := scrubJob(j, &Report{Success: false, ErrorMessage: out.ErrorMessage, Input: out.Input}, secrets)
-		return j, r, release
+		return j, r, release, started
 	}
 	r := &Report{Success: true, Summary: out.Summary, Full: out.Full, Operations: out.Operations}
 	if r.Summary == nil {
@@ -217,7 +238,7 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, re
 	}
 	j.Status = JobSuccess
 	j, r = scrubJob(j, r, secrets)
-	return j, r, release
+	return j, r, release, started
 }
 
 // runConfig is the job's config: the definition's fixed config, then the worker's configuration, then the

@@ -20,28 +20,19 @@ import (
 var runs sync.Map
 
 // testDefinitions are in-process workers whose behaviour the job's parameters steer: sleep (ms, honouring
-// cancellation), fail (a failure message), n (counted in runs), blockFirst (the first run of n hangs until
-// cancelled), artifact (echo the data as an ip artifact).
+// cancellation), fail (a failure message), n (counted in runs), gate (held until the test opens it, see
+// fair_test.go), artifact (echo the data as an ip artifact). The test responder honours gate too.
 func testDefinitions() []analysis.Definition {
 	echo := func(ctx context.Context, in analysis.RunInput) (analysis.RunOutput, error) {
 		if n, ok := in.Parameters["n"]; ok {
 			c, _ := runs.LoadOrStore(fmt.Sprint(n), new(atomic.Int64))
 			c.(*atomic.Int64).Add(1)
 		}
-		first := false
-		if n, ok := in.Parameters["n"]; ok {
-			c, _ := runs.Load(fmt.Sprint(n))
-			first = c.(*atomic.Int64).Load() == 1
-		}
 		if name, ok := in.Parameters["gate"].(string); ok { // fair_test.go: held until the test opens the gate
 			group, _ := in.Parameters["group"].(string)
 			if !passGate(ctx, name, group) {
 				return analysis.RunOutput{ErrorMessage: "interrupted"}, nil
 			}
-		}
-		if block, _ := in.Parameters["blockFirst"].(bool); block && first {
-			<-ctx.Done() // the first run hangs until its worker is stopped
-			return analysis.RunOutput{ErrorMessage: "interrupted"}, nil
 		}
 		if n, ok := in.Parameters["sleep"].(json.Number); ok { // numbers arrive as written
 			ms, _ := n.Float64()
@@ -65,6 +56,9 @@ func testDefinitions() []analysis.Definition {
 		return out, nil
 	}
 	responder := func(ctx context.Context, in analysis.RunInput) (analysis.RunOutput, error) {
+		if name, ok := in.Parameters["gate"].(string); ok && !passGate(ctx, name, "") {
+			return analysis.RunOutput{ErrorMessage: "interrupted"}, nil
+		}
 		return analysis.RunOutput{Success: true, Full: map[string]any{"ok": true},
 			Operations: []map[string]any{{"type": "AddTagToCase", "tag": "done"}}}, nil
 	}
