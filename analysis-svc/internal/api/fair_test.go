@@ -258,8 +258,11 @@ func TestQueue_OrgMaxCapsAnOrganization(t *testing.T) {
 	done := map[int]bool{}
 	for step := range 4 {
 		if step == 2 {
-			// Uncounted first: the next job may start as soon as the deletion frees the slot.
-			gateNamed(f.prefix + fmt.Sprint("a", cur)).detach()
+			// Uncounted first: the next job may start as soon as the deletion frees the slot. InProgress is the
+			// claim: the run counts in its group only once at its gate, so the detach waits for that.
+			g := gateNamed(f.prefix + fmt.Sprint("a", cur))
+			waitClosed(t, g.entered, "A's running job reaching its gate")
+			g.detach()
 			f.analyst.Call(t, http.MethodDelete, "/api/job/"+a[cur], nil).Want(t, http.StatusNoContent)
 			final[cur] = "Deleted"
 		} else {
