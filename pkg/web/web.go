@@ -324,3 +324,10 @@ func (m *metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		return err
 	}
 }
+
+// ErrorStatus is the status and message the API answers for err (an internal error's message is the generic
+// one): for pages that show an error in HTML.
+func ErrorStatus(err error) (int, string) {
+	status, body := toResponse(err)
+	return status, body.Message
+}

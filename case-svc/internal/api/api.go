@@ -28,6 +28,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/tally"
+	"github.com/openir/platform/case-svc/internal/webui"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/openapi"
@@ -96,6 +97,14 @@ func New(cfg Config, s Services) *echo.Echo {
 		cfg.Events.SetRenderer(h.auditObject)
 	}
 	h.routes(e)
+	// The web interface (internal/webui): its pages are embedded, so a template error fails every start and
+	// every test, never one request.
+	pages, err := webui.New(webui.Services{Identity: s.Identity, Cases: s.Cases, Tasks: s.Tasks, Templates: s.Templates,
+		Connector: s.Connector, Events: cfg.Events}, h.auth, cfg.Log)
+	if err != nil {
+		panic(err)
+	}
+	pages.Routes(e, web.Authenticate[identity.User](h.ids, h.auth), h.organisation)
 	return e
 }
 

@@ -1,0 +1,219 @@
+package webui
+
+import (
+	"context"
+	"net/http"
+	"sort"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/case-svc/internal/api/route"
+	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/task"
+	"github.com/openir/platform/pkg/events"
+	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/webui"
+)
+
+// casePage is a case with one of its tabs: details, tasks, observables, activity.
+type casePage struct {
+	webui.Page
+	Case   cases.Case
+	Stats  cases.Stats
+	Tab    string
+	Tabs   []webui.Link
+	Can    perms
+	Users  []identity.User
+	Linked []cases.LinkedCase
+	// tasks
+	Groups []taskGroup
+	// observables
+	Observables observablesView
+	// activity
+	Activity []events.Event
+}
+
+// perms are the caller's write permissions the page shows controls for (the API refuses the rest anyway).
+type perms struct {
+	Case, Task, Observable, Analyse, Action bool
+}
+
+func permsOf(cl identity.Caller) perms {
+	return perms{Case: cl.Can(identity.ManageCase), Task: cl.Can(identity.ManageTask),
+		Observable: cl.Can(identity.ManageObservable), Analyse: cl.Can(identity.ManageAnalyse),
+		Action: cl.Can(identity.ManageAction)}
+}
+
+type taskGroup struct {
+	Name  string
+	Tasks []taskView
+}
+
+type taskView struct {
+	task.Task
+	Logs []task.Log
+}
+
+// observablesView is the observables tab's table, also rendered alone as the live region's fragment.
+type observablesView struct {
+	CaseID      string
+	List        []observableRow
+	Analyzers   []connector.ServerWorkers
+	Warnings    []string
+	Can         perms
+	Types       []string
+	ServerCount int
+}
+
+type observableRow struct {
+	cases.Observable
+	Jobs []connector.Job // the latest job of each analyzer, newest first
+}
+
+func (h *Handler) casePage(c echo.Context) error {
+	ctx := c.Request().Context()
+	cl := route.Caller(c)
+	cs, err := h.s.Cases.Case(ctx, cl, c.Param("caseId"))
+	if err != nil {
+		return err
+	}
+	st, err := h.s.Cases.Stats(ctx, cl, cs)
+	if err != nil {
+		return err
+	}
+	p := casePage{Page: h.base(c, "#"+itoa(cs.Number)+" "+cs.Title), Case: cs, Stats: st, Can: permsOf(cl)}
+	p.Current = "Cases"
+	p.Tab = c.QueryParam("tab")
+	base := "/ui/cases/" + cs.ID
+	var open int64
+	for s, n := range st.Tasks {
+		if s == task.Waiting || s == task.InProgress {
+			open += n
+		}
+	}
+	p.Tabs = []webui.Link{{Name: "Details", Href: base, ID: ""},
+		{Name: "Tasks", Href: base + "?tab=tasks", ID: "tasks", Badge: itoa(open)},
+		{Name: "Observables", Href: base + "?tab=observables", ID: "observables", Badge: itoa(st.Observables)},
+		{Name: "Activity", Href: base + "?tab=activity", ID: "activity"}}
+	switch p.Tab {
+	case "":
+		if p.Linked, err = h.s.Cases.LinkedCases(ctx, cl, cs, search.Node{Op: search.OpAll}); err != nil {
+			return err
+		}
+		if p.Can.Case {
+			if p.Users, err = h.assignable(c); err != nil {
+				return err
+			}
+		}
+	case "tasks":
+		if p.Groups, err = h.taskGroups(ctx, cl, cs.ID); err != nil {
+			return err
+		}
+		if p.Can.Task {
+			if p.Users, err = h.assignable(c); err != nil {
+				return err
+			}
+		}
+	case "observables":
+		if p.Observables, err = h.observables(ctx, cl, cs.ID, true); err != nil {
+			return err
+		}
+	case "activity":
+		if h.s.Events != nil {
+			if p.Activity, _, err = h.s.Events.Events(ctx, cl.Org, eq("rootId", cs.ID),
+				search.Page{Limit: 200, Sort: []search.SortKey{{Path: "date", Desc: true}}}); err != nil {
+				return err
+			}
+		}
+	default:
+		return errBadTab
+	}
+	return h.pages.Render(c, http.StatusOK, "case", "", p)
+}
+
+// taskGroups lists a case's tasks by group (in their order) with their logs, oldest log first.
+func (h *Handler) taskGroups(ctx context.Context, cl identity.Caller, caseID string) ([]taskGroup, error) {
+	ts, _, err := h.s.Tasks.List(ctx, cl, caseID, search.Node{Op: search.OpAll},
+		search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "order"}, {Path: "createdAt"}}})
+	if err != nil {
+		return nil, err
+	}
+	var groups []taskGroup
+	index := map[string]int{}
+	for _, t := range ts {
+		logs, _, err := h.s.Tasks.Logs(ctx, cl, t.ID, search.Node{Op: search.OpAll},
+			search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "date"}}})
+		if err != nil {
+			return nil, err
+		}
+		i, ok := index[t.Group]
+		if !ok {
+			i = len(groups)
+			index[t.Group] = i
+			groups = append(groups, taskGroup{Name: t.Group})
+		}
+		groups[i].Tasks = append(groups[i].Tasks, taskView{Task: t, Logs: logs})
+	}
+	return groups, nil
+}
+
+// observables is a case's observables tab: each observable with its analyzers' latest jobs and, when asked,
+// the analyzers the caller may run.
+func (h *Handler) observables(ctx context.Context, cl identity.Caller, caseID string, withAnalyzers bool) (observablesView, error) {
+	v := observablesView{CaseID: caseID, Can: permsOf(cl), Types: cases.ObservableTypes()}
+	list, _, err := h.s.Cases.Observables(ctx, cl, cases.Parent{Case: caseID}, search.Node{Op: search.OpAll},
+		search.Page{Limit: 2000, Sort: []search.SortKey{{Path: "createdAt"}}})
+	if err != nil {
+		return v, err
+	}
+	v.List = make([]observableRow, len(list))
+	for i, o := range list {
+		v.List[i].Observable = o
+	}
+	if h.s.Connector == nil || !v.Can.Analyse {
+		return v, nil
+	}
+	jobs, _, err := h.s.Connector.Jobs(ctx, cl, eq("case", caseID), search.Page{Limit: 5000,
+		Sort: []search.SortKey{{Path: "startDate", Desc: true}}})
+	if err != nil {
+		return v, err
+	}
+	byObs := map[string]int{}
+	for i, r := range v.List {
+		byObs[r.ID] = i
+	}
+	seen := map[string]bool{}
+	for _, j := range jobs {
+		i, ok := byObs[j.ObservableID]
+		if !ok || seen[j.ObservableID+"|"+j.AnalyzerName] {
+			continue
+		}
+		seen[j.ObservableID+"|"+j.AnalyzerName] = true
+		v.List[i].Jobs = append(v.List[i].Jobs, j)
+	}
+	if withAnalyzers {
+		if v.Analyzers, v.Warnings, err = h.s.Connector.Workers(ctx, cl, false, ""); err != nil {
+			return v, err
+		}
+		sort.Slice(v.Analyzers, func(a, b int) bool { return v.Analyzers[a].Name < v.Analyzers[b].Name })
+	}
+	return v, nil
+}
+
+// caseObservablesFragment is the observables table alone: the live region of the tab re-renders from it when
+// a job of the case ends.
+func (h *Handler) caseObservablesFragment(c echo.Context) error {
+	ctx := c.Request().Context()
+	cl := route.Caller(c)
+	cs, err := h.s.Cases.Case(ctx, cl, c.Param("caseId"))
+	if err != nil {
+		return err
+	}
+	v, err := h.observables(ctx, cl, cs.ID, false)
+	if err != nil {
+		return err
+	}
+	return h.pages.Render(c, http.StatusOK, "case", "observable-table", v)
+}

@@ -1,0 +1,80 @@
+package webui
+
+import (
+	"fmt"
+	"html/template"
+	"net/url"
+	"sort"
+	"strconv"
+
+	"github.com/openir/platform/pkg/apperr"
+)
+
+func urlQuery(s string) string { return url.QueryEscape(s) }
+
+// funcs are case-svc's template functions beside pkg/webui's.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		// taxonomies lists the summary taxonomies of an observable's reports, by analyzer name.
+		"taxonomies":    taxonomies,
+		"alertStatuses": func() []string { return []string{"New", "Updated", "Ignored", "Imported"} },
+		// artifactBody is the create request of an observable from a report's artifact.
+		"artifactBody": func(a map[string]any) map[string]any {
+			return map[string]any{"dataType": a["dataType"], "data": []any{a["data"]}, "message": "from an analyzer report"}
+		},
+		"list4": func() []int { return []int{1, 2, 3, 4} },
+		"col":   func(v listView, field, label string) column { return column{V: v, F: field, L: label} },
+	}
+}
+
+// Taxonomy is one short-report item: level (info, safe, suspicious, malicious), namespace, predicate, value.
+type Taxonomy struct {
+	Analyzer, Level, Namespace, Predicate, Value string
+}
+
+func taxonomies(reports map[string]any) []Taxonomy {
+	names := make([]string, 0, len(reports))
+	for n := range reports {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []Taxonomy
+	for _, n := range names {
+		r, _ := reports[n].(map[string]any)
+		list, _ := r["taxonomies"].([]any)
+		for _, t := range list {
+			m, _ := t.(map[string]any)
+			if m == nil {
+				continue
+			}
+			str := func(k string) string {
+				switch v := m[k].(type) {
+				case string:
+					return v
+				case nil:
+					return ""
+				default:
+					return fmt.Sprint(v) // numbers, booleans: escaped where the template writes them
+				}
+			}
+			level := str("level")
+			switch level {
+			case "info", "safe", "suspicious", "malicious":
+			default:
+				level = "info"
+			}
+			out = append(out, Taxonomy{Analyzer: n, Level: level, Namespace: str("namespace"), Predicate: str("predicate"), Value: str("value")})
+		}
+	}
+	return out
+}
+
+// column is a sortable column's header: the list's view, the field, the label.
+type column struct {
+	V    listView
+	F, L string
+}
+
+func itoa[T int | int64](n T) string { return strconv.FormatInt(int64(n), 10) }
+
+var errBadTab = apperr.New(apperr.NotFound, "no such tab")

@@ -1,0 +1,197 @@
+package webui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"html/template"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+)
+
+// Funcs are the template functions every page may use.
+func Funcs() template.FuncMap {
+	return template.FuncMap{
+		"asset":    Asset,
+		"markdown": Markdown,
+		"jsontree": JSONTree,
+		"date":     Date,
+		"severity": Severity,
+		"tlp":      TLP,
+		"join":     strings.Join,
+		"with":     WithParam,
+		"has":      func(list []string, v string) bool { return contains(list, v) },
+		"add":      func(a, b int) int { return a + b },
+		"json": func(v any) string {
+			b, _ := json.Marshal(v)
+			return string(b)
+		},
+	}
+}
+
+func contains(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	md = goldmark.New(goldmark.WithExtensions(extension.GFM)) // raw HTML is not rendered (goldmark's default)
+	// policy keeps what markdown writes; links only to http, https and mailto, opened apart from the page.
+	policy = func() *bluemonday.Policy {
+		p := bluemonday.UGCPolicy()
+		p.AllowURLSchemes("http", "https", "mailto")
+		p.RequireNoReferrerOnLinks(true)
+		p.AddTargetBlankToFullyQualifiedLinks(true)
+		p.AllowImages() // images of the same origin or data: are filtered by the scheme list (no data:)
+		return p
+	}()
+)
+
+// Markdown renders user-written markdown as sanitised HTML: no raw HTML, no script, links to http(s) and
+// mailto only.
+func Markdown(s string) template.HTML {
+	var buf bytes.Buffer
+	if err := md.Convert([]byte(s), &buf); err != nil {
+		return template.HTML("<p>" + html.EscapeString(s) + "</p>")
+	}
+	return template.HTML(policy.SanitizeBytes(buf.Bytes())) //nolint:gosec // sanitised above
+}
+
+// JSONTree renders any JSON value as nested, collapsible lists; every key and value is escaped.
+func JSONTree(v any) template.HTML {
+	var b strings.Builder
+	b.WriteString(`<div class="jsontree">`)
+	writeTree(&b, v, 0)
+	b.WriteString(`</div>`)
+	return template.HTML(b.String()) //nolint:gosec // every value is escaped by writeTree
+}
+
+func writeTree(b *strings.Builder, v any, depth int) {
+	open := ""
+	if depth < 2 {
+		open = " open"
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			b.WriteString(`<span class="j-empty">{}</span>`)
+			return
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fmt.Fprintf(b, `<details%s><summary>{%d}</summary><ul>`, open, len(x))
+		for _, k := range keys {
+			fmt.Fprintf(b, `<li><span class="j-key">%s</span>: `, html.EscapeString(k))
+			writeTree(b, x[k], depth+1)
+			b.WriteString(`</li>`)
+		}
+		b.WriteString(`</ul></details>`)
+	case []any:
+		if len(x) == 0 {
+			b.WriteString(`<span class="j-empty">[]</span>`)
+			return
+		}
+		fmt.Fprintf(b, `<details%s><summary>[%d]</summary><ol start="0">`, open, len(x))
+		for _, e := range x {
+			b.WriteString(`<li>`)
+			writeTree(b, e, depth+1)
+			b.WriteString(`</li>`)
+		}
+		b.WriteString(`</ol></details>`)
+	case string:
+		fmt.Fprintf(b, `<span class="j-str">"%s"</span>`, html.EscapeString(x))
+	case nil:
+		b.WriteString(`<span class="j-null">null</span>`)
+	case bool:
+		fmt.Fprintf(b, `<span class="j-bool">%t</span>`, x)
+	default:
+		fmt.Fprintf(b, `<span class="j-num">%s</span>`, html.EscapeString(fmt.Sprint(x)))
+	}
+}
+
+// Date renders a time (time.Time, or epoch milliseconds) as UTC minutes; zero renders "".
+func Date(v any) string {
+	var t time.Time
+	switch x := v.(type) {
+	case time.Time:
+		t = x
+	case int64:
+		if x != 0 {
+			t = time.UnixMilli(x)
+		}
+	case *int64:
+		if x != nil {
+			t = time.UnixMilli(*x)
+		}
+	}
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// Severity names a severity level (1 low … 4 critical).
+func Severity(n int) string {
+	switch n {
+	case 1:
+		return "low"
+	case 2:
+		return "medium"
+	case 3:
+		return "high"
+	case 4:
+		return "critical"
+	}
+	return strconv.Itoa(n)
+}
+
+// TLP names a TLP or PAP level.
+func TLP(n int) string {
+	switch n {
+	case 0:
+		return "white"
+	case 1:
+		return "green"
+	case 2:
+		return "amber"
+	case 3:
+		return "red"
+	}
+	return strconv.Itoa(n)
+}
+
+// WithParam returns the query string of u with key set to value ("" removes it) and page reset unless the key
+// is page: the links of filters, sorts and pages keep every other part of the view.
+func WithParam(q url.Values, key, value string) string {
+	n := url.Values{}
+	for k, v := range q {
+		n[k] = append([]string(nil), v...)
+	}
+	if key != "page" {
+		n.Del("page")
+	}
+	if value == "" {
+		n.Del(key)
+	} else {
+		n.Set(key, value)
+	}
+	if len(n) == 0 {
+		return "?"
+	}
+	return "?" + n.Encode()
+}
