@@ -42,7 +42,7 @@ type asset struct {
 }
 
 var (
-	assets    = map[string]asset{} // hashed name -> file
+	assets    = map[string]asset{}  // hashed name -> file
 	assetPath = map[string]string{} // plain name -> /ui/static/<hashed name>
 )
 

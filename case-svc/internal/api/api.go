@@ -28,9 +28,9 @@ import (
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/tally"
-	"github.com/openir/platform/case-svc/internal/webui"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/case-svc/internal/template"
+	"github.com/openir/platform/case-svc/internal/webui"
 	"github.com/openir/platform/pkg/openapi"
 	"github.com/openir/platform/pkg/web"
 )
