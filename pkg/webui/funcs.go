@@ -48,13 +48,18 @@ func contains(list []string, v string) bool {
 
 var (
 	md = goldmark.New(goldmark.WithExtensions(extension.GFM)) // raw HTML is not rendered (goldmark's default)
-	// policy keeps what markdown writes; links only to http, https and mailto, opened apart from the page.
+	// policy keeps what markdown writes but images (nothing is loaded from another host); links only to http,
+	// https and mailto, opened apart from the page without a referrer.
 	policy = func() *bluemonday.Policy {
-		p := bluemonday.UGCPolicy()
+		p := bluemonday.NewPolicy()
+		p.AllowElements("p", "br", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li", "hr",
+			"h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td")
+		p.AllowAttrs("href").OnElements("a")
+		p.AllowAttrs("start").Matching(bluemonday.Integer).OnElements("ol")
 		p.AllowURLSchemes("http", "https", "mailto")
+		p.RequireParseableURLs(true)
 		p.RequireNoReferrerOnLinks(true)
 		p.AddTargetBlankToFullyQualifiedLinks(true)
-		p.AllowImages() // images of the same origin or data: are filtered by the scheme list (no data:)
 		return p
 	}()
 )

@@ -1,18 +1,24 @@
 package api_test
 
+// The web interface (internal/webui) without a browser: every page over HTTP against the real service and
+// store, with its status, its permissions, its escaping of hostile values, its headers and the structure a
+// browser and a screen reader rely on (labels, unique ids, headings, no inline script or style). The
+// real-browser tests are in ui-test/.
+
 import (
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/openir/platform/pkg/webui"
 )
 
-// page GETs a page of the web interface with the client's API key (pages accept every credential the API
-// does) and returns its status, headers and body; redirects are not followed.
+// page GETs a page of the web interface with the client's credentials (a key, or the session cookie of its
+// jar) and returns its status, headers and body; redirects are not followed.
 func (c *client) page(t testing.TB, path string) (int, http.Header, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, c.e.srv.URL+path, nil)
@@ -22,7 +28,7 @@ func (c *client) page(t testing.TB, path string) (int, http.Header, string) {
 	if c.Key != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Key)
 	}
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hc := &http.Client{Jar: c.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -35,19 +41,361 @@ func (c *client) page(t testing.TB, path string) (int, http.Header, string) {
 	return res.StatusCode, res.Header, string(b)
 }
 
-func TestWebUI_Smoke(t *testing.T) {
-	tm := newTeam(t)
-	cs := tm.analyst.newCase(t, map[string]any{"title": "Phishing"})
-	for _, p := range []string{"/ui/cases", "/ui/cases/" + cs["_id"].(string), "/ui/cases/" + cs["_id"].(string) + "?tab=tasks",
-		"/ui/cases/" + cs["_id"].(string) + "?tab=observables", "/ui/cases/" + cs["_id"].(string) + "?tab=activity", "/ui/alerts",
-		"/ui/tasks/mine", "/ui/tasks/waiting"} {
-		st, _, body := tm.analyst.page(t, p)
-		if st != 200 {
-			t.Errorf("%s: %d %s", p, st, body)
+// wantPage GETs a page, wants the status and checks its markup; it returns the parsed document.
+func (c *client) wantPage(t testing.TB, path string, status int) *html.Node {
+	t.Helper()
+	st, hdr, body := c.page(t, path)
+	if st != status {
+		t.Fatalf("GET %s: %d, want %d: %.400s", path, st, status, body)
+	}
+	if csp := hdr.Get("Content-Security-Policy"); csp != webui.CSP {
+		t.Errorf("GET %s: Content-Security-Policy %q", path, csp)
+	}
+	for h, v := range map[string]string{"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer"} {
+		if hdr.Get(h) != v {
+			t.Errorf("GET %s: %s %q, want %q", path, h, hdr.Get(h), v)
 		}
 	}
-	_ = cookiejar.New
-	_ = url.Parse
-	_ = strings.Contains
-	_ = html.Parse
+	if len(body) > 150<<10 {
+		t.Errorf("GET %s: %d bytes, over the 150 KB budget", path, len(body))
+	}
+	doc, err := html.Parse(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMarkup(t, path, doc)
+	return doc
+}
+
+// checkMarkup checks what every page must hold: html lang, a title, one h1, a label or accessible name for
+// every control, unique ids, text on buttons and links, scope on column headers, no inline script or style,
+// no event-handler attribute, no javascript: URL.
+func checkMarkup(t testing.TB, path string, doc *html.Node) {
+	t.Helper()
+	ids := map[string]int{}
+	labels := map[string]bool{}
+	var h1, titles int
+	var controls []*html.Node
+	walk(doc, func(n *html.Node) {
+		if n.Type != html.ElementNode {
+			return
+		}
+		for _, a := range n.Attr {
+			if a.Key == "id" {
+				ids[a.Val]++
+			}
+			if strings.HasPrefix(a.Key, "on") {
+				t.Errorf("%s: <%s %s=…>: an inline event handler", path, n.Data, a.Key)
+			}
+			if a.Key == "style" {
+				t.Errorf("%s: <%s style=…>: an inline style", path, n.Data)
+			}
+			if (a.Key == "href" || a.Key == "src" || a.Key == "action") && strings.HasPrefix(strings.ToLower(strings.TrimSpace(a.Val)), "javascript:") {
+				t.Errorf("%s: <%s %s=%q>", path, n.Data, a.Key, a.Val)
+			}
+		}
+		switch n.Data {
+		case "html":
+			if attr(n, "lang") == "" {
+				t.Errorf("%s: <html> without lang", path)
+			}
+		case "title":
+			titles++
+		case "h1":
+			h1++
+		case "script":
+			if attr(n, "src") == "" {
+				t.Errorf("%s: an inline <script>", path)
+			}
+		case "style":
+			t.Errorf("%s: an inline <style>", path)
+		case "label":
+			if f := attr(n, "for"); f != "" {
+				labels[f] = true
+			}
+		case "input", "select", "textarea":
+			if attr(n, "type") != "hidden" {
+				controls = append(controls, n)
+			}
+		case "button", "a":
+			if strings.TrimSpace(text(n)) == "" && attr(n, "aria-label") == "" {
+				t.Errorf("%s: <%s> without text", path, n.Data)
+			}
+		case "th":
+			if n.Parent != nil && n.Parent.Parent != nil && n.Parent.Parent.Data == "thead" && attr(n, "scope") == "" {
+				t.Errorf("%s: <th> without scope", path)
+			}
+		}
+	})
+	if titles != 1 || h1 != 1 {
+		t.Errorf("%s: %d titles and %d h1, want one of each", path, titles, h1)
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("%s: id %q used %d times", path, id, n)
+		}
+	}
+	for _, c := range controls {
+		named := attr(c, "aria-label") != "" || labels[attr(c, "id")] && attr(c, "id") != ""
+		for p := c.Parent; p != nil && !named; p = p.Parent {
+			named = p.Data == "label"
+		}
+		if !named {
+			t.Errorf("%s: <%s name=%q> has no label", path, c.Data, attr(c, "name"))
+		}
+	}
+}
+
+func walk(n *html.Node, f func(*html.Node)) {
+	f(n)
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, f)
+	}
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+	})
+	return b.String()
+}
+
+// find returns the elements of doc that match.
+func find(doc *html.Node, match func(*html.Node) bool) []*html.Node {
+	var out []*html.Node
+	walk(doc, func(n *html.Node) {
+		if n.Type == html.ElementNode && match(n) {
+			out = append(out, n)
+		}
+	})
+	return out
+}
+
+// writeControls are the page's controls that change something (forms and buttons sent to the API).
+func writeControls(doc *html.Node) []*html.Node {
+	return find(doc, func(n *html.Node) bool { return attr(n, "data-api") != "" && n.Data != "body" })
+}
+
+// webuiFixture is a case with a task, a log, an observable and an alert, made through the API.
+type webuiFixture struct {
+	*team
+	caseID, taskID, obsID, alertID string
+}
+
+func newWebUIFixture(t *testing.T, title, text string) *webuiFixture {
+	t.Helper()
+	tm := newTeam(t)
+	f := &webuiFixture{team: tm}
+	cs := tm.analyst.newCase(t, map[string]any{"title": title, "description": text, "tags": []string{text}})
+	f.caseID = cs["_id"].(string)
+	tk := tm.analyst.Call(t, http.MethodPost, "/api/case/"+f.caseID+"/task", map[string]any{"title": title, "description": text}).
+		Want(t, http.StatusCreated).Object(t)
+	f.taskID = tk["_id"].(string)
+	tm.analyst.Call(t, http.MethodPost, "/api/case/task/"+f.taskID+"/log", map[string]any{"message": text}).Want(t, http.StatusCreated)
+	obs := tm.analyst.Call(t, http.MethodPost, "/api/case/"+f.caseID+"/artifact", map[string]any{"dataType": "other",
+		"data": []string{title}, "tags": []string{text}, "message": text}).Want(t, http.StatusCreated).List(t)
+	f.obsID = obs[0]["_id"].(string)
+	al := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "r1",
+		"title": title, "description": text, "tags": []string{text}}).Want(t, http.StatusCreated).Object(t)
+	f.alertID = al["_id"].(string)
+	return f
+}
+
+func (f *webuiFixture) pages() []string {
+	c := "/ui/cases/" + f.caseID
+	return []string{"/ui/cases", "/ui/cases?status=Open&sort=-severity&size=15", c, c + "?tab=tasks", c + "?tab=observables",
+		c + "?tab=activity", "/ui/observables/" + f.obsID, "/ui/alerts", "/ui/alerts/" + f.alertID, "/ui/tasks/mine",
+		"/ui/tasks/waiting"}
+}
+
+// Every page renders for an analyst with its markup checked; the org-admin and platform admin pages too.
+func TestWebUI_Pages(t *testing.T) {
+	f := newWebUIFixture(t, "Phishing", "A suspicious **mail**")
+	for _, p := range f.pages() {
+		f.analyst.wantPage(t, p, http.StatusOK)
+	}
+	f.orgAdmin.wantPage(t, "/ui/admin/users", http.StatusOK)
+	f.orgAdmin.wantPage(t, "/ui/admin/templates", http.StatusOK)
+	f.admin.wantPage(t, "/ui/admin/organisations", http.StatusOK)
+	f.admin.wantPage(t, "/ui/admin/users", http.StatusOK)
+	f.anon().wantPage(t, "/ui/login?next=/ui/cases", http.StatusOK)
+
+	// The markdown description is rendered, the task log too.
+	_, _, body := f.analyst.page(t, "/ui/cases/"+f.caseID)
+	if !strings.Contains(body, "A suspicious <strong>mail</strong>") {
+		t.Errorf("the description is not rendered as markdown")
+	}
+	// The live counters: the analyst has no task assigned; the organisation has one waiting task and one new alert.
+	// Assigned, the task starts (InProgress): it is the analyst's open task and no longer waiting.
+	f.analyst.Call(t, http.MethodPatch, "/api/case/task/"+f.taskID, map[string]any{"owner": "ana"}).Want(t, http.StatusOK)
+	if st, _, body := f.analyst.page(t, "/ui/counters"); st != 200 || body != `{"myTasks":1,"waitingTasks":0,"unreadAlerts":1}`+"\n" {
+		t.Errorf("counters: %d %s", st, body)
+	}
+	if _, _, body := f.other.page(t, "/ui/counters"); body != `{"myTasks":0,"waitingTasks":0,"unreadAlerts":0}`+"\n" {
+		t.Errorf("another organisation's counters: %s", body)
+	}
+}
+
+// Another organisation's records are not found, as through the API; a read-only profile sees no write
+// control and its writes are refused; an analyst sees no administration; bad parameters are a 400 page.
+func TestWebUI_Permissions(t *testing.T) {
+	f := newWebUIFixture(t, "Phishing", "text")
+	for _, p := range []string{"/ui/cases/" + f.caseID, "/ui/cases/" + f.caseID + "?tab=tasks", "/ui/observables/" + f.obsID,
+		"/ui/alerts/" + f.alertID, "/ui/cases/" + f.caseID + "/observables"} {
+		if st, _, body := f.other.page(t, p); st != http.StatusNotFound {
+			t.Errorf("another organisation's %s: %d %.200s", p, st, body)
+		}
+	}
+	_, _, list := f.other.page(t, "/ui/cases")
+	if strings.Contains(list, "Phishing") {
+		t.Errorf("another organisation's case list shows the case")
+	}
+	for _, p := range f.pages() {
+		doc := f.readOnly.wantPage(t, p, http.StatusOK)
+		if w := writeControls(doc); len(w) > 0 {
+			t.Errorf("read-only %s: %d write controls, first %s %s", p, len(w), w[0].Data, attr(w[0], "data-api"))
+		}
+	}
+	f.readOnly.Call(t, http.MethodPatch, "/api/case/"+f.caseID, map[string]any{"title": "x"}).WantError(t, http.StatusForbidden, "AuthorizationError")
+	for _, p := range []string{"/ui/admin/users", "/ui/admin/templates", "/ui/admin/organisations"} {
+		if st, _, _ := f.analyst.page(t, p); st != http.StatusForbidden {
+			t.Errorf("analyst %s: %d, want 403", p, st)
+		}
+	}
+	for _, p := range []string{"/ui/cases?page=0", "/ui/cases?size=100000", "/ui/cases?sort=password", "/ui/cases?filter=nosuchfield:1",
+		"/ui/cases?severity=9", "/ui/cases/" + f.caseID + "?tab=nope"} {
+		st, hdr, body := f.analyst.page(t, p)
+		if st != http.StatusBadRequest && st != http.StatusNotFound || !strings.Contains(hdr.Get("Content-Type"), "text/html") {
+			t.Errorf("%s: %d %s", p, st, hdr.Get("Content-Type"))
+		}
+		if strings.Contains(body, "goroutine") || strings.Contains(body, ".go:") {
+			t.Errorf("%s: a stack trace", p)
+		}
+	}
+}
+
+// Hostile values that users, alert sources and analyzers write are escaped wherever they appear, and
+// markdown cannot produce script, event handlers or javascript:/data: links.
+func TestWebUI_HostileValues(t *testing.T) {
+	hostile := []string{`<script>alert(1)</script>`, `<img src=x onerror=alert(1)>`, `"'><b>x</b>`}
+	title := strings.Join(hostile, " ")
+	md := title + "\n\n[a](javascript:alert(1)) [b](data:text/html,<script>alert(1)</script>) ![c](javascript:alert(2)) " +
+		"<a href=\"javascript:alert(3)\">d</a> [e](JaVaScRiPt:alert(4))"
+	f := newWebUIFixture(t, title, md)
+	for _, p := range f.pages() {
+		_, _, body := f.analyst.page(t, p)
+		for _, h := range hostile {
+			if strings.Contains(body, h) {
+				t.Errorf("%s: %q is in the page unescaped", p, h)
+			}
+		}
+		doc := f.analyst.wantPage(t, p, http.StatusOK)
+		for _, n := range find(doc, func(n *html.Node) bool { return n.Data == "script" || n.Data == "img" || n.Data == "b" }) {
+			if n.Data == "script" && strings.HasPrefix(attr(n, "src"), webui.Prefix+"/static/") {
+				continue
+			}
+			t.Errorf("%s: a <%s> element came from a value", p, n.Data)
+		}
+		for _, n := range find(doc, func(n *html.Node) bool { return n.Data == "a" }) {
+			if h := strings.ToLower(attr(n, "href")); strings.HasPrefix(h, "data:") {
+				t.Errorf("%s: a link to %q", p, attr(n, "href"))
+			}
+		}
+	}
+}
+
+// A page without a valid session goes to the login page with the page to come back to; the return path is
+// kept only when it is a page of this interface.
+func TestWebUI_Login(t *testing.T) {
+	tm := newTeam(t)
+	st, hdr, _ := tm.anon().page(t, "/ui/cases?status=Open")
+	loc, _ := url.Parse(hdr.Get("Location"))
+	if st != http.StatusSeeOther || loc.Path != "/ui/login" || loc.Query().Get("next") != "/ui/cases?status=Open" {
+		t.Fatalf("anonymous page: %d %s", st, hdr.Get("Location"))
+	}
+	if st, hdr, _ := tm.anon().page(t, "/"); st != http.StatusFound || hdr.Get("Location") != "/ui/cases" {
+		t.Errorf("/: %d %s", st, hdr.Get("Location"))
+	}
+	for next, want := range map[string]string{"/ui/cases?x=1": "/ui/cases?x=1", "https://evil.example/": "/ui/",
+		"//evil.example/ui/": "/ui/", "/api/user": "/ui/", `/ui/\evil`: "/ui/"} {
+		doc := tm.anon().wantPage(t, "/ui/login?next="+url.QueryEscape(next), http.StatusOK)
+		forms := find(doc, func(n *html.Node) bool { return n.Data == "form" })
+		if len(forms) != 1 || attr(forms[0], "data-then") != want {
+			t.Errorf("next %q: the login form returns to %q, want %q", next, attr(forms[0], "data-then"), want)
+		}
+	}
+
+	// A session: the page's CSRF token is the session's; writes without it are refused.
+	tm.admin.Call(t, http.MethodPost, "/api/user/ana/password/set", map[string]any{"password": "a long password 1"}).Want(t, http.StatusNoContent)
+	s := tm.sessionClient()
+	s.Call(t, http.MethodPost, "/api/login", map[string]any{"user": "ana", "password": "a long password 1"}).Want(t, http.StatusOK)
+	doc := s.wantPage(t, "/ui/cases", http.StatusOK)
+	metas := find(doc, func(n *html.Node) bool { return n.Data == "meta" && attr(n, "name") == "xsrf-token" })
+	if len(metas) != 1 || attr(metas[0], "content") == "" || attr(metas[0], "content") != s.Cookie("XSRF-TOKEN") {
+		t.Fatalf("the page's CSRF token is not the session's")
+	}
+	switchOrg := func(org, csrf string) int {
+		req, _ := http.NewRequest(http.MethodPost, tm.srv.URL+"/ui/organisation", strings.NewReader(`{"organisation":"`+org+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if csrf != "" {
+			req.Header.Set("X-XSRF-TOKEN", csrf)
+		}
+		res, err := (&http.Client{Jar: s.Jar}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	token := s.Cookie("XSRF-TOKEN")
+	for _, tc := range []struct {
+		org, csrf string
+		want      int
+	}{{"soc", "", http.StatusForbidden}, {"soc", "wrong", http.StatusForbidden}, {"cert", token, http.StatusNotFound}, {"soc", token, http.StatusNoContent}} {
+		if st := switchOrg(tc.org, tc.csrf); st != tc.want {
+			t.Errorf("switch to %s with CSRF %q: %d, want %d", tc.org, tc.csrf, st, tc.want)
+		}
+	}
+	// No API key in any page of the session.
+	key := tm.analyst.Key
+	for _, p := range []string{"/ui/cases", "/ui/tasks/mine"} {
+		if _, _, body := s.page(t, p); strings.Contains(body, key) {
+			t.Errorf("%s shows the user's API key", p)
+		}
+	}
+}
+
+// The shared assets: hashed names cached for a year, unknown names 404, the favicon.
+func TestWebUI_Assets(t *testing.T) {
+	tm := newTeam(t)
+	for _, name := range []string{"ui.css", "ui.js", "favicon.svg"} {
+		res, err := http.Get(tm.srv.URL + webui.Asset(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+			t.Errorf("%s: %d %q", name, res.StatusCode, res.Header.Get("Cache-Control"))
+		}
+	}
+	res, err := http.Get(tm.srv.URL + "/ui/static/ui.0000.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown asset: %d", res.StatusCode)
+	}
 }

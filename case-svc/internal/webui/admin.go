@@ -16,13 +16,13 @@ import (
 // case templates (org-admin) and organisations (platform admin).
 type adminPage struct {
 	webui.Page
-	Tab       string
-	Tabs      []webui.Link
-	Users     []identity.User
-	Profiles  []identity.Profile
-	Templates []template.Template
-	Orgs      []identity.Organisation
-	Platform  bool
+	Tab           string
+	Tabs          []webui.Link
+	Users         []identity.User
+	Profiles      []identity.Profile
+	Templates     []template.Template
+	Organisations []identity.Organisation
+	Platform      bool
 }
 
 func (h *Handler) admin(c echo.Context, tab string) (adminPage, error) {
@@ -56,7 +56,7 @@ func (h *Handler) adminUsers(c echo.Context) error {
 		return err
 	}
 	if p.Platform {
-		if p.Orgs, _, err = h.s.Identity.Orgs(c.Request().Context(), route.Caller(c), search.Node{Op: search.OpAll},
+		if p.Organisations, _, err = h.s.Identity.Orgs(c.Request().Context(), route.Caller(c), search.Node{Op: search.OpAll},
 			search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "_id"}}}); err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func (h *Handler) adminOrgs(c echo.Context) error {
 	if err := route.Caller(c).Require(identity.ManageOrganisation); err != nil {
 		return err
 	}
-	if p.Orgs, _, err = h.s.Identity.Orgs(c.Request().Context(), route.Caller(c), search.Node{Op: search.OpAll},
+	if p.Organisations, _, err = h.s.Identity.Orgs(c.Request().Context(), route.Caller(c), search.Node{Op: search.OpAll},
 		search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "_id"}}}); err != nil {
 		return err
 	}

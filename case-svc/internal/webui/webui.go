@@ -123,7 +123,7 @@ func (h *Handler) errorPage(c echo.Context, err error) error {
 	p := h.base(c, http.StatusText(status))
 	return h.pages.Render(c, status, "error", "", struct {
 		webui.Page
-		Status  int
+		Code    int
 		Message string
 	}{p, status, msg})
 }
