@@ -287,7 +287,7 @@
     var roots = {};
     var types = {};
     events.forEach(function (e) {
-      var b = e.base || e;
+      var b = (e.base && typeof e.base === "object") ? e.base : e; // v0 messages are flat; base is a flag
       if (b.rootId) { roots[b.rootId] = true; }
       if (b.objectId) { roots[b.objectId] = true; }
       if (b.objectType) { types[b.objectType] = true; }
