@@ -388,7 +388,12 @@ def setup_case(creds):
     if status not in (201, 400):
         raise Fail(f"case-svc: create user analyst@demo: {status} {body}")
     analyst_key = key_of(CASE, key, "analyst@demo", "case-svc user")
-    creds["case-demo-analyst"] = {"login": "analyst@demo", "organisation": "demo", "key": analyst_key}
+    # A password too, for the web interface (/ui/): the one kept in credentials.json, or a new one.
+    password = creds.get("case-demo-analyst", {}).get("password") or secrets.token_urlsafe(12)
+    status, body = call("POST", CASE + "/api/user/analyst@demo/password/set", key, {"password": password})
+    if status not in (200, 201, 204):
+        raise Fail(f"case-svc: set the password of analyst@demo: {status} {body}")
+    creds["case-demo-analyst"] = {"login": "analyst@demo", "organisation": "demo", "password": password, "key": analyst_key}
     status, analyzers = call("GET", CASE + "/api/connector/analysis/analyzer", analyst_key)
     validator = None
     if status == 200 and isinstance(analyzers, list):
@@ -406,7 +411,8 @@ analysis-svc  {ANALYSIS}   (log: {SHOWN}/analysis-svc.log)
   workers         {SHOWN}/analyzers/<Name>/<flavor>.json and {SHOWN}/responders/…, then POST /api/analyzerdefinition/scan (docs/analyzers.md)
 case-svc      {CASE}   (log: {SHOWN}/case-svc.log)
   superadmin      login {ca['login']}  password {ca['password']}  key {ca['key']}
-  org "demo"      analyst {an['login']}  key {an['key']}
+  org "demo"      analyst {an['login']}  password {an.get('password', '?')}  key {an['key']}
+  in the browser  {CASE}/ui/  (sign in as {an['login']})
   connector       analysisId "local" -> {ANALYSIS} as {org['login']} (Observable_Validator id {validator or '?'})
 
 Every key above is in {SHOWN}/credentials.json (mode 0600), by role: analysis-superadmin, analysis-demo-orgadmin,
