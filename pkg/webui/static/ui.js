@@ -330,5 +330,6 @@
   }
 
   markSelection();
+  refreshCounters(); // the page renders without them (no count on its path); they come right after
   follow();
 })();
