@@ -6,6 +6,7 @@ package api_test
 // real-browser tests are in ui-test/.
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -397,5 +398,65 @@ func TestWebUI_Assets(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown asset: %d", res.StatusCode)
+	}
+}
+
+// With a real analysis server: the observables tab offers its analyzers, a job's report appears in the
+// observables fragment (the live region's source) as taxonomy badges and on the observable's page as a tree;
+// the case offers its responders and shows an action's operations once run; a read-only user gets neither.
+func TestWebUI_AnalyzersAndResponders(t *testing.T) {
+	as := startAnalysis(t, "127.0.0.1:0")
+	tm := newTeam(t, withServers(fastTracker, server("local", as, "")))
+	cs := tm.analyst.newCase(t, map[string]any{"title": "with analyzers"})
+	caseID := cs.Str(t, "id")
+	ip := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"203.0.113.5"}})[0]
+
+	doc := tm.analyst.wantPage(t, "/ui/cases/"+caseID+"?tab=observables", http.StatusOK)
+	boxes := find(doc, func(n *html.Node) bool { return attr(n, "name") == "analyzer" && attr(n, "value") == "local|"+as.Analyzers["Echo"] })
+	if len(boxes) != 1 {
+		t.Fatalf("the run form has no checkbox for Echo on local")
+	}
+	if n := find(tm.readOnly.wantPage(t, "/ui/cases/"+caseID+"?tab=observables", http.StatusOK), func(n *html.Node) bool { return attr(n, "name") == "analyzer" }); len(n) != 0 {
+		t.Errorf("the read-only user is offered %d analyzers", len(n))
+	}
+
+	// What the run form sends, once per (observable, analyzer).
+	j := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job",
+		map[string]any{"analysisId": "local", "artifactId": ip.Str(t, "id"), "analyzerId": as.Analyzers["Echo"]}).Want(t, http.StatusCreated).Object(t)
+	eventually(t, "echo job", func() obj {
+		return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+j.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
+	}, func(o obj) bool { return o["status"] == "Success" })
+	_, _, frag := tm.analyst.page(t, "/ui/cases/"+caseID+"/observables")
+	if !strings.Contains(frag, `class="tax tax-`) || strings.Contains(frag, "<html") {
+		t.Errorf("the observables fragment has no taxonomy badge or is a whole page: %.300s", frag)
+	}
+	odoc := tm.analyst.wantPage(t, "/ui/observables/"+ip.Str(t, "id"), http.StatusOK)
+	if len(find(odoc, func(n *html.Node) bool { return attr(n, "class") == "jsontree" })) == 0 {
+		t.Errorf("the observable's page shows no report tree")
+	}
+
+	// Responders of the case: offered, then the action with its operations.
+	ddoc := tm.analyst.wantPage(t, "/ui/cases/"+caseID, http.StatusOK)
+	runs := find(ddoc, func(n *html.Node) bool {
+		return attr(n, "data-api") == "/api/connector/analysis/action" && strings.Contains(attr(n, "data-body"), as.Responder["Tagger"])
+	})
+	if len(runs) != 1 {
+		t.Fatalf("the case offers no Tagger responder")
+	}
+	var body map[string]any
+	if err := json.Unmarshal([]byte(attr(runs[0], "data-body")), &body); err != nil {
+		t.Fatal(err)
+	}
+	a := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/action", body).Want(t, http.StatusCreated).Object(t)
+	eventually(t, "responder", func() obj {
+		return tm.analyst.Call(t, http.MethodGet, "/api/connector/analysis/action/"+a.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
+	}, func(o obj) bool { return o["status"] == "Success" })
+	_, _, page := tm.analyst.page(t, "/ui/cases/"+caseID)
+	if !strings.Contains(page, "Tagger") || !strings.Contains(page, "Success") || !strings.Contains(page, "AddTagToCase") {
+		t.Errorf("the case page does not show the responder's action and operations")
+	}
+	rdoc := tm.readOnly.wantPage(t, "/ui/cases/"+caseID, http.StatusOK)
+	if w := writeControls(rdoc); len(w) != 0 {
+		t.Errorf("the read-only user has %d write controls (responders?)", len(w))
 	}
 }

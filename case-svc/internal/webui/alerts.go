@@ -155,6 +155,7 @@ type observablePage struct {
 	Jobs       []connector.Job
 	Similar    []cases.SimilarObservable
 	Can        perms
+	Responders respondersView
 }
 
 func (h *Handler) observablePage(c echo.Context) error {
@@ -177,6 +178,9 @@ func (h *Handler) observablePage(c echo.Context) error {
 		if p.Similar, err = h.s.Cases.ObservableSimilar(ctx, cl, o.ID); err != nil {
 			return err
 		}
+	}
+	if p.Responders, err = h.responders(ctx, cl, "case_artifact", o.ID); err != nil {
+		return err
 	}
 	if h.s.Connector != nil && p.Can.Analyse {
 		if p.Jobs, _, err = h.s.Connector.Jobs(ctx, cl, eq(connector.PathObservableID, o.ID),

@@ -33,6 +33,8 @@ type casePage struct {
 	Observables observablesView
 	// activity
 	Activity []events.Event
+	// details
+	Responders respondersView
 }
 
 // perms are the caller's write permissions the page shows controls for (the API refuses the rest anyway).
@@ -100,6 +102,9 @@ func (h *Handler) casePage(c echo.Context) error {
 	switch p.Tab {
 	case "":
 		if p.Linked, err = h.s.Cases.LinkedCases(ctx, cl, cs, search.Node{Op: search.OpAll}); err != nil {
+			return err
+		}
+		if p.Responders, err = h.responders(ctx, cl, "case", cs.ID); err != nil {
 			return err
 		}
 		if p.Can.Case {

@@ -22,6 +22,10 @@ func funcs() template.FuncMap {
 		"artifactBody": func(a map[string]any) map[string]any {
 			return map[string]any{"dataType": a["dataType"], "data": []any{a["data"]}, "message": "from an analyzer report"}
 		},
+		// responderBody is the request that runs a responder of a server on an object.
+		"responderBody": func(responder, server, objectType, objectID string) map[string]string {
+			return map[string]string{"responderId": responder, "analysisId": server, "objectType": objectType, "objectId": objectID}
+		},
 		"list4": func() []int { return []int{1, 2, 3, 4} },
 		"col":   func(v listView, field, label string) column { return column{V: v, F: field, L: label} },
 	}
