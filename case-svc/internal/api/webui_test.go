@@ -412,7 +412,9 @@ func TestWebUI_AnalyzersAndResponders(t *testing.T) {
 	ip := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"203.0.113.5"}})[0]
 
 	doc := tm.analyst.wantPage(t, "/ui/cases/"+caseID+"?tab=observables", http.StatusOK)
-	boxes := find(doc, func(n *html.Node) bool { return attr(n, "name") == "analyzer" && attr(n, "value") == "local|"+as.Analyzers["Echo"] })
+	boxes := find(doc, func(n *html.Node) bool {
+		return attr(n, "name") == "analyzer" && attr(n, "value") == "local|"+as.Analyzers["Echo"]
+	})
 	if len(boxes) != 1 {
 		t.Fatalf("the run form has no checkbox for Echo on local")
 	}
