@@ -100,7 +100,7 @@ func New(cfg Config, s Services) *echo.Echo {
 	// The web interface (internal/webui): its pages are embedded, so a template error fails every start and
 	// every test, never one request.
 	pages, err := webui.New(webui.Services{Identity: s.Identity, Cases: s.Cases, Tasks: s.Tasks, Templates: s.Templates,
-		Connector: s.Connector, Events: cfg.Events}, h.auth, cfg.Log)
+		CustomFields: s.CustomFields, Connector: s.Connector, Events: cfg.Events}, h.auth, cfg.Log)
 	if err != nil {
 		panic(err)
 	}

@@ -231,6 +231,8 @@ func TestWebUI_Pages(t *testing.T) {
 	f.orgAdmin.wantPage(t, "/ui/admin/templates", http.StatusOK)
 	f.admin.wantPage(t, "/ui/admin/organisations", http.StatusOK)
 	f.admin.wantPage(t, "/ui/admin/users", http.StatusOK)
+	f.admin.wantPage(t, "/ui/admin/profiles", http.StatusOK)
+	f.admin.wantPage(t, "/ui/admin/customfields", http.StatusOK)
 	f.anon().wantPage(t, "/ui/login?next=/ui/cases", http.StatusOK)
 
 	// The markdown description is rendered, the task log too.
@@ -270,7 +272,7 @@ func TestWebUI_Permissions(t *testing.T) {
 		}
 	}
 	f.readOnly.Call(t, http.MethodPatch, "/api/case/"+f.caseID, map[string]any{"title": "x"}).WantError(t, http.StatusForbidden, "AuthorizationError")
-	for _, p := range []string{"/ui/admin/users", "/ui/admin/templates", "/ui/admin/organisations"} {
+	for _, p := range []string{"/ui/admin/users", "/ui/admin/templates", "/ui/admin/organisations", "/ui/admin/profiles", "/ui/admin/customfields"} {
 		if st, _, _ := f.analyst.page(t, p); st != http.StatusForbidden {
 			t.Errorf("analyst %s: %d, want 403", p, st)
 		}

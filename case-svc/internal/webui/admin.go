@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/api/route"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/search"
@@ -13,7 +14,7 @@ import (
 )
 
 // adminPage is the administration of users (an org-admin: its organisation's; a platform admin: everyone's),
-// case templates (org-admin) and organisations (platform admin).
+// case templates (org-admin), organisations, profiles and custom fields (platform admin).
 type adminPage struct {
 	webui.Page
 	Tab           string
@@ -22,6 +23,7 @@ type adminPage struct {
 	Profiles      []identity.Profile
 	Templates     []template.Template
 	Organisations []identity.Organisation
+	Fields        []customfield.Field
 	Platform      bool
 }
 
@@ -30,9 +32,11 @@ func (h *Handler) admin(c echo.Context, tab string) (adminPage, error) {
 	p := adminPage{Page: h.base(c, "Administration"), Tab: tab, Platform: cl.PlatformAdmin(), Profiles: identity.Profiles()}
 	p.Current = "Administration"
 	if p.Platform {
-		p.Current = map[string]string{"users": "Users", "organisations": "Organisations"}[tab]
+		p.Current = map[string]string{"users": "Users", "organisations": "Organisations", "profiles": "Profiles",
+			"customfields": "Custom fields"}[tab]
 		p.Tabs = []webui.Link{{Name: "Organisations", Href: "/ui/admin/organisations", ID: "organisations"},
-			{Name: "Users", Href: "/ui/admin/users", ID: "users"}}
+			{Name: "Users", Href: "/ui/admin/users", ID: "users"}, {Name: "Profiles", Href: "/ui/admin/profiles", ID: "profiles"},
+			{Name: "Custom fields", Href: "/ui/admin/customfields", ID: "customfields"}}
 		return p, nil
 	}
 	if err := cl.Require(identity.ManageUser); err != nil && tab == "users" {
@@ -88,6 +92,34 @@ func (h *Handler) adminOrgs(c echo.Context) error {
 		return err
 	}
 	if p.Organisations, _, err = h.s.Identity.Orgs(c.Request().Context(), route.Caller(c), search.Node{Op: search.OpAll},
+		search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "_id"}}}); err != nil {
+		return err
+	}
+	return h.pages.Render(c, http.StatusOK, "admin", "", p)
+}
+
+// adminProfiles lists the profiles and their permissions (platform administration).
+func (h *Handler) adminProfiles(c echo.Context) error {
+	p, err := h.admin(c, "profiles")
+	if err != nil {
+		return err
+	}
+	if err := route.Caller(c).Require(identity.ManageProfile); err != nil {
+		return err
+	}
+	return h.pages.Render(c, http.StatusOK, "admin", "", p)
+}
+
+// adminFields lists and creates the custom field definitions (platform administration).
+func (h *Handler) adminFields(c echo.Context) error {
+	p, err := h.admin(c, "customfields")
+	if err != nil {
+		return err
+	}
+	if err := route.Caller(c).Require(identity.ManageCustomField); err != nil {
+		return err
+	}
+	if p.Fields, _, err = h.s.CustomFields.List(c.Request().Context(), route.Caller(c), search.Node{Op: search.OpAll},
 		search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "_id"}}}); err != nil {
 		return err
 	}

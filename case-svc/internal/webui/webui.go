@@ -25,6 +25,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/case-svc/internal/template"
@@ -42,12 +43,13 @@ const Service = "case-svc"
 
 // Services are the domain services the pages read.
 type Services struct {
-	Identity  *identity.Service
-	Cases     *cases.Service
-	Tasks     *task.Service
-	Templates *template.Service
-	Connector *connector.Analyses // nil: no analysis server configured
-	Events    *audit.Service      // nil: no activity timeline
+	Identity     *identity.Service
+	Cases        *cases.Service
+	Tasks        *task.Service
+	Templates    *template.Service
+	CustomFields *customfield.Service
+	Connector    *connector.Analyses // nil: no analysis server configured
+	Events       *audit.Service      // nil: no activity timeline
 }
 
 // Handler serves the pages.
@@ -89,6 +91,8 @@ func (h *Handler) Routes(e *echo.Echo, authn, org echo.MiddlewareFunc) {
 	page("/admin/users", h.adminUsers)
 	page("/admin/templates", h.adminTemplates)
 	page("/admin/organisations", h.adminOrgs)
+	page("/admin/profiles", h.adminProfiles)
+	page("/admin/customfields", h.adminFields)
 	e.POST(webui.Prefix+"/organisation", h.switchOrg, authn, org)
 }
 
@@ -146,7 +150,8 @@ func (h *Handler) base(c echo.Context, title string) webui.Page {
 		p.Name = cl.Login
 	}
 	if cl.PlatformAdmin() {
-		p.Nav = []webui.Link{{Name: "Organisations", Href: "/ui/admin/organisations"}, {Name: "Users", Href: "/ui/admin/users"}}
+		p.Nav = []webui.Link{{Name: "Organisations", Href: "/ui/admin/organisations"}, {Name: "Users", Href: "/ui/admin/users"},
+			{Name: "Profiles", Href: "/ui/admin/profiles"}, {Name: "Custom fields", Href: "/ui/admin/customfields"}}
 		return p
 	}
 	p.Nav = []webui.Link{
