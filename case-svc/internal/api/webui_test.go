@@ -199,7 +199,10 @@ func newWebUIFixture(t *testing.T, title, text string) *webuiFixture {
 	t.Helper()
 	tm := newTeam(t)
 	f := &webuiFixture{team: tm}
-	cs := tm.analyst.newCase(t, map[string]any{"title": title, "description": text, "tags": []string{text}})
+	tm.admin.Call(t, http.MethodPost, "/api/customField", map[string]any{"name": "note", "description": "a note", "type": "string"}).
+		Want(t, http.StatusCreated)
+	cs := tm.orgAdmin.newCase(t, map[string]any{"title": title, "description": text, "tags": []string{text},
+		"customFields": map[string]any{"note": map[string]any{"string": "cf " + text}}})
 	f.caseID = cs["_id"].(string)
 	tk := tm.analyst.Call(t, http.MethodPost, "/api/case/"+f.caseID+"/task", map[string]any{"title": title, "description": text}).
 		Want(t, http.StatusCreated).Object(t)
@@ -216,7 +219,7 @@ func newWebUIFixture(t *testing.T, title, text string) *webuiFixture {
 
 func (f *webuiFixture) pages() []string {
 	c := "/ui/cases/" + f.caseID
-	return []string{"/ui/cases", "/ui/cases?status=Open&sort=-severity&size=15", c, c + "?tab=tasks", c + "?tab=observables",
+	return []string{"/ui/cases", "/ui/cases?status=Open&sort=-severity&size=15&col=note&col=nosuchfield", c, c + "?tab=tasks", c + "?tab=observables",
 		c + "?tab=activity", "/ui/observables/" + f.obsID, "/ui/alerts", "/ui/alerts/" + f.alertID, "/ui/tasks/mine",
 		"/ui/tasks/waiting"}
 }
@@ -235,6 +238,13 @@ func TestWebUI_Pages(t *testing.T) {
 	f.admin.wantPage(t, "/ui/admin/customfields", http.StatusOK)
 	f.anon().wantPage(t, "/ui/login?next=/ui/cases", http.StatusOK)
 
+	// The custom field column the URL asks for, with the case's value; an unknown one is left out.
+	doc := f.analyst.wantPage(t, "/ui/cases?col=note&col=nosuchfield", http.StatusOK)
+	heads := find(doc, func(n *html.Node) bool { return n.Data == "th" && text(n) == "note" })
+	cells := find(doc, func(n *html.Node) bool { return n.Data == "td" && text(n) == "cf A suspicious **mail**" })
+	if len(heads) != 1 || len(cells) != 1 || len(find(doc, func(n *html.Node) bool { return n.Data == "th" && text(n) == "nosuchfield" })) != 0 {
+		t.Errorf("custom field columns: %d headers, %d cells", len(heads), len(cells))
+	}
 	// The markdown description is rendered, the task log too.
 	_, _, body := f.analyst.page(t, "/ui/cases/"+f.caseID)
 	if !strings.Contains(body, "A suspicious <strong>mail</strong>") {

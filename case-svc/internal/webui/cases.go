@@ -2,6 +2,7 @@ package webui
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/apperr"
@@ -29,6 +31,8 @@ type caseListPage struct {
 	CanWrite  bool
 	Statuses  []string
 	Quick     []webui.Link
+	Fields    []customfield.Field // the custom fields one may show as columns
+	Columns   []string            // the custom fields shown (query parameter col, repeated)
 }
 
 // caseFilter is the list's filter from the query string: status, severity, tag, assignee (me = the caller),
@@ -92,6 +96,15 @@ func (h *Handler) caseList(c echo.Context) error {
 	p := caseListPage{Page: h.base(c, "Cases"), View: v, Cases: list, CanWrite: cl.Can(identity.ManageCase),
 		Statuses: cases.CaseStatuses()}
 	p.Current = "Cases"
+	if p.Fields, _, err = h.s.CustomFields.List(ctx, cl, search.Node{Op: search.OpAll}, search.Page{Limit: 200,
+		Sort: []search.SortKey{{Path: "_id"}}}); err != nil {
+		return err
+	}
+	for _, col := range c.QueryParams()["col"] {
+		if slices.ContainsFunc(p.Fields, func(f customfield.Field) bool { return f.Name == col }) && !slices.Contains(p.Columns, col) {
+			p.Columns = append(p.Columns, col)
+		}
+	}
 	if p.CanWrite {
 		if p.Templates, _, err = h.s.Templates.List(ctx, cl, search.Node{Op: search.OpAll}, search.Page{Limit: 100,
 			Sort: []search.SortKey{{Path: "name"}}}); err != nil {

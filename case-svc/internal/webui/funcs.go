@@ -7,7 +7,9 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/webui"
 )
 
 func urlQuery(s string) string { return url.QueryEscape(s) }
@@ -26,8 +28,9 @@ func funcs() template.FuncMap {
 		"responderBody": func(responder, server, objectType, objectID string) map[string]string {
 			return map[string]string{"responderId": responder, "analysisId": server, "objectType": objectType, "objectId": objectID}
 		},
-		"list4": func() []int { return []int{1, 2, 3, 4} },
-		"col":   func(v listView, field, label string) column { return column{V: v, F: field, L: label} },
+		"cfValue": cfValue,
+		"list4":   func() []int { return []int{1, 2, 3, 4} },
+		"col":     func(v listView, field, label string) column { return column{V: v, F: field, L: label} },
 	}
 }
 
@@ -82,3 +85,16 @@ type column struct {
 func itoa[T int | int64](n T) string { return strconv.FormatInt(int64(n), 10) }
 
 var errBadTab = apperr.New(apperr.NotFound, "no such tab")
+
+// cfValue renders a custom field's value: a date as a date, null as nothing.
+func cfValue(v customfield.Value) string {
+	switch x := v.Value.(type) {
+	case nil:
+		return ""
+	case int64:
+		if v.Type == customfield.TypeDate {
+			return webui.Date(x)
+		}
+	}
+	return fmt.Sprint(v.Value)
+}
