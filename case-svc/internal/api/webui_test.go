@@ -245,6 +245,19 @@ func TestWebUI_Pages(t *testing.T) {
 	if len(heads) != 1 || len(cells) != 1 || len(find(doc, func(n *html.Node) bool { return n.Data == "th" && text(n) == "nosuchfield" })) != 0 {
 		t.Errorf("custom field columns: %d headers, %d cells", len(heads), len(cells))
 	}
+	// The observables tab's filters, kept by its live fragment.
+	obsDoc := f.analyst.wantPage(t, "/ui/cases/"+f.caseID+"?tab=observables&dataType=ip", http.StatusOK)
+	if rows := find(obsDoc, func(n *html.Node) bool { return n.Data == "input" && attr(n, "name") == "sel" }); len(rows) != 0 {
+		t.Errorf("the ip filter shows %d observables of type other", len(rows))
+	}
+	if live := find(obsDoc, func(n *html.Node) bool { return attr(n, "id") == "observables" }); len(live) != 1 ||
+		attr(live[0], "data-live-src") != "/ui/cases/"+f.caseID+"/observables?dataType=ip" {
+		t.Errorf("the live fragment does not keep the filter")
+	}
+	if rows := find(f.analyst.wantPage(t, "/ui/cases/"+f.caseID+"?tab=observables&dataType=other", http.StatusOK),
+		func(n *html.Node) bool { return n.Data == "input" && attr(n, "name") == "sel" }); len(rows) != 1 {
+		t.Errorf("the other filter shows %d observables, want 1", len(rows))
+	}
 	// The markdown description is rendered, the task log too.
 	_, _, body := f.analyst.page(t, "/ui/cases/"+f.caseID)
 	if !strings.Contains(body, "A suspicious <strong>mail</strong>") {

@@ -3,6 +3,7 @@ package webui
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"sort"
 
 	"github.com/labstack/echo/v4"
@@ -67,6 +68,22 @@ type observablesView struct {
 	Can         perms
 	Types       []string
 	ServerCount int
+	Query       url.Values // the tab's filters
+}
+
+// Fragment is the live fragment's URL with the tab's filters.
+func (v observablesView) Fragment() string {
+	q := url.Values{}
+	for _, k := range []string{"dataType", "tags", "ioc", "sighted", "data"} {
+		if s := v.Query.Get(k); s != "" {
+			q.Set(k, s)
+		}
+	}
+	u := "/ui/cases/" + v.CaseID + "/observables"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
 }
 
 type observableRow struct {
@@ -122,7 +139,7 @@ func (h *Handler) casePage(c echo.Context) error {
 			}
 		}
 	case "observables":
-		if p.Observables, err = h.observables(ctx, cl, cs.ID, true); err != nil {
+		if p.Observables, err = h.observables(ctx, cl, cs.ID, c.QueryParams(), true); err != nil {
 			return err
 		}
 	case "activity":
@@ -166,9 +183,24 @@ func (h *Handler) taskGroups(ctx context.Context, cl identity.Caller, caseID str
 
 // observables is a case's observables tab: each observable with its analyzers' latest jobs and, when asked,
 // the analyzers the caller may run.
-func (h *Handler) observables(ctx context.Context, cl identity.Caller, caseID string, withAnalyzers bool) (observablesView, error) {
-	v := observablesView{CaseID: caseID, Can: permsOf(cl), Types: cases.ObservableTypes()}
-	list, _, err := h.s.Cases.Observables(ctx, cl, cases.Parent{Case: caseID}, search.Node{Op: search.OpAll},
+func (h *Handler) observables(ctx context.Context, cl identity.Caller, caseID string, q url.Values, withAnalyzers bool) (observablesView, error) {
+	v := observablesView{CaseID: caseID, Can: permsOf(cl), Types: cases.ObservableTypes(), Query: q}
+	// The tab's filters (in the URL, kept by the live fragment): data type, tag, IOC, sighted, a value part.
+	var parts []search.Node
+	for _, k := range []string{"dataType", "tags"} {
+		if s := q.Get(k); s != "" {
+			parts = append(parts, eq(k, s))
+		}
+	}
+	for _, k := range []string{"ioc", "sighted"} {
+		if s := q.Get(k); s != "" {
+			parts = append(parts, eq(k, s == "true"))
+		}
+	}
+	if s := q.Get("data"); s != "" {
+		parts = append(parts, search.Node{Op: search.OpLike, Path: "data", Value: s})
+	}
+	list, _, err := h.s.Cases.Observables(ctx, cl, cases.Parent{Case: caseID}, and(parts...),
 		search.Page{Limit: 2000, Sort: []search.SortKey{{Path: "createdAt"}}})
 	if err != nil {
 		return v, err
@@ -216,7 +248,7 @@ func (h *Handler) caseObservablesFragment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.observables(ctx, cl, cs.ID, false)
+	v, err := h.observables(ctx, cl, cs.ID, c.QueryParams(), false)
 	if err != nil {
 		return err
 	}
