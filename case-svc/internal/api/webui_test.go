@@ -482,6 +482,14 @@ func TestWebUI_AnalyzersAndResponders(t *testing.T) {
 	if !strings.Contains(page, "Tagger") || !strings.Contains(page, "Success") || !strings.Contains(page, "AddTagToCase") {
 		t.Errorf("the case page does not show the responder's action and operations")
 	}
+	// A task's responders: offered in its section of the tasks tab.
+	tk := tm.analyst.Call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "triage"}).Want(t, http.StatusCreated).Object(t)
+	tdoc := tm.analyst.wantPage(t, "/ui/cases/"+caseID+"?tab=tasks", http.StatusOK)
+	if n := find(tdoc, func(n *html.Node) bool {
+		return attr(n, "data-api") == "/api/connector/analysis/action" && strings.Contains(attr(n, "data-body"), tk.Str(t, "id"))
+	}); len(n) == 0 {
+		t.Errorf("the task offers no responder")
+	}
 	rdoc := tm.readOnly.wantPage(t, "/ui/cases/"+caseID, http.StatusOK)
 	if w := writeControls(rdoc); len(w) != 0 {
 		t.Errorf("the read-only user has %d write controls (responders?)", len(w))

@@ -179,7 +179,7 @@ func (h *Handler) observablePage(c echo.Context) error {
 			return err
 		}
 	}
-	if p.Responders, err = h.responders(ctx, cl, "case_artifact", o.ID); err != nil {
+	if p.Responders, err = h.responders(ctx, cl, "case_artifact", o.ID, true); err != nil {
 		return err
 	}
 	if h.s.Connector != nil && p.Can.Analyse {

@@ -56,7 +56,8 @@ type taskGroup struct {
 
 type taskView struct {
 	task.Task
-	Logs []task.Log
+	Logs       []task.Log
+	Responders respondersView
 }
 
 // observablesView is the observables tab's table, also rendered alone as the live region's fragment.
@@ -121,7 +122,7 @@ func (h *Handler) casePage(c echo.Context) error {
 		if p.Linked, err = h.s.Cases.LinkedCases(ctx, cl, cs, search.Node{Op: search.OpAll}); err != nil {
 			return err
 		}
-		if p.Responders, err = h.responders(ctx, cl, "case", cs.ID); err != nil {
+		if p.Responders, err = h.responders(ctx, cl, "case", cs.ID, true); err != nil {
 			return err
 		}
 		if p.Can.Case {
@@ -132,6 +133,21 @@ func (h *Handler) casePage(c echo.Context) error {
 	case "tasks":
 		if p.Groups, err = h.taskGroups(ctx, cl, cs.ID); err != nil {
 			return err
+		}
+		// The responders of tasks: listed once, each task with its own actions.
+		var offered respondersView
+		asked := false
+		for gi := range p.Groups {
+			for ti := range p.Groups[gi].Tasks {
+				tv := &p.Groups[gi].Tasks[ti]
+				if tv.Responders, err = h.responders(ctx, cl, "case_task", tv.ID, !asked); err != nil {
+					return err
+				}
+				if !asked {
+					offered, asked = tv.Responders, true
+				}
+				tv.Responders.Responders, tv.Responders.Warnings = offered.Responders, offered.Warnings
+			}
 		}
 		if p.Can.Task {
 			if p.Users, err = h.assignable(c); err != nil {

@@ -27,8 +27,9 @@ type actionView struct {
 }
 
 // responders is the section for an object of type objectType (case, case_artifact, case_task, alert); empty
-// without a connector.
-func (h *Handler) responders(ctx context.Context, cl identity.Caller, objectType, objectID string) (respondersView, error) {
+// without a connector. offer lists the responders the type accepts (the analysis servers are asked; a page
+// with several objects of one type asks once and shares the list).
+func (h *Handler) responders(ctx context.Context, cl identity.Caller, objectType, objectID string, offer bool) (respondersView, error) {
 	v := respondersView{ObjectType: objectType, ObjectID: objectID, CanRun: cl.Can(identity.ManageAction)}
 	if h.s.Connector == nil {
 		return v, nil
@@ -47,7 +48,7 @@ func (h *Handler) responders(ctx context.Context, cl identity.Caller, objectType
 		}
 		v.Actions = append(v.Actions, av)
 	}
-	if v.CanRun {
+	if v.CanRun && offer {
 		if v.Responders, v.Warnings, err = h.s.Connector.Workers(ctx, cl, true, "thehive:"+objectType); err != nil {
 			return v, err
 		}
