@@ -42,7 +42,7 @@
   }
 
   // value converts a field's value by its data-type: int, bool, list (one per line or comma), lines (one per
-  // line), millis (a date or datetime-local input to epoch milliseconds), json.
+  // line), float, millis (a date or datetime-local input to epoch milliseconds), json.
   function value(el) {
     var t = el.getAttribute("data-type") || "";
     if (el.type === "checkbox") { return el.checked; }
@@ -53,6 +53,7 @@
     var v = el.value;
     switch (t) {
       case "int": return v === "" ? null : parseInt(v, 10);
+      case "float": return v === "" ? null : parseFloat(v);
       case "bool": return v === "true";
       case "list": return v.split(/[\n,]/).map(function (s) { return s.trim(); }).filter(Boolean);
       case "lines": return v.split("\n").map(function (s) { return s.trim(); }).filter(Boolean);
