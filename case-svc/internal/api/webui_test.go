@@ -245,6 +245,12 @@ func TestWebUI_Pages(t *testing.T) {
 	if len(heads) != 1 || len(cells) != 1 || len(find(doc, func(n *html.Node) bool { return n.Data == "th" && text(n) == "nosuchfield" })) != 0 {
 		t.Errorf("custom field columns: %d headers, %d cells", len(heads), len(cells))
 	}
+	// The edit form offers the custom fields with the case's values.
+	if in := find(f.analyst.wantPage(t, "/ui/cases/"+f.caseID, http.StatusOK), func(n *html.Node) bool {
+		return attr(n, "name") == "customFields.note.string" && attr(n, "value") == "cf A suspicious **mail**"
+	}); len(in) != 1 {
+		t.Errorf("the edit form has no input for the custom field note with its value")
+	}
 	// The observables tab's filters, kept by its live fragment.
 	obsDoc := f.analyst.wantPage(t, "/ui/cases/"+f.caseID+"?tab=observables&dataType=ip", http.StatusOK)
 	if rows := find(obsDoc, func(n *html.Node) bool { return n.Data == "input" && attr(n, "name") == "sel" }); len(rows) != 0 {

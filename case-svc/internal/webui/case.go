@@ -11,6 +11,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/events"
@@ -36,6 +37,7 @@ type casePage struct {
 	Activity []events.Event
 	// details
 	Responders respondersView
+	Fields     []customfield.Field // the custom fields the edit form offers
 }
 
 // perms are the caller's write permissions the page shows controls for (the API refuses the rest anyway).
@@ -127,6 +129,10 @@ func (h *Handler) casePage(c echo.Context) error {
 		}
 		if p.Can.Case {
 			if p.Users, err = h.assignable(c); err != nil {
+				return err
+			}
+			if p.Fields, _, err = h.s.CustomFields.List(ctx, cl, search.Node{Op: search.OpAll}, search.Page{Limit: 200,
+				Sort: []search.SortKey{{Path: "_id"}}}); err != nil {
 				return err
 			}
 		}

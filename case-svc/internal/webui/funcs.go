@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/pkg/apperr"
@@ -29,8 +30,15 @@ func funcs() template.FuncMap {
 			return map[string]string{"responderId": responder, "analysisId": server, "objectType": objectType, "objectId": objectID}
 		},
 		"cfValue": cfValue,
-		"list4":   func() []int { return []int{1, 2, 3, 4} },
-		"col":     func(v listView, field, label string) column { return column{V: v, F: field, L: label} },
+		// cfInput is a custom field's value as its form input holds it (a date for datetime-local).
+		"cfInput": func(v customfield.Value) string {
+			if d, ok := v.Value.(int64); ok && v.Type == customfield.TypeDate {
+				return time.UnixMilli(d).UTC().Format("2006-01-02T15:04")
+			}
+			return cfValue(v)
+		},
+		"list4": func() []int { return []int{1, 2, 3, 4} },
+		"col":   func(v listView, field, label string) column { return column{V: v, F: field, L: label} },
 	}
 }
 

@@ -54,7 +54,7 @@
     switch (t) {
       case "int": return v === "" ? null : parseInt(v, 10);
       case "float": return v === "" ? null : parseFloat(v);
-      case "bool": return v === "true";
+      case "bool": return v === "" ? null : v === "true";
       case "list": return v.split(/[\n,]/).map(function (s) { return s.trim(); }).filter(Boolean);
       case "lines": return v.split("\n").map(function (s) { return s.trim(); }).filter(Boolean);
       case "millis": return v === "" ? null : new Date(v).getTime();
