@@ -40,15 +40,22 @@ type sizes struct {
 	// ConnectorRunsLarge more through the connector on the database of section 6.
 	ConnectorRuns      int `json:"connectorRuns"`
 	ConnectorRunsLarge int `json:"connectorRunsLarge"`
+	// 6 web interface (after 7, on section 6's database): alerts of the organisation (filled by InsertMany),
+	// observables of the case whose view is timed, and the requests of each page and of its API request.
+	Alerts          int `json:"alerts"`
+	ViewObservables int `json:"viewObservables"`
+	PageReps        int `json:"pageReps"`
 }
 
 var (
 	fullSizes = sizes{Clients: 8, CasesSmall: 1000, CasesLarge: 100_000, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 200, QueryReps: 10, QueryRepsLarge: 20, SimilarReps: 5, SimilarRepsLarge: 20,
-		BulkValues: 1000, BulkReps: 10, BulkRepsLarge: 10, AuditCases: 1000, ConnectorRuns: 200, ConnectorRunsLarge: 10}
+		BulkValues: 1000, BulkReps: 10, BulkRepsLarge: 10, AuditCases: 1000, ConnectorRuns: 200, ConnectorRunsLarge: 10,
+		Alerts: 100_000, ViewObservables: 1000, PageReps: 20}
 	quickSizes = sizes{Clients: 8, CasesSmall: 100, CasesLarge: 300, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 50, QueryReps: 3, QueryRepsLarge: 2, SimilarReps: 2, SimilarRepsLarge: 2,
-		BulkValues: 200, BulkReps: 2, BulkRepsLarge: 2, AuditCases: 100, ConnectorRuns: 20, ConnectorRunsLarge: 3}
+		BulkValues: 200, BulkReps: 2, BulkRepsLarge: 2, AuditCases: 100, ConnectorRuns: 20, ConnectorRunsLarge: 3,
+		Alerts: 300, ViewObservables: 1000, PageReps: 3}
 )
 
 type benchOptions struct {

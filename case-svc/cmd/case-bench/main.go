@@ -126,6 +126,9 @@ func runAll(ctx context.Context, b *bench) error {
 	if err := runConnector(ctx, b, conn, ap, cr); err != nil {
 		return err
 	}
+	if err := runPages(ctx, b, cr); err != nil {
+		return err
+	}
 
 	b.Service = "case-svc"
 	if b.OnMongo() { // the process's memory is measured on the SQLite pass; MongoDB's is the server's
