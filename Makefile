@@ -7,7 +7,7 @@ DEPLOY  := cd deploy && GOWORK=off
 export CGO_ENABLED ?= 0
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: run reset help build test test-unit vet lint bench fuzz fuzz-short clean images
+.PHONY: run reset help build test test-unit test-browser vet lint bench fuzz fuzz-short clean images
 
 ## run: build and start both services on the embedded database (.run/); prints the URLs and keys, which are also
 ## kept in .run/credentials.json. Stays in the foreground: Ctrl-C stops both. Refuses (non-zero exit, saying why)
@@ -34,7 +34,7 @@ build:
 	$(GO) build -trimpath -o bin/case-svc ./case-svc/cmd/case-svc
 
 ## test: everything CI runs
-test: lint test-unit fuzz-short test-containers
+test: lint test-unit fuzz-short test-browser test-containers
 
 ## test-unit: the Go tests of every module (no Docker needed) and make run's tests (deploy/dev/run_test.py)
 test-unit:
@@ -42,14 +42,22 @@ test-unit:
 	$(DEPLOY) $(GO) test -count=1 -timeout 5m .
 	python3 deploy/dev/run_test.py
 
+## test-browser: the web interface in headless Chromium (ui-test/, a module of its own outside go.work): both
+## services built and started as make run starts them, on free ports; skips, saying how to install it, without
+## Debian's chromium. Screenshots go to a folder it prints (UI_SCREENSHOTS_OUT to choose it);
+## UI_SCREENSHOTS=docs/img also copies the case view to docs/img/case-view.png
+test-browser:
+	cd ui-test && GOWORK=off $(GO) test -count=1 -timeout 15m -v ./...
+
 ## vet: go vet of every module
 vet:
 	$(GO) vet $(MODULES)
 	$(DEPLOY) $(GO) vet ./...
+	cd ui-test && GOWORK=off $(GO) vet ./...
 
 ## lint: formatting and vet
 lint: vet
-	@out=$$(gofmt -l pkg analysis-svc case-svc deploy); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l pkg analysis-svc case-svc deploy ui-test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## bench: the benchmark program: the services against floors measured in the same run; prints one table and
 ## writes bench/results.json (about 13 min on 2 cores; `-quick` on either command for a smoke run). case-bench
