@@ -222,6 +222,22 @@ func (h *Handler) observables(ctx context.Context, cl identity.Caller, caseID st
 	if s := q.Get("data"); s != "" {
 		parts = append(parts, search.Node{Op: search.OpLike, Path: "data", Value: s})
 	}
+	// The analyzers offered are a request to each analysis server: asked first, read last, so that its round
+	// trip overlaps the reads of the database.
+	type offered struct {
+		ws       []connector.ServerWorkers
+		warnings []string
+		err      error
+	}
+	var analyzers chan offered
+	if withAnalyzers && h.s.Connector != nil && v.Can.Analyse {
+		analyzers = make(chan offered, 1)
+		go func() {
+			var o offered
+			o.ws, o.warnings, o.err = h.s.Connector.Workers(ctx, cl, false, "")
+			analyzers <- o
+		}()
+	}
 	list, _, err := h.s.Cases.Observables(ctx, cl, cases.Parent{Case: caseID}, and(parts...),
 		search.Page{Limit: 2000, Sort: []search.SortKey{{Path: "createdAt"}}})
 	if err != nil {
@@ -252,10 +268,12 @@ func (h *Handler) observables(ctx context.Context, cl identity.Caller, caseID st
 		seen[j.ObservableID+"|"+j.AnalyzerName] = true
 		v.List[i].Jobs = append(v.List[i].Jobs, j)
 	}
-	if withAnalyzers {
-		if v.Analyzers, v.Warnings, err = h.s.Connector.Workers(ctx, cl, false, ""); err != nil {
-			return v, err
+	if analyzers != nil {
+		o := <-analyzers
+		if o.err != nil {
+			return v, o.err
 		}
+		v.Analyzers, v.Warnings = o.ws, o.warnings
 		sort.Slice(v.Analyzers, func(a, b int) bool { return v.Analyzers[a].Name < v.Analyzers[b].Name })
 	}
 	return v, nil
