@@ -1,8 +1,8 @@
 // Command case-bench measures case-svc against floors measured in the same run, and prints one table in the
-// format of analysis-svc's analysis-bench. Its rows (sections 6 case-svc, 7 connector and the case-svc rows
-// of 8 memory) are merged into bench/results.json: rows of the services "case-svc" and "connector" are
-// replaced, every other row and key of the file is kept. `make bench` runs it after analysis-bench; -quick
-// uses small counts for a smoke test.
+// format of analysis-svc's analysis-bench. Its rows (sections 6 case-svc, 6 web interface, 7 connector and
+// the case-svc rows of 8 memory) are merged into bench/results.json: rows of the services "case-svc" and
+// "connector" are replaced, every other row and key of the file is kept. `make bench` runs it after
+// analysis-bench; -quick uses small counts for a smoke test.
 //
 // Every row holds a figure, the floor it is compared with (measured in the same run, on the same machine, with
 // the same clients) and their ratio: figure/floor for times, floor/figure for rates, so a ratio above 1 always
