@@ -56,7 +56,7 @@ func TestBenchQuick(t *testing.T) {
 			t.Errorf("row %s / %s: service %q", r.Section, r.Metric, r.Service)
 		}
 	}
-	for _, s := range []string{secCases, secConnector, secMemory} {
+	for _, s := range []string{secCases, secPages, secConnector, secMemory} {
 		if sections[s] == 0 {
 			t.Errorf("no row for %s", s)
 		}
