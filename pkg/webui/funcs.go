@@ -30,6 +30,10 @@ func Funcs() template.FuncMap {
 		"with":     WithParam,
 		"has":      func(list []string, v string) bool { return contains(list, v) },
 		"add":      func(a, b int) int { return a + b },
+		// sortcol is a sortable column's header for "ui-th": the list, the field (storage path), the label.
+		"sortcol": func(v List, field, label string) Column { return Column{V: v, Field: field, Label: label} },
+		// taxonomyList reads a report summary's taxonomies for "ui-taxonomies".
+		"taxonomyList": Taxonomies,
 		"json": func(v any) string {
 			b, _ := json.Marshal(v)
 			return string(b)
@@ -124,8 +128,16 @@ func writeTree(b *strings.Builder, v any, depth int) {
 		b.WriteString(`<span class="j-null">null</span>`)
 	case bool:
 		fmt.Fprintf(b, `<span class="j-bool">%t</span>`, x)
-	default:
+	case float64, float32, int, int64, int32, uint, uint64, json.Number:
 		fmt.Fprintf(b, `<span class="j-num">%s</span>`, html.EscapeString(fmt.Sprint(x)))
+	default:
+		// A typed value (a []map[string]any of operations, a struct): its JSON form, as generic values.
+		var g any
+		if raw, err := json.Marshal(x); err == nil && json.Unmarshal(raw, &g) == nil {
+			writeTree(b, g, depth) // g is generic: map[string]any, []any, string, float64, bool or nil
+			return
+		}
+		fmt.Fprintf(b, `<span class="j-str">%s</span>`, html.EscapeString(fmt.Sprint(x)))
 	}
 }
 

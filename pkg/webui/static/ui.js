@@ -2,6 +2,10 @@
 // - submits forms marked data-api to the service's REST API as JSON (or multipart with a file), with the
 //   session's CSRF token in X-XSRF-TOKEN, then reloads or goes where data-then says;
 // - runs buttons marked data-api (one request, or one per selected row with data-each), after data-confirm;
+// - sends a form marked data-fanout="a b" once per combination of the values of its fields a and b (checked
+//   boxes, or lines of a field): each value fills {a} in the route or the field a of the body;
+// - shows the answer of a form or button marked data-show="<id>" as text in that element instead of reloading;
+// - copies the text of an element to the clipboard (button data-copy="<id>");
 // - keeps the selection of a list (select all, the count of selected rows);
 // - follows the live stream: the top bar's counters are refreshed in place, a region marked data-live is
 //   re-rendered from data-live-src when an event concerns it, unless the user selected rows in it (then a
@@ -72,11 +76,13 @@
     obj[parts[parts.length - 1]] = v;
   }
 
-  function formBody(form) {
+  // formBody is the form's request: JSON, or multipart with the JSON in _json when a file is chosen. Fields
+  // named in skip are left out; extra fields (name -> value) are set.
+  function formBody(form, skip, extra) {
     var json = {};
     var files = [];
     Array.prototype.forEach.call(form.elements, function (el) {
-      if (!el.name || el.disabled || el.name === "sel" || el.name === "analyzer") { return; }
+      if (!el.name || el.disabled || el.name === "sel" || el.name === "analyzer" || (skip && skip.indexOf(el.name) >= 0)) { return; }
       if (el.type === "file") {
         Array.prototype.forEach.call(el.files, function (f) { files.push([el.name, f]); });
         return;
@@ -91,6 +97,7 @@
       if (el.hasAttribute("data-omit-empty") && (v === "" || v === null || (Array.isArray(v) && !v.length))) { return; }
       setPath(json, el.name, v);
     });
+    Object.keys(extra || {}).forEach(function (k) { setPath(json, k, extra[k]); });
     if (files.length) {
       var fd = new FormData();
       files.forEach(function (f) { fd.append(f[0], f[1], f[1].name); });
@@ -101,9 +108,17 @@
   }
 
   function then(el, data) {
+    var show = document.getElementById(el.getAttribute("data-show") || "");
+    if (show) {
+      // The answer (a scan's result…) as text: nothing is built as HTML from it.
+      show.textContent = typeof data === "string" ? data : JSON.stringify(data, null, 2);
+      show.hidden = false;
+      Array.prototype.forEach.call(el.tagName === "FORM" ? el.querySelectorAll('[type="submit"]') : [el], function (b) { b.disabled = false; });
+      return;
+    }
     var to = el.getAttribute("data-then");
     if (to) {
-      var id = data && (data._id || data.id || (Array.isArray(data) && data[0] && data[0]._id)) || "";
+      var id = data && (data._id || data.id || (Array.isArray(data) && data[0] && (data[0]._id || data[0].id))) || "";
       location.href = to.replace("{id}", encodeURIComponent(id));
     } else {
       location.reload();
@@ -113,6 +128,55 @@
   function showError(el, err) {
     var box = el.querySelector("[data-error]") || document.getElementById(el.getAttribute("data-error-box") || "page-error");
     if (box) { box.textContent = err.message; box.focus && box.focus(); } else { alert(err.message); }
+  }
+
+  // fieldValues are the values of a form's fields of that name: the checked boxes, or the lines of a field.
+  function fieldValues(form, name) {
+    var out = [];
+    Array.prototype.forEach.call(form.querySelectorAll('[name="' + name + '"]'), function (el) {
+      if (el.disabled || ((el.type === "checkbox" || el.type === "radio") && !el.checked)) { return; }
+      el.value.split("\n").forEach(function (v) { v = v.trim(); if (v) { out.push(v); } });
+    });
+    return out;
+  }
+
+  // fanout sends the form once per combination of the values of the fields data-fanout names (a field with
+  // no value is left out, unless the route needs it: then the form's error says so), four at a time.
+  function fanout(form) {
+    var names = form.getAttribute("data-fanout").split(/\s+/).filter(Boolean);
+    var route = form.getAttribute("data-api");
+    var combos = [{}];
+    names.forEach(function (name) {
+      var vals = fieldValues(form, name);
+      if (!vals.length) { return; }
+      var next = [];
+      combos.forEach(function (c) {
+        vals.forEach(function (v) { var n = {}; Object.keys(c).forEach(function (k) { n[k] = c[k]; }); n[name] = v; next.push(n); });
+      });
+      combos = next;
+    });
+    var missing = route.match(/\{([a-zA-Z]+)\}/g) || [];
+    missing = missing.map(function (m) { return m.slice(1, -1); }).filter(function (n) { return combos[0][n] === undefined; });
+    if (missing.length) {
+      var el = form.querySelector('[name="' + missing[0] + '"]');
+      return Promise.reject(new Error((el && el.getAttribute("data-missing")) || ("Choose at least one " + missing[0] + ".")));
+    }
+    var reqs = combos.map(function (c) {
+      var extra = {};
+      var url = route.replace(/\{([a-zA-Z]+)\}/g, function (m, name) { return encodeURIComponent(c[name]); });
+      names.forEach(function (n) { if (c[n] !== undefined && route.indexOf("{" + n + "}") < 0) { extra[n] = c[n]; } });
+      return function () { var b = formBody(form, names, extra); return request(form.getAttribute("data-method") || "POST", url, b.body, b.isForm); };
+    });
+    var results = [];
+    var next = 0;
+    function worker() {
+      if (next >= reqs.length) { return Promise.resolve(); }
+      var i = next++;
+      return reqs[i]().then(function (r) { results[i] = r; return worker(); });
+    }
+    var pool = [];
+    for (var k = 0; k < Math.min(4, reqs.length); k++) { pool.push(worker()); }
+    return Promise.all(pool).then(function () { return results; });
   }
 
   function selected(scope) {
@@ -125,6 +189,13 @@
     if (!form.hasAttribute("data-api")) { return; }
     ev.preventDefault();
     if (form.hasAttribute("data-confirm") && !confirm(form.getAttribute("data-confirm"))) { return; }
+    if (form.hasAttribute("data-fanout")) {
+      var fbtn = form.querySelector('[type="submit"]');
+      if (fbtn) { fbtn.disabled = true; }
+      fanout(form).then(function (data) { then(form, data); })
+        .catch(function (e) { if (fbtn) { fbtn.disabled = false; } showError(form, e); });
+      return;
+    }
     var b;
     try { b = formBody(form); } catch (e) { showError(form, e); return; }
     // {name} in the route is the value of the form's field of that name (a case number to merge…).
@@ -201,6 +272,16 @@
         var t = document.getElementById(rev.getAttribute("data-target"));
         if (t) { t.textContent = typeof k === "string" ? k : JSON.stringify(k); t.classList.remove("muted"); }
       }).catch(function (e) { showError(document, e); });
+      return;
+    }
+    var copy = ev.target.closest ? ev.target.closest("button[data-copy]") : null;
+    if (copy) {
+      // Copies the text of the element it names (a raw report) to the clipboard.
+      var src = document.getElementById(copy.getAttribute("data-copy"));
+      if (src && navigator.clipboard) {
+        navigator.clipboard.writeText(src.textContent).then(function () { copy.textContent = "Copied"; })
+          .catch(function (e) { showError(document, e); });
+      }
       return;
     }
     var out = ev.target.closest ? ev.target.closest("button[data-logout]") : null;

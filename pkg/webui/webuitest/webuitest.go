@@ -1,0 +1,188 @@
+// Package webuitest checks pages of the web interfaces without a browser: the security headers, the page
+// weight, and the markup a browser and a screen reader rely on (one h1, a label for every control, unique
+// ids, no inline script, style or event handler, no javascript: URL). Both services' page tests use it.
+package webuitest
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/openir/platform/pkg/webui"
+)
+
+// MaxPage is the budget of a page's HTML (the first load stays under 150 KB).
+const MaxPage = 150 << 10
+
+// CheckPage checks a page's headers (CSP, nosniff, no-store, no-referrer), its weight and its markup, and
+// returns the parsed document.
+func CheckPage(t testing.TB, path string, hdr http.Header, body string) *html.Node {
+	t.Helper()
+	if csp := hdr.Get("Content-Security-Policy"); csp != webui.CSP {
+		t.Errorf("GET %s: Content-Security-Policy %q", path, csp)
+	}
+	for h, v := range map[string]string{"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
+		"Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"} {
+		if hdr.Get(h) != v {
+			t.Errorf("GET %s: %s %q, want %q", path, h, hdr.Get(h), v)
+		}
+	}
+	if len(body) > MaxPage {
+		t.Errorf("GET %s: %d bytes, over the 150 KB budget", path, len(body))
+	}
+	doc, err := html.Parse(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	CheckMarkup(t, path, doc)
+	return doc
+}
+
+// CheckMarkup checks what every page must hold: html lang, a title, one h1, a label or accessible name for
+// every control, unique ids, text on buttons and links, scope on column headers, no inline script or style,
+// no event-handler attribute, no javascript: URL.
+func CheckMarkup(t testing.TB, path string, doc *html.Node) {
+	t.Helper()
+	ids := map[string]int{}
+	labels := map[string]bool{}
+	var h1, titles int
+	var controls []*html.Node
+	Walk(doc, func(n *html.Node) {
+		if n.Type != html.ElementNode {
+			return
+		}
+		for _, a := range n.Attr {
+			if a.Key == "id" {
+				ids[a.Val]++
+			}
+			if strings.HasPrefix(a.Key, "on") {
+				t.Errorf("%s: <%s %s=…>: an inline event handler", path, n.Data, a.Key)
+			}
+			if a.Key == "style" {
+				t.Errorf("%s: <%s style=…>: an inline style", path, n.Data)
+			}
+			if (a.Key == "href" || a.Key == "src" || a.Key == "action") && strings.HasPrefix(strings.ToLower(strings.TrimSpace(a.Val)), "javascript:") {
+				t.Errorf("%s: <%s %s=%q>", path, n.Data, a.Key, a.Val)
+			}
+		}
+		switch n.Data {
+		case "html":
+			if Attr(n, "lang") == "" {
+				t.Errorf("%s: <html> without lang", path)
+			}
+		case "title":
+			titles++
+		case "h1":
+			h1++
+		case "script":
+			if Attr(n, "src") == "" {
+				t.Errorf("%s: an inline <script>", path)
+			}
+		case "style":
+			t.Errorf("%s: an inline <style>", path)
+		case "label":
+			if f := Attr(n, "for"); f != "" {
+				labels[f] = true
+			}
+		case "input", "select", "textarea":
+			if Attr(n, "type") != "hidden" {
+				controls = append(controls, n)
+			}
+		case "button", "a":
+			if strings.TrimSpace(Text(n)) == "" && Attr(n, "aria-label") == "" {
+				t.Errorf("%s: <%s> without text", path, n.Data)
+			}
+		case "th":
+			if n.Parent != nil && n.Parent.Parent != nil && n.Parent.Parent.Data == "thead" && Attr(n, "scope") == "" {
+				t.Errorf("%s: <th> without scope", path)
+			}
+		}
+	})
+	if titles != 1 || h1 != 1 {
+		t.Errorf("%s: %d titles and %d h1, want one of each", path, titles, h1)
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("%s: id %q used %d times", path, id, n)
+		}
+	}
+	for _, c := range controls {
+		named := Attr(c, "aria-label") != "" || labels[Attr(c, "id")] && Attr(c, "id") != ""
+		for p := c.Parent; p != nil && !named; p = p.Parent {
+			named = p.Data == "label"
+		}
+		if !named {
+			t.Errorf("%s: <%s name=%q> has no label", path, c.Data, Attr(c, "name"))
+		}
+	}
+}
+
+// Walk calls f on n and every node under it, in document order.
+func Walk(n *html.Node, f func(*html.Node)) {
+	f(n)
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		Walk(c, f)
+	}
+}
+
+// Attr is the value of an attribute ("" when absent).
+func Attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// Text is the text under n.
+func Text(n *html.Node) string {
+	var b strings.Builder
+	Walk(n, func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+	})
+	return b.String()
+}
+
+// Find returns the elements under doc that match.
+func Find(doc *html.Node, match func(*html.Node) bool) []*html.Node {
+	var out []*html.Node
+	Walk(doc, func(n *html.Node) {
+		if n.Type == html.ElementNode && match(n) {
+			out = append(out, n)
+		}
+	})
+	return out
+}
+
+// WriteControls are the page's controls that change something (forms and buttons sent to the API, and
+// buttons that reveal a secret).
+func WriteControls(doc *html.Node) []*html.Node {
+	return Find(doc, func(n *html.Node) bool {
+		return (Attr(n, "data-api") != "" || Attr(n, "data-reveal") != "") && n.Data != "body"
+	})
+}
+
+// Hostile are values that break out of HTML when a page writes them unescaped.
+var Hostile = []string{`<script>alert(1)</script>`, `<img src=x onerror=alert(1)>`, `"'><b>x</b>`}
+
+// CheckEscaped fails when a hostile value is in the page as markup: the raw string in the body, or an
+// element (script not from the interface's static files, img, b) that can only come from a value.
+func CheckEscaped(t testing.TB, path, body string, doc *html.Node) {
+	t.Helper()
+	for _, h := range Hostile {
+		if strings.Contains(body, h) {
+			t.Errorf("%s: %q is in the page unescaped", path, h)
+		}
+	}
+	for _, n := range Find(doc, func(n *html.Node) bool { return n.Data == "script" || n.Data == "img" || n.Data == "b" }) {
+		if n.Data == "script" && strings.HasPrefix(Attr(n, "src"), webui.Prefix+"/static/") {
+			continue
+		}
+		t.Errorf("%s: a <%s> element came from a value", path, n.Data)
+	}
+}
