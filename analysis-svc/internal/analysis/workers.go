@@ -172,6 +172,10 @@ func applyLimits(w *Worker, set WorkerSettings) error {
 	return nil
 }
 
+// GlobalItems are the settings every worker of the kind accepts besides its definition's (the web
+// interface's enable form offers them).
+func GlobalItems(kind Kind) []ConfigItem { return globalItems(kind) }
+
 // globalItems are the settings every worker accepts besides its definition's (reference BaseConfig).
 func globalItems(kind Kind) []ConfigItem {
 	items := []ConfigItem{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/identity"
+	"github.com/openir/platform/analysis-svc/internal/webui"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/openapi"
 	"github.com/openir/platform/pkg/web"
@@ -53,6 +54,13 @@ func New(cfg Config, ids *identity.Service, workers *analysis.Workers, jobs *ana
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
 	h := &handler{ids: ids, workers: workers, jobs: jobs, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth}
 	h.routes(e)
+	// The web interface (internal/webui): its pages are embedded, so a template error fails every start and
+	// every test, never one request.
+	pages, err := webui.New(webui.Services{Identity: ids, Jobs: jobs, Workers: workers}, cfg.Log)
+	if err != nil {
+		panic(err)
+	}
+	pages.Routes(e, web.Authenticate[identity.Caller](h.ids, h.auth))
 	return e
 }
 

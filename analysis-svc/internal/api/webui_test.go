@@ -1,0 +1,410 @@
+package api_test
+
+// The web interface (internal/webui) without a browser: every page over HTTP against the real service and
+// store, with its status, its roles, its escaping of hostile values (reports included), its headers and the
+// markup a browser and a screen reader rely on (pkg/webui/webuitest). Forms are checked by sending what
+// ui.js would send to the route they name.
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/openir/platform/pkg/apitest"
+	"github.com/openir/platform/pkg/webui"
+	wt "github.com/openir/platform/pkg/webui/webuitest"
+)
+
+// webUIRoute tells the web interface's routes (pages, assets, the / redirect) from the API's.
+func webUIRoute(path string) bool {
+	return path == "/" || path == "/favicon.ico" || path == webui.Prefix || strings.HasPrefix(path, webui.Prefix+"/")
+}
+
+// page GETs a page with the client's credentials (a key, or the session cookie of its jar) and returns its
+// status, headers and body; redirects are not followed.
+func (c *client) page(t testing.TB, path string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, c.e.srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	hc := &http.Client{Jar: c.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, res.Header, string(b)
+}
+
+// wantPage GETs a page, wants the status, checks its headers and markup and returns the parsed document.
+func (c *client) wantPage(t testing.TB, path string, status int) *html.Node {
+	t.Helper()
+	st, hdr, body := c.page(t, path)
+	if st != status {
+		t.Fatalf("%s GET %s: %d, want %d: %.400s", c.Login, path, st, status, body)
+	}
+	return wt.CheckPage(t, path, hdr, body)
+}
+
+// byAttr finds the elements whose attribute key is val.
+func byAttr(doc *html.Node, key, val string) []*html.Node {
+	return wt.Find(doc, func(n *html.Node) bool { return wt.Attr(n, key) == val })
+}
+
+// webuiFixture is jobFixture's organization with one finished job of Test_Echo (its report echoes the
+// value) made through the API.
+type webuiFixture struct {
+	*jobFixture
+	job string
+}
+
+func newWebUIFixture(t *testing.T, value string) *webuiFixture {
+	t.Helper()
+	f := &webuiFixture{jobFixture: newJobFixture(t)}
+	j := f.run(t, f.analyst, map[string]any{"dataType": "domain", "data": value, "message": "msg " + value,
+		"parameters": map[string]any{"note": value}, "tlp": 1})
+	f.job = j["id"].(string)
+	f.wait(t, f.analyst, f.job)
+	return f
+}
+
+// Every page renders for the role it is for, with its markup checked, and shows the records.
+func TestWebUI_Pages(t *testing.T) {
+	f := newWebUIFixture(t, "example.org")
+	j := "/ui/jobs/" + f.job
+	for _, p := range []string{"/ui/jobs", "/ui/jobs?status=Success&dataType=domain&analyzer=Test_Echo&value=example&type=analyzer&from=2020-01-01&to=2100-01-01&sort=-status&size=15",
+		j, "/ui/analyze", "/ui/analyze?dataType=domain"} {
+		f.analyst.wantPage(t, p, http.StatusOK)
+	}
+	for _, p := range []string{"/ui/jobs", j, "/ui/admin/users", "/ui/admin/analyzers", "/ui/admin/responders",
+		"/ui/admin/analyzers/enable/Test_Echo_1_0", "/ui/admin/analyzers/enable/Test_Keyed_1_0",
+		"/ui/admin/responders/enable/Test_Responder_1_0", "/ui/admin/catalog"} {
+		f.admin.wantPage(t, p, http.StatusOK)
+	}
+	for _, p := range []string{"/ui/admin/organizations", "/ui/admin/users", "/ui/admin/catalog"} {
+		f.e.super.wantPage(t, p, http.StatusOK)
+	}
+	f.e.anon().wantPage(t, "/ui/login?next=/ui/jobs", http.StatusOK)
+
+	// The history: the job, the exact count, filters that match and filters that do not.
+	doc := f.analyst.wantPage(t, "/ui/jobs?status=Success&value=example", http.StatusOK)
+	if links := byAttr(doc, "href", j); len(links) != 1 || !strings.Contains(wt.Text(doc), "1 in all") {
+		t.Errorf("the history does not list the job once with its count")
+	}
+	for _, q := range []string{"dataType=ip", "status=Failure", "value=nothing-like-it", "analyzer=Other", "type=responder", "to=2000-01-01"} {
+		if d := f.analyst.wantPage(t, "/ui/jobs?"+q, http.StatusOK); len(byAttr(d, "href", j)) != 0 || !strings.Contains(wt.Text(d), "0 in all") {
+			t.Errorf("filter %s still lists the job", q)
+		}
+	}
+	// The live region's source keeps the filters; it renders the region alone.
+	live := byAttr(doc, "id", "jobs")
+	if len(live) != 1 || wt.Attr(live[0], "data-live") != "job" {
+		t.Fatalf("the history has no live region")
+	}
+	src, _ := url.Parse(wt.Attr(live[0], "data-live-src"))
+	if src.Path != "/ui/jobs" || src.Query().Get("status") != "Success" || src.Query().Get("value") != "example" || src.Query().Get("fragment") != "1" {
+		t.Errorf("the live region's source %q does not keep the filters", src)
+	}
+	if _, _, frag := f.analyst.page(t, src.String()); strings.Contains(frag, "<html") || !strings.Contains(frag, j) {
+		t.Errorf("the live fragment is a whole page or lacks the job: %.300s", frag)
+	}
+	// Sortable columns say their order and link to the other one, keeping the filters.
+	sorted := f.analyst.wantPage(t, "/ui/jobs?status=Success&sort=-createdAt", http.StatusOK)
+	if th := wt.Find(sorted, func(n *html.Node) bool { return n.Data == "th" && wt.Attr(n, "aria-sort") == "descending" }); len(th) != 1 {
+		t.Errorf("no column says it sorts the list")
+	} else if a := wt.Find(th[0], func(n *html.Node) bool { return n.Data == "a" }); len(a) != 1 || wt.Attr(a[0], "href") != "?sort=createdAt&status=Success" {
+		t.Errorf("the sorted column links to %q", wt.Attr(a[0], "href"))
+	}
+
+	// The report: status, taxonomy badges, the tree, the raw JSON, the re-run with force and the delete.
+	rep := f.analyst.wantPage(t, j, http.StatusOK)
+	text := wt.Text(rep)
+	for _, want := range []string{"Success", "Test:Echo=ok", "example.org", "msg example.org", "TLP:green"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report page lacks %q", want)
+		}
+	}
+	if len(wt.Find(rep, func(n *html.Node) bool { return wt.Attr(n, "class") == "jsontree" })) < 2 {
+		t.Errorf("the report page shows no report tree (report and parameters)")
+	}
+	if len(byAttr(rep, "data-live-root", f.job)) != 1 {
+		t.Errorf("the report page has no live region for the job")
+	}
+	rerun := byAttr(rep, "data-api", "/api/analyzer/"+f.analyzer+"/run")
+	if len(rerun) != 1 || !strings.Contains(wt.Attr(rerun[0], "data-body"), `"force":true`) {
+		t.Fatalf("the report page offers no re-run with force")
+	}
+	again := f.analyst.Raw(t, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run", "application/json", wt.Attr(rerun[0], "data-body")).
+		Want(t, http.StatusOK).Object(t)
+	if again["id"] == f.job || again["fromCache"] == true {
+		t.Errorf("the re-run with force came from the cache")
+	}
+	if len(byAttr(rep, "data-api", "/api/job/"+f.job)) != 1 {
+		t.Errorf("the report page offers no delete")
+	}
+
+	// New analysis: a checkbox per enabled analyzer that accepts the type, in a form sent once per value and
+	// analyzer to the run route.
+	an := f.analyst.wantPage(t, "/ui/analyze?dataType=domain", http.StatusOK)
+	forms := wt.Find(an, func(n *html.Node) bool { return n.Data == "form" && wt.Attr(n, "data-fanout") != "" })
+	if len(forms) != 1 || wt.Attr(forms[0], "data-api") != "/api/analyzer/{worker}/run" || wt.Attr(forms[0], "data-fanout") != "worker data" {
+		t.Fatalf("the new analysis form is not the fan-out to the run route")
+	}
+	boxes := wt.Find(an, func(n *html.Node) bool { return wt.Attr(n, "name") == "worker" })
+	if len(boxes) != 1 || wt.Attr(boxes[0], "value") != f.analyzer {
+		t.Fatalf("the new analysis form offers %d analyzers, want Test_Echo", len(boxes))
+	}
+	f.analyst.Call(t, http.MethodPost, "/api/analyzer/"+wt.Attr(boxes[0], "value")+"/run",
+		map[string]any{"dataType": "domain", "data": "second.example", "tlp": 2, "pap": 2}).Want(t, http.StatusOK)
+	if n := wt.Find(f.analyst.wantPage(t, "/ui/analyze?dataType=ip", http.StatusOK), func(n *html.Node) bool { return wt.Attr(n, "name") == "worker" }); len(n) != 1 {
+		t.Errorf("ip: %d analyzers", len(n))
+	}
+	if d := f.analyst.wantPage(t, "/ui/analyze?dataType=file", http.StatusOK); len(byAttr(d, "type", "file")) != 1 {
+		t.Errorf("the file type's form has no file input")
+	}
+
+	// The enable form is generated from the configuration items: required, defaults, multi-valued.
+	en := f.admin.wantPage(t, "/ui/admin/analyzers/enable/Test_Keyed_1_0", http.StatusOK)
+	key := byAttr(en, "name", "configuration.key")
+	if len(key) != 1 || !hasAttr(key[0], "required") || wt.Attr(key[0], "type") != "password" {
+		t.Errorf("the required secret item key is not a required password field")
+	}
+	ee := f.admin.wantPage(t, "/ui/admin/analyzers/enable/Test_Echo_1_0", http.StatusOK)
+	if lv := byAttr(ee, "name", "configuration.level"); len(lv) != 1 || wt.Attr(lv[0], "value") != "info" {
+		t.Errorf("the item level does not hold its default")
+	}
+	if ls := byAttr(ee, "name", "configuration.lists"); len(ls) != 1 || ls[0].Data != "textarea" || wt.Attr(ls[0], "data-type") != "lines" {
+		t.Errorf("the multi-valued item lists is not a one-per-line field")
+	}
+	if g := byAttr(ee, "name", "configuration.check_tlp"); len(g) != 1 || wt.Attr(g[0], "data-type") != "bool" {
+		t.Errorf("the global item check_tlp is not offered as a boolean")
+	}
+	forms = wt.Find(en, func(n *html.Node) bool { return n.Data == "form" && wt.Attr(n, "data-api") != "" })
+	if len(forms) != 1 || wt.Attr(forms[0], "data-api") != "/api/organization/analyzer/Test_Keyed_1_0" {
+		t.Fatalf("the enable form sends to %q", wt.Attr(forms[0], "data-api"))
+	}
+	f.admin.Call(t, http.MethodPost, wt.Attr(forms[0], "data-api"), map[string]any{"name": "Keyed",
+		"configuration": map[string]any{"key": "s3cr3t-value"}}).Want(t, http.StatusCreated)
+	ws := f.admin.wantPage(t, "/ui/admin/analyzers", http.StatusOK)
+	if strings.Contains(wt.Text(ws), "s3cr3t-value") || !strings.Contains(wt.Text(ws), "set (hidden)") {
+		t.Errorf("the analyzers page shows the secret item's value")
+	}
+	if !strings.Contains(wt.Text(ws), "Keyed") || len(wt.Find(ws, func(n *html.Node) bool {
+		return strings.HasPrefix(wt.Attr(n, "data-api"), "/api/analyzer/") && wt.Attr(n, "data-method") == "DELETE"
+	})) != 2 {
+		t.Errorf("the analyzers page does not list both analyzers with their disable button")
+	}
+
+	// The counters of the top bar.
+	if st, _, body := f.analyst.page(t, "/ui/counters"); st != http.StatusOK || !strings.Contains(body, `"activeJobs":`) {
+		t.Errorf("counters: %d %s", st, body)
+	}
+	// The catalog: both kinds, the scan actions with their result shown in the page.
+	cat := f.e.super.wantPage(t, "/ui/admin/catalog", http.StatusOK)
+	for _, k := range []string{"analyzer", "responder"} {
+		b := byAttr(cat, "data-api", "/api/"+k+"definition/scan")
+		if len(b) != 1 || wt.Attr(b[0], "data-show") != "scan-"+k || len(byAttr(cat, "id", "scan-"+k)) != 1 {
+			t.Errorf("the catalog has no %s scan showing its result", k)
+		}
+	}
+	if !strings.Contains(wt.Text(cat), "Test_Keyed") || !strings.Contains(wt.Text(cat), "key: string required") {
+		t.Errorf("the catalog does not list the definitions with their configuration items")
+	}
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// A read user sees no run, delete or configuration control; an analyze user no configuration page; another
+// organization's job is a 404 page and is not in its history; an orgadmin has no superadmin page; bad
+// parameters are 400 pages without a trace.
+func TestWebUI_Roles(t *testing.T) {
+	f := newWebUIFixture(t, "example.org")
+	j := "/ui/jobs/" + f.job
+	for _, p := range []string{"/ui/jobs", j} {
+		if w := wt.WriteControls(f.reads.wantPage(t, p, http.StatusOK)); len(w) != 0 {
+			t.Errorf("read user %s: %d write controls, first %s %s", p, len(w), w[0].Data, wt.Attr(w[0], "data-api"))
+		}
+	}
+	nav := wt.Text(f.reads.wantPage(t, "/ui/jobs", http.StatusOK))
+	if strings.Contains(nav, "New analysis") || strings.Contains(nav, "Analyzers") {
+		t.Errorf("the read user's top bar offers analysis or configuration")
+	}
+	for _, p := range []string{"/ui/analyze", "/ui/analyze?dataType=domain", "/ui/admin/analyzers", "/ui/admin/users", "/ui/admin/catalog"} {
+		f.reads.wantPage(t, p, http.StatusForbidden)
+	}
+	for _, p := range []string{"/ui/admin/analyzers", "/ui/admin/responders", "/ui/admin/analyzers/enable/Test_Echo_1_0", "/ui/admin/users",
+		"/ui/admin/catalog", "/ui/admin/organizations"} {
+		f.analyst.wantPage(t, p, http.StatusForbidden)
+	}
+	if strings.Contains(wt.Text(f.analyst.wantPage(t, "/ui/jobs", http.StatusOK)), "Catalog") {
+		t.Errorf("the analyze user's top bar offers configuration")
+	}
+	f.admin.wantPage(t, "/ui/admin/organizations", http.StatusForbidden)
+	f.e.super.wantPage(t, "/ui/jobs", http.StatusForbidden)
+	f.other.wantPage(t, j, http.StatusNotFound)
+	f.other.wantPage(t, j+"?fragment=1", http.StatusNotFound)
+	if d := f.other.wantPage(t, "/ui/jobs", http.StatusOK); len(byAttr(d, "href", j)) != 0 {
+		t.Errorf("another organization's history lists the job")
+	}
+	f.other.wantPage(t, "/ui/admin/analyzers/enable/Nope_1_0", http.StatusForbidden)
+	f.admin.wantPage(t, "/ui/admin/analyzers/enable/Nope_1_0", http.StatusNotFound)
+	for _, p := range []string{"/ui/jobs?page=0", "/ui/jobs?size=100000", "/ui/jobs?sort=password", "/ui/jobs?status=Nope",
+		"/ui/jobs?type=x", "/ui/jobs?from=yesterday", "/ui/analyze?dataType=nothing"} {
+		st, hdr, body := f.analyst.page(t, p)
+		if st != http.StatusBadRequest || !strings.Contains(hdr.Get("Content-Type"), "text/html") {
+			t.Errorf("%s: %d %s", p, st, hdr.Get("Content-Type"))
+		}
+		if strings.Contains(body, "goroutine") || strings.Contains(body, ".go:") {
+			t.Errorf("%s: a stack trace", p)
+		}
+	}
+}
+
+// Hostile values that users and analyzers write are escaped wherever they appear: an observable and the
+// report that echoes it, a message, parameters, a failure's message, a file name, a user's name, an
+// organization's description and an analyzer's name.
+func TestWebUI_HostileValues(t *testing.T) {
+	hostile := strings.Join(wt.Hostile, " ")
+	f := newWebUIFixture(t, hostile)
+	failed := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "203.0.113.9", "parameters": map[string]any{"fail": hostile}})
+	f.wait(t, f.analyst, failed["id"].(string))
+	// The file name holds no quote: it would end the part's header.
+	file := f.analyst.Multipart(t, http.MethodPost, "/api/analyzer/"+f.analyzer+"/run", map[string]any{"dataType": "file"}, nil,
+		apitest.Part{Field: "attachment", Filename: wt.Hostile[0] + wt.Hostile[1] + ".txt", ContentType: "text/plain", Content: []byte("hello")}).
+		Want(t, http.StatusOK).Object(t)
+	f.wait(t, f.analyst, file["id"].(string))
+	f.e.createUser(t, f.admin, "hostile-user", "soc", roleRead)
+	f.admin.Call(t, http.MethodPatch, "/api/user/hostile-user", map[string]any{"name": hostile}).Want(t, http.StatusOK)
+	f.e.super.Call(t, http.MethodPost, "/api/organization", map[string]any{"name": "hostile-org", "description": hostile}).Want(t, http.StatusCreated)
+	f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Keyed_1_0", map[string]any{"name": hostile,
+		"configuration": map[string]any{"key": hostile}}).Want(t, http.StatusCreated)
+
+	pages := map[*client][]string{
+		f.analyst: {"/ui/jobs", "/ui/jobs?value=" + url.QueryEscape(hostile), "/ui/jobs/" + f.job, "/ui/jobs/" + f.job + "?fragment=1",
+			"/ui/jobs/" + failed["id"].(string), "/ui/jobs/" + file["id"].(string), "/ui/analyze?dataType=ip"},
+		f.admin:   {"/ui/admin/users", "/ui/admin/analyzers"},
+		f.e.super: {"/ui/admin/users", "/ui/admin/organizations"},
+	}
+	for c, ps := range pages {
+		for _, p := range ps {
+			st, hdr, body := c.page(t, p)
+			if st != http.StatusOK {
+				t.Fatalf("%s: %d %.300s", p, st, body)
+			}
+			var doc *html.Node
+			if strings.Contains(p, "fragment=1") {
+				doc, _ = html.Parse(strings.NewReader(body))
+			} else {
+				doc = wt.CheckPage(t, p, hdr, body)
+			}
+			wt.CheckEscaped(t, p, body, doc)
+		}
+	}
+	// The hostile values are shown, as text.
+	if !strings.Contains(wt.Text(f.analyst.wantPage(t, "/ui/jobs/"+f.job, http.StatusOK)), wt.Hostile[0]) {
+		t.Errorf("the report page does not show the observable as text")
+	}
+}
+
+// A page without a valid session goes to the login page with the page to come back to; a session's page
+// carries its CSRF token, and a write without it is refused; no page holds the user's API key.
+func TestWebUI_LoginAndCSRF(t *testing.T) {
+	f := newWebUIFixture(t, "example.org")
+	st, hdr, _ := f.e.anon().page(t, "/ui/jobs?status=Success")
+	loc, _ := url.Parse(hdr.Get("Location"))
+	if st != http.StatusSeeOther || loc.Path != "/ui/login" || loc.Query().Get("next") != "/ui/jobs?status=Success" {
+		t.Fatalf("anonymous page: %d %s", st, hdr.Get("Location"))
+	}
+	if st, hdr, _ := f.e.anon().page(t, "/"); st != http.StatusFound || hdr.Get("Location") != "/ui/" {
+		t.Errorf("/: %d %s", st, hdr.Get("Location"))
+	}
+	if st, hdr, _ := f.analyst.page(t, "/ui/"); st != http.StatusFound || hdr.Get("Location") != "/ui/jobs" {
+		t.Errorf("the analyst's start page: %d %s", st, hdr.Get("Location"))
+	}
+	if st, hdr, _ := f.e.super.page(t, "/ui/"); st != http.StatusFound || hdr.Get("Location") != "/ui/admin/organizations" {
+		t.Errorf("the superadmin's start page: %d %s", st, hdr.Get("Location"))
+	}
+	doc := f.e.anon().wantPage(t, "/ui/login?next="+url.QueryEscape("/ui/jobs/"+f.job), http.StatusOK)
+	forms := wt.Find(doc, func(n *html.Node) bool { return n.Data == "form" })
+	if len(forms) != 1 || wt.Attr(forms[0], "data-api") != "/api/login" || wt.Attr(forms[0], "data-then") != "/ui/jobs/"+f.job {
+		t.Fatalf("the login form does not sign in at /api/login and come back")
+	}
+
+	f.e.setPassword(t, "soc-analyst", "a long password 1")
+	s := f.e.sessionClient()
+	s.loginAs(t, "soc-analyst", "a long password 1").Want(t, http.StatusOK)
+	page := s.wantPage(t, "/ui/jobs/"+f.job, http.StatusOK)
+	metas := wt.Find(page, func(n *html.Node) bool { return n.Data == "meta" && wt.Attr(n, "name") == "xsrf-token" })
+	token := s.Cookie("XSRF-TOKEN")
+	if len(metas) != 1 || token == "" || wt.Attr(metas[0], "content") != token {
+		t.Fatalf("the page's CSRF token is not the session's")
+	}
+	del := func(csrf string) int {
+		req, _ := http.NewRequest(http.MethodDelete, f.e.srv.URL+"/api/job/"+f.job, nil)
+		if csrf != "" {
+			req.Header.Set("X-XSRF-TOKEN", csrf)
+		}
+		res, err := (&http.Client{Jar: s.Jar}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, tc := range []struct {
+		csrf string
+		want int
+	}{{"", http.StatusForbidden}, {"wrong", http.StatusForbidden}, {token, http.StatusNoContent}} {
+		if st := del(tc.csrf); st != tc.want {
+			t.Errorf("delete with CSRF %q: %d, want %d", tc.csrf, st, tc.want)
+		}
+	}
+	if d := s.wantPage(t, "/ui/jobs", http.StatusOK); len(byAttr(d, "href", "/ui/jobs/"+f.job)) != 0 {
+		t.Errorf("the deleted job is still in the history")
+	}
+	key := f.analyst.Key
+	for _, p := range []string{"/ui/jobs", "/ui/jobs/" + f.job, "/ui/analyze"} {
+		if _, _, body := s.page(t, p); strings.Contains(body, key) {
+			t.Errorf("%s shows the user's API key", p)
+		}
+	}
+	// Signed out, the session's pages lead to the login page again.
+	s.Call(t, http.MethodPost, "/api/logout", nil)
+	if st, _, _ := s.page(t, "/ui/jobs"); st != http.StatusSeeOther {
+		t.Errorf("a page after sign-out: %d", st)
+	}
+}
+
+// The shared assets are served by analysis-svc too: hashed names cached for a year.
+func TestWebUI_Assets(t *testing.T) {
+	e := newEnv(t, withoutWorkers())
+	for _, name := range []string{"ui.css", "ui.js", "favicon.svg"} {
+		res, err := http.Get(e.srv.URL + webui.Asset(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+			t.Errorf("%s: %d %q", name, res.StatusCode, res.Header.Get("Cache-Control"))
+		}
+	}
+}

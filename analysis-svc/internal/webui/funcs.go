@@ -1,0 +1,79 @@
+package webui
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"strings"
+	"time"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+)
+
+// funcs are analysis-svc's template functions beside pkg/webui's.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"dataText": dataText,
+		"secret":   secretItem,
+		// took is the time between two instants ("" when either is unknown).
+		"took": func(from, to time.Time) string {
+			if from.IsZero() || to.IsZero() {
+				return ""
+			}
+			return to.Sub(from).Round(time.Millisecond).String()
+		},
+		// confValue is a configuration value as text: a secret item only as set or not set.
+		"confValue": func(v any, secret bool) string {
+			if secret {
+				if v == nil || v == "" {
+					return "not set"
+				}
+				return "set (hidden)"
+			}
+			return dataText(v)
+		},
+		// itemDefault is an item's default as its form field holds it (multi: one per line).
+		"itemDefault": func(it analysis.ConfigItem) string {
+			if secretItem(it) || it.DefaultValue == nil {
+				return ""
+			}
+			if l, ok := it.DefaultValue.([]any); ok {
+				parts := make([]string, len(l))
+				for i, x := range l {
+					parts[i] = dataText(x)
+				}
+				return strings.Join(parts, "\n")
+			}
+			return dataText(it.DefaultValue)
+		},
+		// runOf is the route that runs a job's worker again.
+		"runOf": func(j analysis.Job) string { return "/api/" + string(j.Kind) + "/" + j.WorkerID + "/run" },
+		// defsOf is one kind's table of the catalog page.
+		"defsOf": func(kind string, defs []analysis.Definition, admin bool) defsTable {
+			return defsTable{Kind: kind, Defs: defs, Admin: admin}
+		},
+	}
+}
+
+// dataText renders a job's data or a configuration value: a string as is, anything else as JSON.
+func dataText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case fmt.Stringer:
+		return x.String()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+type defsTable struct {
+	Kind  string
+	Defs  []analysis.Definition
+	Admin bool
+}

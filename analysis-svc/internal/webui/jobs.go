@@ -1,0 +1,184 @@
+package webui
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/identity"
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/webui"
+)
+
+// jobSorts are the sortable columns of the job history (storage paths).
+var jobSorts = map[string]bool{"createdAt": true, "workerName": true, "dataType": true, "status": true, "tlp": true}
+
+var jobStatuses = []string{analysis.JobWaiting, analysis.JobInProgress, analysis.JobSuccess, analysis.JobFailure, analysis.JobDeleted}
+
+// jobListPage is the job history: filters in the URL, sortable columns, exact count, a live region.
+type jobListPage struct {
+	webui.Page
+	List     webui.List
+	Jobs     []analysis.Job
+	Statuses []string
+	CanWrite bool // analyze: delete
+}
+
+// jobFilter is the history's filter from the query string: analyzer (name or id), dataType, status, value
+// (words of the observable), type (analyzer or responder), from and to (dates, UTC, to inclusive).
+func jobFilter(c echo.Context) (search.Node, error) {
+	q := c.QueryParams()
+	var parts []search.Node
+	if s := strings.TrimSpace(q.Get("analyzer")); s != "" {
+		parts = append(parts, search.Node{Op: search.OpOr, Children: []search.Node{eq("workerId", s), eq("workerName", s)}})
+	}
+	if s := strings.TrimSpace(q.Get("dataType")); s != "" {
+		parts = append(parts, eq("dataType", s))
+	}
+	if s := q.Get("status"); s != "" {
+		if !slices.Contains(jobStatuses, s) {
+			return all, apperr.New(apperr.BadRequest, "status must be one of "+strings.Join(jobStatuses, ", "))
+		}
+		parts = append(parts, eq("status", s))
+	}
+	if s := strings.TrimSpace(q.Get("value")); s != "" {
+		parts = append(parts, search.Node{Op: search.OpLike, Path: "data", Value: s})
+	}
+	switch s := q.Get("type"); s {
+	case "":
+	case string(analysis.KindAnalyzer), string(analysis.KindResponder):
+		parts = append(parts, eq("kind", s))
+	default:
+		return all, apperr.New(apperr.BadRequest, "type must be analyzer or responder")
+	}
+	for _, d := range []struct {
+		param string
+		op    search.Op
+		plus  time.Duration
+	}{{"from", search.OpGte, 0}, {"to", search.OpLt, 24 * time.Hour}} {
+		s := q.Get(d.param)
+		if s == "" {
+			continue
+		}
+		t, err := time.Parse("2006-01-02", s)
+		if err != nil {
+			return all, apperr.New(apperr.BadRequest, d.param+" must be a date (YYYY-MM-DD)")
+		}
+		parts = append(parts, search.Node{Op: d.op, Path: "createdAt", Value: t.Add(d.plus).UnixMilli()})
+	}
+	return and(parts...), nil
+}
+
+func (h *Handler) jobList(c echo.Context) error {
+	cl := caller(c)
+	v, sort, err := webui.ParseList(c.QueryParams(), "-createdAt", jobSorts)
+	if err != nil {
+		return err
+	}
+	f, err := jobFilter(c)
+	if err != nil {
+		return err
+	}
+	jobs, total, err := h.s.Jobs.Search(c.Request().Context(), cl, f, search.Page{Offset: v.Offset, Limit: v.Size, Sort: sort})
+	if err != nil {
+		return err
+	}
+	v.SetTotal(total)
+	p := jobListPage{Page: h.base(c, "Jobs"), List: v, Jobs: jobs, Statuses: jobStatuses,
+		CanWrite: cl.Has(identity.RoleAnalyze, identity.RoleOrgAdmin)}
+	p.Current = "Jobs"
+	return h.pages.Render(c, http.StatusOK, "jobs", fragment(c, "jobs-live"), p)
+}
+
+// fragment is the template to render alone when the request is a live region's refresh.
+func fragment(c echo.Context, name string) string {
+	if c.QueryParam(webui.FragmentParam) != "" {
+		return name
+	}
+	return ""
+}
+
+// jobPage is a job's report: status, timings, taxonomies, the full report as a tree and as raw JSON,
+// artifacts, operations, re-run and delete.
+type jobPage struct {
+	webui.Page
+	Job      analysis.Job
+	Report   *analysis.Report
+	Raw      string // the report as the API returns it, indented
+	CanWrite bool
+	Rerun    map[string]any // the run request of a re-run with force (nil: not offered)
+}
+
+func (h *Handler) jobPage(c echo.Context) error {
+	cl := caller(c)
+	j, r, err := h.s.Jobs.Report(c.Request().Context(), cl, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	p := jobPage{Page: h.base(c, "Job "+j.WorkerName), Job: j, Report: r, CanWrite: cl.Has(identity.RoleAnalyze, identity.RoleOrgAdmin)}
+	p.Current = "Jobs"
+	if r != nil {
+		raw := map[string]any{"success": r.Success}
+		if r.Success {
+			raw["summary"], raw["full"], raw["operations"] = r.Summary, r.Full, r.Operations
+		} else {
+			raw["errorMessage"], raw["input"] = r.ErrorMessage, r.Input
+		}
+		b, _ := json.MarshalIndent(raw, "", "  ")
+		p.Raw = string(b)
+	}
+	if p.CanWrite && j.Attachment == nil && j.Status != analysis.JobDeleted {
+		// A file job cannot be sent again from a button (the page has not the file): it is run from New analysis.
+		p.Rerun = map[string]any{"dataType": j.DataType, "data": j.Data, "tlp": j.TLP, "pap": j.PAP, "message": j.Message,
+			"parameters": j.Parameters, "force": true}
+		if j.Parameters == nil {
+			p.Rerun["parameters"] = map[string]any{}
+		}
+	}
+	return h.pages.Render(c, http.StatusOK, "job", fragment(c, "job-live"), p)
+}
+
+// analyzePage is a new analysis: the analyzers of the organization that accept the chosen data type, the
+// values (one per line) or a file, TLP, PAP, message and parameters. The form sends one run per value and
+// analyzer (ui.js data-fanout).
+type analyzePage struct {
+	webui.Page
+	DataType  string
+	DataTypes []string          // the types the organization's analyzers accept
+	Analyzers []analysis.Worker // those that accept DataType
+}
+
+func (h *Handler) analyzePage(c echo.Context) error {
+	cl := caller(c)
+	if err := cl.Require(identity.RoleAnalyze); err != nil {
+		return err
+	}
+	ws, _, err := h.s.Workers.List(c.Request().Context(), cl, analysis.KindAnalyzer, all,
+		search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "name"}}})
+	if err != nil {
+		return err
+	}
+	p := analyzePage{Page: h.base(c, "New analysis"), DataType: c.QueryParam("dataType")}
+	p.Current = "New analysis"
+	for _, w := range ws {
+		for _, t := range w.DataTypeList {
+			if !slices.Contains(p.DataTypes, t) {
+				p.DataTypes = append(p.DataTypes, t)
+			}
+		}
+		if slices.Contains(w.DataTypeList, p.DataType) {
+			p.Analyzers = append(p.Analyzers, w)
+		}
+	}
+	slices.Sort(p.DataTypes)
+	if p.DataType != "" && !slices.Contains(p.DataTypes, p.DataType) {
+		return apperr.New(apperr.BadRequest, "no enabled analyzer accepts the data type "+p.DataType)
+	}
+	return h.pages.Render(c, http.StatusOK, "analyze", "", p)
+}

@@ -1,0 +1,194 @@
+// Package webui is analysis-svc's web interface under /ui/: the analyst's job history, job reports and new
+// analysis, the orgadmin's users and analyzers, the superadmin's organizations and definition catalog. Pages
+// are rendered on the server with html/template over the domain services (analysis.Jobs, analysis.Workers,
+// identity.Service) with the caller the API's authentication middleware sets, so roles and organizations
+// apply exactly as for the API. Pages only read; every change is a request of the shared script (pkg/webui's
+// ui.js) to the REST API with the session cookie and its CSRF header. The layout, style sheet, script and
+// login page are pkg/webui's, shared with case-svc. docs/web-ui.md: how a page is added and tested.
+package webui
+
+import (
+	"embed"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/identity"
+	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/web"
+	"github.com/openir/platform/pkg/webui"
+)
+
+//go:embed pages
+var pageFiles embed.FS
+
+// Service is the product name in the pages' title bar.
+const Service = "analysis-svc"
+
+// Services are the domain services the pages read.
+type Services struct {
+	Identity *identity.Service
+	Jobs     *analysis.Jobs
+	Workers  *analysis.Workers
+}
+
+// Handler serves the pages.
+type Handler struct {
+	s     Services
+	pages *webui.Templates
+	log   *slog.Logger
+}
+
+// New parses the pages (a template error is a start-up error, never a page's).
+func New(s Services, log *slog.Logger) (*Handler, error) {
+	t, err := webui.Parse(pageFiles, "pages/*.html", "pages/partial/*.html", funcs())
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{s: s, pages: t, log: log}, nil
+}
+
+// Routes registers the pages. authn is the API's authentication middleware: a page request without a valid
+// session goes to the login page with the page to return to.
+func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
+	webui.Assets(e)
+	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, webui.Prefix+"/") })
+	e.GET(webui.Prefix+"/login", h.login)
+	page := func(path string, fn echo.HandlerFunc) { e.GET(webui.Prefix+path, h.authed(authn, fn)) }
+	page("", h.home)
+	page("/", h.home)
+	page("/counters", h.counters)
+	page("/jobs", h.jobList)
+	page("/jobs/:id", h.jobPage)
+	page("/analyze", h.analyzePage)
+	page("/admin/users", h.adminUsers)
+	for _, k := range []analysis.Kind{analysis.KindAnalyzer, analysis.KindResponder} {
+		page("/admin/"+plural(k), h.adminWorkers(k))
+		page("/admin/"+plural(k)+"/enable/:definitionId", h.enablePage(k))
+	}
+	page("/admin/organizations", h.adminOrgs)
+	page("/admin/catalog", h.adminCatalog)
+}
+
+const authedKey = "webui.authed"
+
+// authed runs a page behind the API's middleware: a refused credential leads to the login page (with the
+// page to come back to), any other error to an error page.
+func (h *Handler) authed(authn echo.MiddlewareFunc, fn echo.HandlerFunc) echo.HandlerFunc {
+	inner := authn(func(c echo.Context) error {
+		c.Set(authedKey, true)
+		return fn(c)
+	})
+	return func(c echo.Context) error {
+		err := inner(c)
+		if err == nil {
+			return nil
+		}
+		if authenticated, _ := c.Get(authedKey).(bool); !authenticated && apperr.KindOf(err) == apperr.Unauthenticated {
+			return webui.LoginRedirect(c)
+		}
+		return h.errorPage(c, err)
+	}
+}
+
+func caller(c echo.Context) identity.Caller { return web.Caller[identity.Caller](c) }
+
+// errorPage renders an error with the API's status and message (a 404 for another organization's job, as
+// the API answers); an internal error's cause is never shown.
+func (h *Handler) errorPage(c echo.Context, err error) error {
+	status, msg := web.ErrorStatus(err)
+	if status >= 500 {
+		h.log.Error("page failed", "request_id", web.RequestID(c), "route", c.Path(), "err", err)
+	}
+	p := h.base(c, http.StatusText(status))
+	return h.pages.Render(c, status, "error", "", struct {
+		webui.Page
+		Code    int
+		Message string
+	}{p, status, msg})
+}
+
+func (h *Handler) login(c echo.Context) error {
+	p := webui.Base(c, Service, "Sign in")
+	return h.pages.Render(c, http.StatusOK, "login", "", webui.LoginPage{Page: p, API: "/api/login",
+		Next: webui.SafeNext(c.QueryParam("next")), Expired: c.QueryParam("expired") != ""})
+}
+
+// home sends the caller to its first page: a superadmin to the organizations, anyone else to the jobs.
+func (h *Handler) home(c echo.Context) error {
+	if caller(c).Superadmin() {
+		return c.Redirect(http.StatusFound, webui.Prefix+"/admin/organizations")
+	}
+	return c.Redirect(http.StatusFound, webui.Prefix+"/jobs")
+}
+
+// base is the layout's data for the caller: its login, organization and the top bar by role.
+func (h *Handler) base(c echo.Context, title string) webui.Page {
+	p := webui.Base(c, Service, title)
+	cl, ok := c.Get(authedKey).(bool)
+	if !ok || !cl {
+		return p
+	}
+	who := caller(c)
+	p.User, p.Name, p.Org = who.Login, who.Login, who.Org
+	if who.Superadmin() {
+		p.Nav = []webui.Link{{Name: "Organizations", Href: "/ui/admin/organizations"}, {Name: "Users", Href: "/ui/admin/users"},
+			{Name: "Catalog", Href: "/ui/admin/catalog"}}
+		return p
+	}
+	p.Nav = []webui.Link{{Name: "Jobs", Href: "/ui/jobs", ID: "activeJobs"}}
+	if who.Has(identity.RoleAnalyze) {
+		p.Nav = append(p.Nav, webui.Link{Name: "New analysis", Href: "/ui/analyze"})
+	}
+	if who.Has(identity.RoleOrgAdmin) {
+		p.Nav = append(p.Nav, webui.Link{Name: "Analyzers", Href: "/ui/admin/analyzers"}, webui.Link{Name: "Responders", Href: "/ui/admin/responders"},
+			webui.Link{Name: "Users", Href: "/ui/admin/users"}, webui.Link{Name: "Catalog", Href: "/ui/admin/catalog"})
+	}
+	return p
+}
+
+// Counters are the top bar's live counts: the organization's jobs waiting or running.
+type Counters struct {
+	ActiveJobs int64 `json:"activeJobs"`
+}
+
+func (h *Handler) counters(c echo.Context) error {
+	var out Counters
+	cl := caller(c)
+	if !cl.Superadmin() {
+		_, n, err := h.s.Jobs.Search(c.Request().Context(), cl, search.Node{Op: search.OpIn, Path: "status",
+			Values: []any{analysis.JobWaiting, analysis.JobInProgress}}, search.Page{Limit: 1})
+		if err != nil {
+			return err
+		}
+		out.ActiveJobs = n
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// and joins filters (the match-all ones left out).
+func and(ns ...search.Node) search.Node {
+	var kids []search.Node
+	for _, n := range ns {
+		if n.Op != "" && n.Op != search.OpAll {
+			kids = append(kids, n)
+		}
+	}
+	switch len(kids) {
+	case 0:
+		return search.Node{Op: search.OpAll}
+	case 1:
+		return kids[0]
+	}
+	return search.Node{Op: search.OpAnd, Children: kids}
+}
+
+func eq(path string, v any) search.Node { return search.Node{Op: search.OpEq, Path: path, Value: v} }
+
+var all = search.Node{Op: search.OpAll}
