@@ -17,6 +17,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/openir/platform/pkg/webui"
 )
 
 //go:embed shared.yaml
@@ -282,8 +284,8 @@ func (d *Doc) Coverage(routes []Route, file string) error {
 	var missing []string
 	for _, r := range routes {
 		m := strings.ToLower(r.Method)
-		if !isMethod(m) {
-			continue // Echo's internal entries (any-method, not-found handlers)
+		if !isMethod(m) || WebInterface(r.Path) {
+			continue // Echo's internal entries (any-method, not-found handlers); the web interface's pages
 		}
 		p := templatePath(r.Path)
 		key := strings.ToUpper(m) + " " + p
@@ -369,4 +371,11 @@ func (d *Doc) operation(method, escapedPath string) (string, map[string]any) {
 	}
 	op, _ := d.paths[best].item[m].(map[string]any)
 	return d.paths[best].path, op
+}
+
+// WebInterface reports whether a path is one of the web interface's (pkg/webui: the pages under its prefix,
+// the root that redirects there, the icon): HTML pages and their assets, which the API document does not
+// describe.
+func WebInterface(path string) bool {
+	return path == "/" || path == "/favicon.ico" || path == webui.Prefix || strings.HasPrefix(path, webui.Prefix+"/")
 }

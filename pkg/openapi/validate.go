@@ -36,6 +36,9 @@ func (d *Doc) NewValidator() (*Validator, error) {
 // OPTIONS request (answered by the router).
 func (v *Validator) Check(method, escapedPath string, status int, contentType string, body []byte) error {
 	where := method + " " + escapedPath
+	if WebInterface(escapedPath) {
+		return nil // a page, not an operation of the API
+	}
 	path, op := v.doc.operation(method, escapedPath)
 	if op == nil {
 		// An unknown route (404), a method the route lacks (405), or the router's own answer to OPTIONS.

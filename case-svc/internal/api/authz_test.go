@@ -10,6 +10,7 @@ package api_test
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -25,6 +26,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/webui"
 )
 
 // The callers. The first four never authenticate: every route behind authentication answers them 401.
@@ -305,6 +307,9 @@ type azRow struct {
 	// for rows that change the caller's own credentials; password gives that user a password.
 	self, password bool
 	text, raw      bool // a successful answer is text/plain (an API key) or not JSON (a file, metrics)
+	// page: a page of the web interface (internal/webui): answers in HTML, and sends a caller without a valid
+	// credential to the login page (303) rather than answering 401; redirects are not followed.
+	page bool
 	// shows are placeholders of soc's records that a successful answer lists to soc's users and never to the
 	// other organisation's; hiddenFromAdmin adds the platform administrator (who never sees cases).
 	shows           []string
@@ -615,6 +620,7 @@ func azRows() []azRow {
 		)
 	}
 	rows = append(rows, azEventRows()...) // events_test.go
+	rows = append(rows, azPageRows()...)
 	return rows
 }
 
@@ -717,6 +723,9 @@ func TestAuthz_Matrix(t *testing.T) {
 					want, ok := row.want[name]
 					if !row.public && slices.Contains(azUnauthenticated, name) {
 						want, ok = http.StatusUnauthorized, true
+						if row.page && row.method == http.MethodGet {
+							want = http.StatusSeeOther
+						}
 					}
 					if !ok {
 						t.Fatalf("row %q has no status for %s", row.name, name)
@@ -744,6 +753,10 @@ func (f *azFixture) call(t *testing.T, row azRow, target, name string, want int)
 	}
 	r := f.resolve(t, c.Login, want < 300, target, row.body)
 	path, body := r[0], r[1]
+	if row.page {
+		f.callPage(t, c, row, path, body, want)
+		return
+	}
 	var res *resp
 	if body == "" {
 		res = c.Send(t, row.method, path, "", nil, nil)
@@ -795,5 +808,83 @@ func (f *azFixture) call(t *testing.T, row azRow, target, name string, want int)
 		case (name == azOrgAdmin || name == azAnalyst || name == azReadOnly) && !has:
 			t.Errorf("%s does not see its organisation's %s %s: %.2000s", name, ph, id, res.Body)
 		}
+	}
+}
+
+// azPageRows are the web interface's routes (internal/webui): its pages answer what the API would to the same
+// caller (a record of another organisation is not found, a missing permission is refused), in HTML.
+func azPageRows() []azRow {
+	cases := azAll(200) // as the API's lists: the platform administrator's are empty
+	return []azRow{
+		{name: "page root", method: "GET", path: "/", abs: true, public: true, page: true, want: azEveryone(302)},
+		{name: "page /ui", method: "GET", path: "/ui", abs: true, public: true, page: true, want: azEveryone(302)},
+		{name: "page /ui/", method: "GET", path: "/ui/", abs: true, public: true, page: true, want: azEveryone(302)},
+		{name: "page icon", method: "GET", path: "/favicon.ico", abs: true, public: true, page: true, want: azEveryone(301)},
+		{name: "page asset", method: "GET", path: webui.Asset("ui.css"), abs: true, public: true, page: true, want: azEveryone(200)},
+		{name: "page login", method: "GET", path: "/ui/login", abs: true, public: true, page: true, want: azEveryone(200)},
+		{name: "page counters", method: "GET", path: "/ui/counters", abs: true, page: true, want: azAll(200)},
+		{name: "page cases", method: "GET", path: "/ui/cases", abs: true, page: true, want: cases},
+		{name: "page case", method: "GET", path: "/ui/cases/{case}", abs: true, page: true, want: azMembers(200)},
+		{name: "page case tasks", method: "GET", path: "/ui/cases/{case}?tab=tasks", abs: true, page: true, want: azMembers(200)},
+		{name: "page case observables", method: "GET", path: "/ui/cases/{case}/observables", abs: true, page: true, want: azMembers(200)},
+		{name: "page observable", method: "GET", path: "/ui/observables/{observable}", abs: true, page: true, want: azMembers(200)},
+		{name: "page alerts", method: "GET", path: "/ui/alerts", abs: true, page: true, want: cases},
+		{name: "page alert", method: "GET", path: "/ui/alerts/{alert}", abs: true, page: true, want: azMembers(200)},
+		{name: "page my tasks", method: "GET", path: "/ui/tasks/mine", abs: true, page: true, want: cases},
+		{name: "page waiting tasks", method: "GET", path: "/ui/tasks/waiting", abs: true, page: true, want: cases},
+		{name: "page users", method: "GET", path: "/ui/admin/users", abs: true, page: true,
+			want: map[string]int{azAdmin: 200, azOrgAdmin: 200, azAnalyst: 403, azReadOnly: 403, azOther: 200}},
+		{name: "page templates", method: "GET", path: "/ui/admin/templates", abs: true, page: true,
+			want: map[string]int{azAdmin: 404, azOrgAdmin: 200, azAnalyst: 403, azReadOnly: 403, azOther: 200}},
+		{name: "page organisations", method: "GET", path: "/ui/admin/organisations", abs: true, page: true, want: azNeed(200, 403, azAdmin)},
+		{name: "page profiles", method: "GET", path: "/ui/admin/profiles", abs: true, page: true, want: azNeed(200, 403, azAdmin)},
+		{name: "page custom fields", method: "GET", path: "/ui/admin/customfields", abs: true, page: true, want: azNeed(200, 403, azAdmin)},
+		{name: "page organisation switch", method: "POST", path: "/ui/organisation", abs: true, page: true,
+			body: `{"organisation": "soc"}`, want: map[string]int{azAdmin: 404, azOrgAdmin: 204, azAnalyst: 204, azReadOnly: 204, azOther: 404}},
+	}
+}
+
+// callPage runs a page row as one caller, without following redirects: a redirect of a caller without a
+// valid credential goes to the login page with the page to come back to; a page or an error page is HTML.
+func (f *azFixture) callPage(t *testing.T, c *client, row azRow, path, body string, want int) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(row.method, f.e.srv.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	if c.Jar != nil && row.method != http.MethodGet {
+		req.Header.Set("X-XSRF-TOKEN", c.Cookie("XSRF-TOKEN"))
+	}
+	res, err := (&http.Client{Jar: c.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != want {
+		t.Fatalf("%s %s: %d, want %d: %.300s", row.method, path, res.StatusCode, want, b)
+	}
+	ct := res.Header.Get("Content-Type")
+	switch {
+	case want == http.StatusSeeOther && !row.public:
+		if loc := res.Header.Get("Location"); !strings.HasPrefix(loc, "/ui/login?next=") {
+			t.Errorf("redirected to %q, not the login page", loc)
+		}
+	case want >= 300 && want < 400, want == http.StatusNoContent:
+	case row.method == http.MethodGet && path != "/ui/counters" && !strings.HasPrefix(path, "/ui/static/") && !strings.HasPrefix(ct, "text/html"):
+		t.Errorf("a page answered %s", ct)
+	}
+	if strings.Contains(string(b), azDownKey) {
+		t.Errorf("the page holds the analysis server's key")
 	}
 }

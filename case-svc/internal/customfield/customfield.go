@@ -141,11 +141,11 @@ func NewService(st Store, now func() time.Time) *Service {
 
 func (s *Service) clock() time.Time { return record.Millis(s.now()) }
 
-// sharedDefinition allows a change to a definition every organisation shares (custom fields; profiles are
+// RequireManager allows a change to a definition every organisation shares (custom fields; profiles are
 // fixed and observable types are not definitions here) to a platform administrator only, as in the
 // reference system: an org-admin's manageCustomField lets it set values of any field on its cases, never
 // define, make mandatory or delete a field for every organisation (issue 15).
-func sharedDefinition(c identity.Caller) error {
+func RequireManager(c identity.Caller) error {
 	if c.PlatformAdmin() {
 		return nil
 	}
@@ -153,9 +153,9 @@ func sharedDefinition(c identity.Caller) error {
 		"missing permission %s as a platform administrator (admin profile of the admin organisation): custom fields are shared by every organisation", identity.ManageCustomField)
 }
 
-// Create defines a custom field (a platform administrator: see sharedDefinition).
+// Create defines a custom field (a platform administrator: see RequireManager).
 func (s *Service) Create(ctx context.Context, c identity.Caller, n NewField) (Field, error) {
-	if err := sharedDefinition(c); err != nil {
+	if err := RequireManager(c); err != nil {
 		return Field{}, err
 	}
 	var p record.Problems
@@ -224,7 +224,7 @@ func (s *Service) List(ctx context.Context, _ identity.Caller, f search.Node, p 
 // Update changes a definition's display name, description, options or mandatory flag
 // (a platform administrator). Values already on cases are kept as they are.
 func (s *Service) Update(ctx context.Context, c identity.Caller, id string, u Update) (Field, error) {
-	if err := sharedDefinition(c); err != nil {
+	if err := RequireManager(c); err != nil {
 		return Field{}, err
 	}
 	f, err := s.Field(ctx, c, id)
@@ -258,7 +258,7 @@ func (s *Service) Update(ctx context.Context, c identity.Caller, id string, u Up
 // Delete removes a definition (a platform administrator). Values on cases and templates stay as
 // they are, but can no longer be set.
 func (s *Service) Delete(ctx context.Context, c identity.Caller, id string) error {
-	if err := sharedDefinition(c); err != nil {
+	if err := RequireManager(c); err != nil {
 		return err
 	}
 	f, err := s.Field(ctx, c, id)

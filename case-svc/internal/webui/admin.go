@@ -116,7 +116,7 @@ func (h *Handler) adminFields(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := route.Caller(c).Require(identity.ManageCustomField); err != nil {
+	if err := customfield.RequireManager(route.Caller(c)); err != nil {
 		return err
 	}
 	if p.Fields, _, err = h.s.CustomFields.List(c.Request().Context(), route.Caller(c), search.Node{Op: search.OpAll},
