@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/emulation"
@@ -16,7 +17,7 @@ import (
 const pageBudget = 150_000
 
 // maxTabs bounds the Tab presses of the keyboard check on long pages.
-const maxTabs = 40
+const maxTabs = 60
 
 // checkPage runs the checks every visited page must pass: every control named (a label check in JS and the
 // accessibility tree), text contrast WCAG AA in the light and the dark scheme, a Tab order that moves forward
@@ -28,6 +29,7 @@ func (tb *tab) checkPage(name string) {
 	if name != "" {
 		where = name + " (" + where + ")"
 	}
+	t0 := time.Now()
 	for _, p := range eval[[]string](tb, jsUnlabelled) {
 		tb.t.Errorf("%s: %s", where, p)
 	}
@@ -41,6 +43,7 @@ func (tb *tab) checkPage(name string) {
 		}
 	}
 	tb.emulateScheme("")
+	t1 := time.Now()
 	for _, p := range tb.tabOrder() {
 		tb.t.Errorf("%s: keyboard: %s", where, p)
 	}
@@ -50,7 +53,7 @@ func (tb *tab) checkPage(name string) {
 	if weight > pageBudget {
 		tb.t.Errorf("%s: page weight %.0f bytes (%d requests) over the budget of %d", where, weight, requests, pageBudget)
 	}
-	tb.t.Logf("%s: %.1f KB in %d requests", where, weight/1000, requests)
+	tb.t.Logf("%s: %.1f KB in %d requests; checks %s, of which Tab walk %s", where, weight/1000, requests, time.Since(t0).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 	tb.assertClean(where)
 	if name != "" {
 		tb.screenshot(name)
@@ -166,7 +169,7 @@ const jsContrast = `(() => {
     if (!own && !(el.matches(fields) && el.value)) continue;
     const s = getComputedStyle(el);
     const r = el.getBoundingClientRect();
-    if (s.visibility !== "visible" || r.width <= 1 || r.height <= 1 || el.closest("details:not([open]) > :not(summary)")) continue;
+    if (!el.checkVisibility({ visibilityProperty: true, opacityProperty: true }) || r.width <= 1 || r.height <= 1) continue;
     let o = 1; for (let a = el; a && a.nodeType === 1; a = a.parentElement) o *= parseFloat(getComputedStyle(a).opacity);
     if (o === 0) continue;
     const bg = background(el);
@@ -185,35 +188,47 @@ const jsContrast = `(() => {
 })()`
 
 // tabOrder presses Tab from the start of the page and checks that the focus moves forward in document order,
-// to a visibly focused element, until it leaves the page or maxTabs presses.
+// to a visibly focused element, and, when it leaves the page within maxTabs presses, that it reached every
+// focusable element on the way. A positive tabindex, which takes an element out of the page's order, is
+// reported as such.
 func (tb *tab) tabOrder() []string {
 	tb.t.Helper()
-	// A focus point at the very start of the body, so the walk starts where a user's first Tab does.
-	eval[bool](tb, `(() => { const s = document.createElement("span"); s.id = "__ui_test_start"; s.tabIndex = -1;
-	  document.body.insertBefore(s, document.body.firstChild); s.focus(); return document.activeElement === s; })()`)
+	// A focus point at the very start of the body, so the walk starts where a user's first Tab does; the
+	// focusable elements a user can reach (visible, enabled, one radio per group).
+	tabbable := eval[int](tb, `(() => { const s = document.createElement("span"); s.id = "__ui_test_start"; s.tabIndex = -1;
+	  document.body.insertBefore(s, document.body.firstChild); s.focus();
+	  const groups = {};
+	  window.__uiTabbable = Array.prototype.filter.call(document.querySelectorAll(
+	    "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex='-1'])"),
+	    el => { if (el.disabled || el.tabIndex < 0 || !el.checkVisibility({ visibilityProperty: true })) return false;
+	      if (el.type === "radio" && el.name) { if (groups[el.name]) return false; groups[el.name] = true; }
+	      return true; });
+	  window.__uiSeen = new Set();
+	  return window.__uiTabbable.length; })()`)
 	defer eval[bool](tb, `(() => { const s = document.getElementById("__ui_test_start"); if (s) s.remove(); return true; })()`)
-	tabbable := eval[int](tb, `Array.prototype.filter.call(document.querySelectorAll(
-	  "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex='-1'])"),
-	  el => !el.disabled && el.getClientRects().length > 0 && getComputedStyle(el).visibility === "visible").length`)
+	var out []string
+	out = append(out, eval[[]string](tb, `Array.prototype.filter.call(document.querySelectorAll("[tabindex]"), el => el.tabIndex > 0)
+	  .map(el => "positive tabindex " + el.tabIndex + " on " + el.tagName.toLowerCase() + " \"" + el.textContent.trim().slice(0, 30) + "\"")`)...)
 	type step struct {
 		Index   int    `json:"index"`
 		Desc    string `json:"desc"`
 		Visible bool   `json:"visible"`
 		Out     bool   `json:"out"`
 	}
-	var out []string
 	prev := step{Index: -1}
-	steps := 0
-	for steps < maxTabs && steps < tabbable+1 {
+	steps, left := 0, false
+	for presses := 0; presses < maxTabs && presses <= tabbable; presses++ {
 		tb.must(chromedp.KeyEvent(kb.Tab))
 		s := eval[step](tb, `(() => { const el = document.activeElement;
 		  if (!el || el === document.body || el.id === "__ui_test_start") return { index: -1, desc: "", visible: true, out: true };
+		  window.__uiSeen.add(el);
 		  const s = getComputedStyle(el);
 		  const ring = (s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== "none";
 		  return { index: Array.prototype.indexOf.call(document.getElementsByTagName("*"), el),
 		    desc: el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + " \"" + (el.textContent || el.value || el.getAttribute("aria-label") || "").trim().slice(0, 30) + "\"",
 		    visible: ring, out: false }; })()`)
 		if s.Out {
+			left = true
 			break
 		}
 		steps++
@@ -224,6 +239,10 @@ func (tb *tab) tabOrder() []string {
 			out = append(out, fmt.Sprintf("no visible focus on %s", s.Desc))
 		}
 		prev = s
+	}
+	if left {
+		out = append(out, eval[[]string](tb, `window.__uiTabbable.filter(el => !window.__uiSeen.has(el)).map(el =>
+		  "Tab never reached " + el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + " \"" + (el.textContent || el.getAttribute("aria-label") || "").trim().slice(0, 30) + "\"")`)...)
 	}
 	if want := min(tabbable, 3); steps < want {
 		out = append(out, fmt.Sprintf("Tab reached only %d of the page's %d focusable elements", steps, tabbable))

@@ -73,8 +73,22 @@ func TestAnalystLoop(t *testing.T) {
 	tb.submitAndFollow(`#run-analyzers button[type="submit"]`)
 	tb.markDocument()
 	atLoad := eval[int](tb, `document.querySelectorAll("#observables span.tax").length`)
-	tb.waitFor("a report badge on each observable", `(() => { const rows = document.querySelectorAll("#observables tbody tr");
-	  return rows.length === 3 && Array.prototype.every.call(rows, r => r.querySelector("span.tax") !== null); })()`)
+	if err := tb.poll(`(() => { const rows = document.querySelectorAll("#observables tbody tr");
+	  return rows.length === 3 && Array.prototype.every.call(rows, r => r.querySelector("span.tax") !== null); })()`); err != nil {
+		// Tell a slow analysis from a lost update: what the API has by now.
+		done := 0
+		raw, _ := h.api(h.analyst.Key, "GET", "/api/case/"+caseID+"/artifact", nil, http.StatusOK)
+		var obs []struct {
+			Reports map[string]any `json:"reports"`
+		}
+		json.Unmarshal(raw, &obs)
+		for _, o := range obs {
+			if len(o.Reports) > 0 {
+				done++
+			}
+		}
+		tb.fatal(fmt.Errorf("the report badges did not all appear in the page within %s (%v); the API has the reports of %d of the 3 observables", waitDeadline, err, done))
+	}
 	if !tb.sameDocument() {
 		t.Errorf("the page was reloaded while waiting for the report badges")
 	}
@@ -86,6 +100,8 @@ func TestAnalystLoop(t *testing.T) {
 	if atLoad >= 3 {
 		// The jobs ended before the page loaded: the live path is checked with one more job, run while the
 		// page stays open.
+		// The page's stream must exist before the job, or its events are not the page's to get.
+		tb.waitFor("the page's stream", `performance.getEntriesByType("resource").some(e => new URL(e.name).pathname === "/api/stream" && e.responseEnd > 0)`)
 		obs := eval[string](tb, `document.querySelector('#observables input[name="sel"]').value`)
 		apiObject(t, h.analyst.Key, "POST", "/api/connector/analysis/job", map[string]any{
 			"analysisId": "local", "analyzerId": validator, "artifactId": obs}, 0)
@@ -133,12 +149,8 @@ func TestAnalystLoop(t *testing.T) {
 	rival := newTab(t)
 	rival.login(h.rival.Login, h.rival.Password, "")
 	rival.allow("/ui/cases/" + caseID)
-	resp, err := chromedp.Run(rival.ctx, chromedp.NavigateResponse(h.base+"/ui/cases/"+caseID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Status != http.StatusNotFound {
-		t.Errorf("another organisation's user got %d on the case page, want 404", resp.Status)
+	if status := rival.navigate("/ui/cases/" + caseID); status != http.StatusNotFound {
+		t.Errorf("another organisation's user got %d on the case page, want 404", status)
 	}
 	if text := eval[string](rival, `document.body.innerText`); strings.Contains(text, title) || strings.Contains(text, "203.0.113.7") {
 		t.Errorf("the 404 page shows the case: %q", text)

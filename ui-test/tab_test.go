@@ -217,6 +217,13 @@ func eval[T any](tb *tab, expr string) T {
 // that a navigation ends (the condition often waits for the next page) starts again in the new document.
 func (tb *tab) waitFor(what, cond string) {
 	tb.t.Helper()
+	if err := tb.poll(cond); err != nil {
+		tb.fatal(fmt.Errorf("waiting for %s (%s): %w", what, cond, err))
+	}
+}
+
+// poll is waitFor returning its error.
+func (tb *tab) poll(cond string) error {
 	deadline := time.Now().Add(waitDeadline)
 	for {
 		left := time.Until(deadline)
@@ -224,13 +231,9 @@ func (tb *tab) waitFor(what, cond string) {
 			_, err := chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(left))(ctx, t)
 			return err
 		}))
-		if err == nil {
-			return
+		if err == nil || left <= 0 || !isNavigationError(err) {
+			return err
 		}
-		if left > 0 && isNavigationError(err) {
-			continue
-		}
-		tb.fatal(fmt.Errorf("waiting for %s (%s): %w", what, cond, err))
 	}
 }
 
@@ -249,6 +252,18 @@ func (tb *tab) open(path string) {
 	tb.t.Helper()
 	tb.must(chromedp.Navigate(env.base + path))
 	tb.waitFor("the page to load", `document.readyState === "complete"`)
+}
+
+// navigate loads a page and returns its HTTP status.
+func (tb *tab) navigate(path string) int64 {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, waitDeadline)
+	defer cancel()
+	resp, err := chromedp.Run(ctx, chromedp.NavigateResponse(env.base+path))
+	if err != nil {
+		tb.fatal(fmt.Errorf("navigate to %s: %w", path, err))
+	}
+	return resp.Status
 }
 
 // path is the current page's path and query.
