@@ -56,7 +56,8 @@ func New(cfg Config, ids *identity.Service, workers *analysis.Workers, jobs *ana
 	h.routes(e)
 	// The web interface (internal/webui): its pages are embedded, so a template error fails every start and
 	// every test, never one request.
-	pages, err := webui.New(webui.Services{Identity: ids, Jobs: jobs, Workers: workers}, cfg.Log)
+	pages, err := webui.New(webui.Services{Identity: ids, Jobs: jobs, Workers: workers, Version: Version,
+		ZipPassword: h.downloadPassword(), Ready: cfg.Ready.Ready}, cfg.Log)
 	if err != nil {
 		panic(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/openir/platform/analysis-svc/internal/api"
 	"github.com/openir/platform/pkg/apitest"
 	"github.com/openir/platform/pkg/webui"
 	wt "github.com/openir/platform/pkg/webui/webuitest"
@@ -205,6 +206,26 @@ func TestWebUI_Pages(t *testing.T) {
 		return strings.HasPrefix(wt.Attr(n, "data-api"), "/api/analyzer/") && wt.Attr(n, "data-method") == "DELETE"
 	})) != 2 {
 		t.Errorf("the analyzers page does not list both analyzers with their disable button")
+	}
+
+	// The user's own page: name, password change and the own key, revealed or renewed into the page.
+	me := f.analyst.wantPage(t, "/ui/me", http.StatusOK)
+	if len(byAttr(me, "data-api", "/api/user/soc-analyst/password/change")) != 1 || len(byAttr(me, "data-reveal", "/api/user/soc-analyst/key")) != 1 ||
+		len(byAttr(me, "data-reveal", "/api/user/soc-analyst/key/renew")) != 1 || len(byAttr(me, "data-api", "/api/user/soc-analyst")) != 1 {
+		t.Errorf("the own page lacks the password change, the name or the key's reveal and renew")
+	}
+	if strings.Contains(wt.Text(me), f.analyst.Key) {
+		t.Errorf("the own page shows the key before a click")
+	}
+	// The status page: version, database, the organization's queue.
+	for _, c := range []*client{f.analyst, f.e.super} {
+		st := wt.Text(c.wantPage(t, "/ui/status", http.StatusOK))
+		if !strings.Contains(st, "analysis-svc "+api.Version) || !strings.Contains(st, "answers") {
+			t.Errorf("%s's status page: %.300s", c.Login, st)
+		}
+	}
+	if st := wt.Text(f.analyst.wantPage(t, "/ui/status", http.StatusOK)); !strings.Contains(st, "Jobs Waiting") || !strings.Contains(st, "Jobs InProgress") {
+		t.Errorf("the status page does not count the organization's queue")
 	}
 
 	// The counters of the top bar.

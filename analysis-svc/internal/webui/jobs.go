@@ -108,6 +108,7 @@ func fragment(c echo.Context, name string) string {
 // artifacts, operations, re-run and delete.
 type jobPage struct {
 	webui.Page
+	ZipPassword string
 	Job      analysis.Job
 	Report   *analysis.Report
 	Raw      string // the report as the API returns it, indented
@@ -121,7 +122,7 @@ func (h *Handler) jobPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := jobPage{Page: h.base(c, "Job "+j.WorkerName), Job: j, Report: r, CanWrite: cl.Has(identity.RoleAnalyze, identity.RoleOrgAdmin)}
+	p := jobPage{Page: h.base(c, "Job "+j.WorkerName), ZipPassword: h.s.ZipPassword, Job: j, Report: r, CanWrite: cl.Has(identity.RoleAnalyze, identity.RoleOrgAdmin)}
 	p.Current = "Jobs"
 	if r != nil {
 		raw := map[string]any{"success": r.Success}

@@ -8,6 +8,7 @@
 package webui
 
 import (
+	"context"
 	"embed"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,11 @@ type Services struct {
 	Identity *identity.Service
 	Jobs     *analysis.Jobs
 	Workers  *analysis.Workers
+	// Version is the service's version (the status page); ZipPassword the password of the protected zip
+	// downloads (public, as in GET /api/status); Ready checks the database (nil: not checked).
+	Version     string
+	ZipPassword string
+	Ready       func(context.Context) error
 }
 
 // Handler serves the pages.
@@ -64,6 +70,8 @@ func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	page("", h.home)
 	page("/", h.home)
 	page("/counters", h.counters)
+	page("/me", h.mePage)
+	page("/status", h.statusPage)
 	page("/jobs", h.jobList)
 	page("/jobs/:id", h.jobPage)
 	page("/analyze", h.analyzePage)
@@ -131,25 +139,26 @@ func (h *Handler) home(c echo.Context) error {
 // base is the layout's data for the caller: its login, organization and the top bar by role.
 func (h *Handler) base(c echo.Context, title string) webui.Page {
 	p := webui.Base(c, Service, title)
-	cl, ok := c.Get(authedKey).(bool)
-	if !ok || !cl {
+	if ok, _ := c.Get(authedKey).(bool); !ok {
 		return p
 	}
 	who := caller(c)
 	p.User, p.Name, p.Org = who.Login, who.Login, who.Org
-	if who.Superadmin() {
+	switch {
+	case who.Superadmin():
 		p.Nav = []webui.Link{{Name: "Organizations", Href: "/ui/admin/organizations"}, {Name: "Users", Href: "/ui/admin/users"},
 			{Name: "Catalog", Href: "/ui/admin/catalog"}}
-		return p
+	default:
+		p.Nav = []webui.Link{{Name: "Jobs", Href: "/ui/jobs", ID: "activeJobs"}}
+		if who.Has(identity.RoleAnalyze) {
+			p.Nav = append(p.Nav, webui.Link{Name: "New analysis", Href: "/ui/analyze"})
+		}
+		if who.Has(identity.RoleOrgAdmin) {
+			p.Nav = append(p.Nav, webui.Link{Name: "Analyzers", Href: "/ui/admin/analyzers"}, webui.Link{Name: "Responders", Href: "/ui/admin/responders"},
+				webui.Link{Name: "Users", Href: "/ui/admin/users"}, webui.Link{Name: "Catalog", Href: "/ui/admin/catalog"})
+		}
 	}
-	p.Nav = []webui.Link{{Name: "Jobs", Href: "/ui/jobs", ID: "activeJobs"}}
-	if who.Has(identity.RoleAnalyze) {
-		p.Nav = append(p.Nav, webui.Link{Name: "New analysis", Href: "/ui/analyze"})
-	}
-	if who.Has(identity.RoleOrgAdmin) {
-		p.Nav = append(p.Nav, webui.Link{Name: "Analyzers", Href: "/ui/admin/analyzers"}, webui.Link{Name: "Responders", Href: "/ui/admin/responders"},
-			webui.Link{Name: "Users", Href: "/ui/admin/users"}, webui.Link{Name: "Catalog", Href: "/ui/admin/catalog"})
-	}
+	p.Nav = append(p.Nav, webui.Link{Name: "Status", Href: "/ui/status"}, webui.Link{Name: "My account", Href: "/ui/me"})
 	return p
 }
 
