@@ -109,11 +109,11 @@ func fragment(c echo.Context, name string) string {
 type jobPage struct {
 	webui.Page
 	ZipPassword string
-	Job      analysis.Job
-	Report   *analysis.Report
-	Raw      string // the report as the API returns it, indented
-	CanWrite bool
-	Rerun    map[string]any // the run request of a re-run with force (nil: not offered)
+	Job         analysis.Job
+	Report      *analysis.Report
+	Raw         string // the report as the API returns it, indented
+	CanWrite    bool
+	Rerun       map[string]any // the run request of a re-run with force (nil: not offered)
 }
 
 func (h *Handler) jobPage(c echo.Context) error {
