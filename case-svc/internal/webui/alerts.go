@@ -15,6 +15,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/web"
 	"github.com/openir/platform/pkg/webui"
 )
 
@@ -83,7 +84,7 @@ type alertPage struct {
 func (h *Handler) alertPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl := route.Caller(c)
-	a, err := h.s.Cases.Alert(ctx, cl, c.Param("alertId"))
+	a, err := h.s.Cases.Alert(ctx, cl, web.Param(c, "alertId"))
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ type observablePage struct {
 func (h *Handler) observablePage(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl := route.Caller(c)
-	o, err := h.s.Cases.Observable(ctx, cl, c.Param("observableId"))
+	o, err := h.s.Cases.Observable(ctx, cl, web.Param(c, "observableId"))
 	if err != nil {
 		return err
 	}

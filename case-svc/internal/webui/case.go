@@ -16,6 +16,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/web"
 	"github.com/openir/platform/pkg/webui"
 )
 
@@ -97,7 +98,7 @@ type observableRow struct {
 func (h *Handler) casePage(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl := route.Caller(c)
-	cs, err := h.s.Cases.Case(ctx, cl, c.Param("caseId"))
+	cs, err := h.s.Cases.Case(ctx, cl, web.Param(c, "caseId"))
 	if err != nil {
 		return err
 	}
@@ -284,7 +285,7 @@ func (h *Handler) observables(ctx context.Context, cl identity.Caller, caseID st
 func (h *Handler) caseObservablesFragment(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl := route.Caller(c)
-	cs, err := h.s.Cases.Case(ctx, cl, c.Param("caseId"))
+	cs, err := h.s.Cases.Case(ctx, cl, web.Param(c, "caseId"))
 	if err != nil {
 		return err
 	}

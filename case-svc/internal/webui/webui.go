@@ -78,7 +78,8 @@ func (h *Handler) Routes(e *echo.Echo, authn, org echo.MiddlewareFunc) {
 	e.GET(webui.Prefix, home)
 	e.GET(webui.Prefix+"/", home)
 	e.GET(webui.Prefix+"/login", h.login)
-	page := func(path string, fn echo.HandlerFunc) { e.GET(webui.Prefix+path, h.authed(authn, org, fn)) }
+	r := web.Routes{E: e} // its routes decode their path parameters, as the API's
+	page := func(path string, fn echo.HandlerFunc) { r.GET(webui.Prefix+path, h.authed(authn, org, fn)) }
 	page("/counters", h.counters)
 	page("/cases", h.caseList)
 	page("/cases/:caseId", h.casePage)
@@ -93,7 +94,7 @@ func (h *Handler) Routes(e *echo.Echo, authn, org echo.MiddlewareFunc) {
 	page("/admin/organisations", h.adminOrgs)
 	page("/admin/profiles", h.adminProfiles)
 	page("/admin/customfields", h.adminFields)
-	e.POST(webui.Prefix+"/organisation", h.switchOrg, authn, org)
+	r.POST(webui.Prefix+"/organisation", h.switchOrg, authn, org)
 }
 
 const authedKey = "webui.authed"
