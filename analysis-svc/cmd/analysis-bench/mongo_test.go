@@ -27,7 +27,8 @@ func TestBenchQuick_Mongo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// A deadline for a smoke run, generous for a loaded 2-core machine (181 s seen beside four other builds).
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	if err := runWith(ctx, opts, &stdout, &stderr); err != nil {
