@@ -169,7 +169,7 @@ func (s *Jobs) giveBack(ctx context.Context, owner string, j Job, started bool) 
 // whether the executor was asked to run the worker (from then on it may have acted).
 func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, release func(), started bool) {
 	release = func() {}
-	var secrets []string // the worker's credentials, removed where the job echoes its configuration (secrets.go)
+	var secrets jobSecrets // the worker's credentials, removed where the job echoes its configuration (secrets.go)
 	fail := func(msg string) (Job, *Report, func(), bool) {
 		j.Status, j.ErrorMessage, j.EndDate, j.UpdatedAt = JobFailure, msg, s.clock(), s.clock()
 		j, r := scrubJob(j, &Report{Success: false, ErrorMessage: msg}, secrets)

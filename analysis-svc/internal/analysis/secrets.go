@@ -15,8 +15,9 @@ import (
 // the job's input (config included) to output.json's "input", redacting only top-level keys named like a
 // secret; a worker that crashes or prints its configuration ends with that text as the job's errorMessage. The
 // service therefore removes configured credentials from the job's errorMessage and from the report's input
-// and errorMessage, and from nothing else: summary (taxonomy namespaces, predicates and values), full report,
-// object keys, operations and artifacts stay byte for byte as the worker wrote them, as Cortex stores them.
+// and errorMessage. In the rest of the report it replaces only a value equal to a credential under the key it
+// was configured under (a worker reporting its input.json, {"config": {"token": …}}); keys, taxonomy
+// namespaces and predicates, any other value, and artifacts stay byte for byte as the worker wrote them.
 // Public flavors ship ordinary words as default secrets (VMRay's archive_password "malware", Wazuh's
 // wazuh_password "bar"): replacing them wherever they occur rewrote verdicts, families and observables.
 //
@@ -97,12 +98,20 @@ func redactProxy(v any) any {
 	return u.String()
 }
 
+// jobSecrets are the credentials of a job: their values, longest first (so that a secret holding another is
+// removed whole), and the keys they were configured under.
+type jobSecrets struct {
+	values []string
+	named  map[string]map[string]bool // key → the secret values configured under it
+}
+
 // secretValues lists the credentials of a job whose worker was configured with conf (the organization's
-// configuration) and runs def. Longest first, so that a secret holding another is removed whole.
-func secretValues(def Definition, conf map[string]any) []string {
+// configuration) and runs def.
+func secretValues(def Definition, conf map[string]any) jobSecrets {
 	public := publicValues(def)
+	js := jobSecrets{named: map[string]map[string]bool{}}
 	set := map[string]bool{}
-	add := func(v any) {
+	add := func(name string, v any) {
 		var list []any
 		switch x := v.(type) {
 		case string:
@@ -113,25 +122,29 @@ func secretValues(def Definition, conf map[string]any) []string {
 		for _, e := range list {
 			if s, ok := e.(string); ok && len(s) >= minSecret && !public[s] {
 				set[s] = true
+				if js.named[name] == nil {
+					js.named[name] = map[string]bool{}
+				}
+				js.named[name][s] = true
 			}
 		}
 	}
-	addProxy := func(v any) {
+	addProxy := func(name string, v any) {
 		s, ok := v.(string)
 		if !ok || strings.TrimSpace(s) == "" {
 			return
 		}
-		add(s)
+		add(name, s)
 		if u, err := url.Parse(strings.TrimSpace(s)); err == nil && u.User != nil {
-			add(u.User.String())
-			if p, ok := u.User.Password(); ok {
-				add(p)
+			set[u.User.String()] = true
+			if p, ok := u.User.Password(); ok && len(p) >= minSecret {
+				set[p] = true
 			}
 		}
 	}
 	for _, it := range def.ConfigurationItems {
 		if it.Secret {
-			add(conf[it.Name])
+			add(it.Name, conf[it.Name])
 		}
 	}
 	var walk func(m map[string]any, path string)
@@ -143,9 +156,9 @@ func secretValues(def Definition, conf map[string]any) []string {
 			}
 			switch {
 			case isProxyKey(p):
-				addProxy(v)
+				addProxy(k, v)
 			case IsSecretName(k):
-				add(v)
+				add(k, v)
 			}
 			if sub, ok := v.(map[string]any); ok {
 				walk(sub, p)
@@ -153,12 +166,12 @@ func secretValues(def Definition, conf map[string]any) []string {
 		}
 	}
 	walk(conf, "")
-	out := make([]string, 0, len(set))
+	js.values = make([]string, 0, len(set))
 	for s := range set {
-		out = append(out, s)
+		js.values = append(js.values, s)
 	}
-	sortLongestFirst(out)
-	return out
+	sortLongestFirst(js.values)
+	return js
 }
 
 // publicValues are the strings anyone can read in the catalog: the defaults of the definition's items and of
@@ -327,17 +340,46 @@ func containsAny(s string, forms []string) bool {
 	return false
 }
 
+// scrubEchoes replaces, in a report's decoded JSON, the values that echo a credential of the configuration:
+// a string equal to a secret value under the very key it was configured under ({"api_key": <the key>}, as
+// in a worker reporting its input). Nothing else is touched: no key, no other value, no substring.
+func scrubEchoes(v any, named map[string]map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && named[k][s] {
+				x[k] = redacted
+				continue
+			}
+			scrubEchoes(e, named)
+		}
+	case []any:
+		for _, e := range x {
+			scrubEchoes(e, named)
+		}
+	case []map[string]any:
+		for _, e := range x {
+			scrubEchoes(e, named)
+		}
+	}
+}
+
 // scrubJob removes the secrets from what a finished job echoes of its worker's configuration: its
-// errorMessage and its report's errorMessage and input. The rest of the report is left as the worker wrote it.
-func scrubJob(j Job, r *Report, secrets []string) (Job, *Report) {
-	if len(secrets) == 0 {
+// errorMessage, its report's errorMessage and input, and in the rest of the report (summary, full,
+// operations) a credential reported under its own configuration key. Everything else is left as the worker
+// wrote it; artifacts are never touched.
+func scrubJob(j Job, r *Report, s jobSecrets) (Job, *Report) {
+	if len(s.values) == 0 {
 		return j, r
 	}
-	forms := secretForms(secrets)
+	forms := secretForms(s.values)
 	j.ErrorMessage = scrubText(j.ErrorMessage, forms)
 	if r != nil {
 		r.ErrorMessage = scrubText(r.ErrorMessage, forms)
-		r.Input = scrubInput(r.Input, secrets, forms)
+		r.Input = scrubInput(r.Input, s.values, forms)
+		scrubEchoes(r.Summary, s.named)
+		scrubEchoes(r.Full, s.named)
+		scrubEchoes(r.Operations, s.named)
 	}
 	return j, r
 }
