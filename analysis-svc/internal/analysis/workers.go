@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -274,9 +276,9 @@ func checkScalar(typ string, v any) (any, bool) {
 			return float64(n), true
 		case int64:
 			return float64(n), true
-		case json.Number:
-			f, err := n.Float64()
-			return f, err == nil
+		case json.Number: // kept as written (1.0 stays 1.0), once checked to be a finite number
+			f, err := strconv.ParseFloat(n.String(), 64)
+			return n, err == nil && !math.IsInf(f, 0)
 		}
 		return nil, false
 	case "boolean":

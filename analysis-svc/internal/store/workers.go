@@ -66,7 +66,7 @@ func toWorkerDoc(w analysis.Worker) (workerDoc, error) {
 
 func (d workerDoc) worker() analysis.Worker {
 	var conf map[string]any
-	_ = json.Unmarshal([]byte(d.Configuration), &conf)
+	_ = decodeNumbers(d.Configuration, &conf) // numbers as the orgadmin wrote them
 	if conf == nil {
 		conf = map[string]any{}
 	}

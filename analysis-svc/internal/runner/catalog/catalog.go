@@ -369,14 +369,17 @@ func item(raw json.RawMessage) (analysis.ConfigItem, error) {
 	return it, nil
 }
 
-// field decodes m[key] into dst. Absent or null: false, nil (dst untouched). A value of the wrong type is an
+// field decodes m[key] into dst, numbers in free-form values as json.Number. Absent or null: false, nil (dst
+// untouched). A value of the wrong type is an
 // error naming key.
 func field[T any](m map[string]json.RawMessage, key string, dst *T) (bool, error) {
 	raw, ok := m[key]
 	if !ok || string(raw) == "null" {
 		return false, nil
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw)) // numbers (defaultValue, config) as written: 0.0 stays 0.0
+	dec.UseNumber()
+	if err := dec.Decode(dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return false, fmt.Errorf("%s has the wrong type (%s)", key, te.Value)
