@@ -121,12 +121,12 @@ func (h *handler) listDefinitions(c echo.Context) error {
 
 // workerRequest is the body of enable and update. Absent fields are unchanged on update.
 type workerRequest struct {
-	Name          web.Opt[string]         `json:"name"`
+	Name          web.Opt[string]          `json:"name"`
 	Configuration web.Opt[json.RawMessage] `json:"configuration"` // decoded by settings: numbers as written
-	Rate          web.Opt[int]            `json:"rate"`
-	RateUnit      web.Opt[string]         `json:"rateUnit"`
-	JobCache      web.Opt[int]            `json:"jobCache"`
-	JobTimeout    web.Opt[int]            `json:"jobTimeout"`
+	Rate          web.Opt[int]             `json:"rate"`
+	RateUnit      web.Opt[string]          `json:"rateUnit"`
+	JobCache      web.Opt[int]             `json:"jobCache"`
+	JobTimeout    web.Opt[int]             `json:"jobTimeout"`
 }
 
 func (r workerRequest) settings() (analysis.WorkerSettings, error) {
