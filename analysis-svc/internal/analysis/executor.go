@@ -192,6 +192,11 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, re
 	if def.executor == nil {
 		return fail(fmt.Sprintf("no enabled runner can run %s (job.runner)", def.ID))
 	}
+	base, err := baseValues(ctx, s.workers, j.Organization, def)
+	if err != nil {
+		return failOn(err, "the worker's configuration could not be read")
+	}
+	w.Configuration = withBase(w.Configuration, base)
 	in := RunInput{Data: j.Data, DataType: j.DataType, TLP: j.TLP, PAP: j.PAP, Message: j.Message,
 		Parameters: j.Parameters, Config: runConfig(def, w)}
 	secrets = secretValues(def, in.Config)

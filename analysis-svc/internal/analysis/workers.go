@@ -115,7 +115,11 @@ func (s *Workers) Enable(ctx context.Context, c identity.Caller, kind Kind, defi
 	if name == "" || len(name) > 128 {
 		return Worker{}, apperr.Fields(apperr.FieldError{Name: "name", Message: "1 to 128 characters"})
 	}
-	conf, err := ValidateConfiguration(def, set.Configuration)
+	base, err := baseValues(ctx, s.store, c.Org, def)
+	if err != nil {
+		return Worker{}, err
+	}
+	conf, err := ValidateConfiguration(def, prefill(def, set.Configuration, base))
 	if err != nil {
 		return Worker{}, err
 	}

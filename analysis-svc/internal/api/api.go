@@ -106,6 +106,9 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/api/"+n+"/:id", h.getWorker, kk)
 		a.PATCH("/api/"+n+"/:id", h.updateWorker, kk)
 		a.DELETE("/api/"+n+"/:id", h.disableWorker, kk)
+		a.GET("/api/"+n+"config", h.listBaseConfigs, kk) // base configurations (baseconfig.go)
+		a.GET("/api/"+n+"config/:name", h.getBaseConfig, kk)
+		a.PATCH("/api/"+n+"config/:name", h.updateBaseConfig, kk)
 		if k == analysis.KindAnalyzer {
 			a.POST("/api/"+n+"/:id/run", h.runWorker, kk, web.Upload(h.cfg.MaxFile)) // an observable file
 		} else {

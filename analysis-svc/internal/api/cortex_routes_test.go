@@ -4,9 +4,14 @@ package api_test
 // GET/PATCH /api/{analyzer,responder}config.
 
 import (
+	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openir/platform/analysis-svc/internal/runner"
+	"github.com/openir/platform/analysis-svc/internal/runner/process"
 )
 
 func TestJobStatus(t *testing.T) {
@@ -83,5 +88,104 @@ func TestOrganizationWorkerSearch(t *testing.T) {
 	r := f.admin.Raw(t, http.MethodGet, "/api/organization/analyzer/_search", "application/json", `{"query":{"_bogus_op":[}`)
 	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "type") {
 		t.Errorf("bad query: %d %s", r.Status, r.Body)
+	}
+}
+
+// baseWorker reports whether its config holds the values the test's base configurations set.
+const baseWorker = `#!/usr/bin/env python3
+import json, os, sys
+job = sys.argv[1]
+cfg = json.load(open(os.path.join(job, "input", "input.json")))["config"]
+out = {"success": True, "summary": {}, "full": {"key": cfg.get("api_key") == "KEY-7f3e9c1d", "region": cfg.get("region"),
+       "proxy": (cfg.get("proxy") or {}).get("http") == "http://u:Pr0xyPw@proxy.example:3128"}}
+open(os.path.join(job, "output", "output.json"), "w").write(json.dumps(out))
+`
+
+func sharedFlavor(name string) string {
+	b, _ := json.Marshal(map[string]any{"name": name, "version": "1.0", "author": "test", "url": "https://example.org",
+		"license": "AGPL-V3", "description": name, "dataTypeList": []string{"other"}, "command": "Shared/shared.py",
+		"baseConfig": "Shared", "configurationItems": []any{
+			map[string]any{"name": "api_key", "description": "key", "type": "string", "multi": false, "required": true},
+			map[string]any{"name": "region", "description": "region", "type": "string", "multi": false, "required": false, "defaultValue": "eu"},
+			map[string]any{"name": "score", "description": "score", "type": "number", "multi": false, "required": false}}})
+	return string(b)
+}
+
+// GET/PATCH /api/analyzerconfig: an organization's settings shared by every flavor of an analyzer, set once;
+// they fill what a flavor leaves unset, at enable time and when a job runs.
+func TestBaseConfigs(t *testing.T) {
+	needPython(t)
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "Shared", "shared.py"), baseWorker, 0o755)
+	writeFile(t, filepath.Join(root, "Shared", "A.json"), sharedFlavor("SharedA"), 0o644)
+	writeFile(t, filepath.Join(root, "Shared", "B.json"), sharedFlavor("SharedB"), 0o644)
+	x := newExternalEnv(t, []string{root}, nil, process.Options{}, runner.Options{})
+	x.createOrg(t, "other")
+	otherAdmin := x.user(t, "other-admin", "other", roleOrgAdmin)
+
+	// B is enabled before the base configuration is set, with a key of its own (the item is required).
+	b := x.enable(t, "analyzer", "SharedB_1_0", map[string]any{"api_key": "own-key-B"})
+
+	list := x.admin.Call(t, http.MethodGet, "/api/analyzerconfig", nil).Want(t, http.StatusOK).List(t)
+	var shared map[string]any
+	for _, b := range list {
+		if b["name"] == "Shared" {
+			shared = b
+		}
+	}
+	if len(list) < 2 || list[0]["name"] != "global" || shared == nil ||
+		mustJSONText(t, shared["workers"]) != `["SharedA","SharedB"]` || mustJSONText(t, shared["config"]) != `{}` {
+		t.Fatalf("base configurations %v", list)
+	}
+	set := x.admin.Raw(t, http.MethodPatch, "/api/analyzerconfig/Shared", "application/json",
+		`{"config":{"api_key":"KEY-7f3e9c1d","score":1.0,"region":null}}`).Want(t, http.StatusOK)
+	if !strings.Contains(string(set.Body), `"config":{"api_key":"KEY-7f3e9c1d","score":1.0}`) {
+		t.Errorf("PATCH: %s", set.Body)
+	}
+	x.admin.Call(t, http.MethodPatch, "/api/analyzerconfig/global", map[string]any{"config": map[string]any{
+		"proxy_http": "http://u:Pr0xyPw@proxy.example:3128"}}).Want(t, http.StatusOK)
+	if got := string(x.admin.Call(t, http.MethodGet, "/api/analyzerconfig/Shared", nil).Want(t, http.StatusOK).Body); !strings.Contains(got, `"config":{"api_key":"KEY-7f3e9c1d","score":1.0}`) {
+		t.Errorf("GET: %s", got)
+	}
+
+	// A flavor enabled now takes the shared values for what it leaves out; a value it gives wins.
+	aw := x.admin.Call(t, http.MethodPost, "/api/organization/analyzer/SharedA_1_0", map[string]any{"name": "SharedA", "jobCache": 0,
+		"configuration": map[string]any{"region": "us"}}).Want(t, http.StatusCreated)
+	if c := aw.Object(t)["configuration"].(map[string]any); c["api_key"] != "KEY-7f3e9c1d" || c["region"] != "us" {
+		t.Errorf("enabled with %v", c)
+	}
+	a := aw.Object(t)["id"].(string)
+	// At run time the global proxy fills B's unset proxy; B's own key wins over the shared one.
+	for w, want := range map[string]string{a: `{"key":true,"proxy":true,"region":"us"}`, b: `{"key":false,"proxy":true,"region":"eu"}`} {
+		id := x.runRaw(t, "analyzer", w, `{"dataType":"other","data":"x"}`)
+		j := x.waitRaw(t, id).Object(t)
+		if got := mustJSONText(t, j["report"].(map[string]any)["full"]); got != want {
+			t.Errorf("worker %s: full %s, want %s (job %v)", w, got, want, j)
+		}
+	}
+
+	// Refusals: unknown base configuration or item, wrong type, no config, other roles and organizations.
+	x.admin.Call(t, http.MethodGet, "/api/analyzerconfig/Nope", nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	x.admin.Call(t, http.MethodPatch, "/api/analyzerconfig/Nope", map[string]any{"config": map[string]any{}}).WantError(t, http.StatusNotFound, "NotFoundError")
+	for _, body := range []string{`{"config":{"bogus":1}}`, `{"config":{"score":"high"}}`, `{}`, `{"config":[1]}`} {
+		r := x.admin.Raw(t, http.MethodPatch, "/api/analyzerconfig/Shared", "application/json", body)
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", body, r.Status, r.Body)
+		}
+		r.CheckErrorShape(t)
+	}
+	x.analyst.Call(t, http.MethodGet, "/api/analyzerconfig", nil).WantError(t, http.StatusForbidden, "AuthorizationError")
+	x.analyst.Call(t, http.MethodPatch, "/api/analyzerconfig/Shared", map[string]any{"config": map[string]any{}}).WantError(t, http.StatusForbidden, "AuthorizationError")
+	x.anon().Call(t, http.MethodGet, "/api/analyzerconfig", nil).WantError(t, http.StatusUnauthorized, "AuthenticationError")
+	if got := otherAdmin.Call(t, http.MethodGet, "/api/analyzerconfig/Shared", nil).Want(t, http.StatusOK).Object(t); mustJSONText(t, got["config"]) != `{}` {
+		t.Errorf("another organization sees %v", got["config"])
+	}
+	// Unchanged after the refusals; responders have their own.
+	if got := string(x.admin.Call(t, http.MethodGet, "/api/analyzerconfig/Shared", nil).Want(t, http.StatusOK).Body); !strings.Contains(got, `"config":{"api_key":"KEY-7f3e9c1d","score":1.0}`) {
+		t.Errorf("after refusals: %s", got)
+	}
+	if r := x.admin.Call(t, http.MethodGet, "/api/responderconfig", nil).Want(t, http.StatusOK).List(t); len(r) == 0 || r[0]["name"] != "global" ||
+		strings.Contains(mustJSONText(t, r), "KEY-7f3e9c1d") || strings.Contains(mustJSONText(t, r), "Shared") {
+		t.Errorf("responder configurations %v", r)
 	}
 }
