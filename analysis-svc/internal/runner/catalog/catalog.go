@@ -282,7 +282,7 @@ func (l *loader) definition(data json.RawMessage, root, file string) (analysis.D
 
 	d.DockerImage = strings.TrimSpace(d.DockerImage)
 	if command = strings.TrimSpace(command); command != "" {
-		abs, err := resolve(root, command)
+		abs, err := resolve(root, command, l.kind)
 		if err != nil {
 			return d, err
 		}
@@ -300,14 +300,14 @@ func (l *loader) definition(data json.RawMessage, root, file string) (analysis.D
 }
 
 // resolve makes command absolute against root and refuses a path outside root.
-func resolve(root, command string) (string, error) {
+func resolve(root, command string, kind analysis.Kind) (string, error) {
 	abs := filepath.Clean(command)
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(root, command)
 	}
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("command %q is outside the analyzers root %s", command, root)
+		return "", fmt.Errorf("command %q is outside the %ss root %s", command, kind, root)
 	}
 	return abs, nil
 }
