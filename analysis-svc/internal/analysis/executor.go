@@ -169,7 +169,7 @@ func (s *Jobs) giveBack(ctx context.Context, owner string, j Job, started bool) 
 // whether the executor was asked to run the worker (from then on it may have acted).
 func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, release func(), started bool) {
 	release = func() {}
-	var secrets []string // the worker's credentials, removed from whatever the job reports
+	var secrets jobSecrets // the worker's credentials, removed where the job echoes its configuration (secrets.go)
 	fail := func(msg string) (Job, *Report, func(), bool) {
 		j.Status, j.ErrorMessage, j.EndDate, j.UpdatedAt = JobFailure, msg, s.clock(), s.clock()
 		j, r := scrubJob(j, &Report{Success: false, ErrorMessage: msg}, secrets)
@@ -192,6 +192,11 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, re
 	if def.executor == nil {
 		return fail(fmt.Sprintf("no enabled runner can run %s (job.runner)", def.ID))
 	}
+	base, err := baseValues(ctx, s.workers, j.Organization, def)
+	if err != nil {
+		return failOn(err, "the worker's configuration could not be read")
+	}
+	w.Configuration = withBase(w.Configuration, base)
 	in := RunInput{Data: j.Data, DataType: j.DataType, TLP: j.TLP, PAP: j.PAP, Message: j.Message,
 		Parameters: j.Parameters, Config: runConfig(def, w)}
 	secrets = secretValues(def, in.Config)
@@ -232,7 +237,6 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, re
 		ignore, _ := j.Data.(string)
 		arts = append(arts, s.cfg.Extract(out.Full, ignore)...)
 	}
-	scrubArtifacts(arts, secrets)
 	if r.Artifacts, err = s.artifacts(ctx, j, arts, now); err != nil {
 		return failOn(err, "report creation failure")
 	}

@@ -631,3 +631,33 @@ func (s *Jobs) OpenFile(ctx context.Context, c identity.Caller, id string) (io.R
 	}
 	return s.files.Open(ctx, id)
 }
+
+// MaxStatusIDs bounds the job ids of one Statuses call.
+const MaxStatusIDs = 1000
+
+// Statuses answers the status of each of several jobs (read, analyze or orgadmin): "NotFound" for an id
+// that names no job of the caller's organization, as Cortex's POST /api/job/status answers.
+func (s *Jobs) Statuses(ctx context.Context, c identity.Caller, ids []string) (map[string]string, error) {
+	if err := c.Require(identity.RoleRead, identity.RoleAnalyze, identity.RoleOrgAdmin); err != nil {
+		return nil, err
+	}
+	if len(ids) > MaxStatusIDs {
+		return nil, apperr.Fields(apperr.FieldError{Name: "jobIds", Message: fmt.Sprintf("at most %d job ids", MaxStatusIDs)})
+	}
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		if _, done := out[id]; done {
+			continue
+		}
+		j, err := s.store.Job(ctx, id)
+		switch {
+		case errors.Is(err, ErrJobNotFound) || err == nil && j.Organization != c.Org:
+			out[id] = "NotFound"
+		case err != nil:
+			return nil, err
+		default:
+			out[id] = j.Status
+		}
+	}
+	return out, nil
+}

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,7 +115,11 @@ func (s *Workers) Enable(ctx context.Context, c identity.Caller, kind Kind, defi
 	if name == "" || len(name) > 128 {
 		return Worker{}, apperr.Fields(apperr.FieldError{Name: "name", Message: "1 to 128 characters"})
 	}
-	conf, err := ValidateConfiguration(def, set.Configuration)
+	base, err := baseValues(ctx, s.store, c.Org, def)
+	if err != nil {
+		return Worker{}, err
+	}
+	conf, err := ValidateConfiguration(def, prefill(def, set.Configuration, base))
 	if err != nil {
 		return Worker{}, err
 	}
@@ -278,9 +284,9 @@ func checkScalar(typ string, v any) (any, bool) {
 			return float64(n), true
 		case int64:
 			return float64(n), true
-		case json.Number:
-			f, err := n.Float64()
-			return f, err == nil
+		case json.Number: // kept as written (1.0 stays 1.0), once checked to be a finite number
+			f, err := strconv.ParseFloat(n.String(), 64)
+			return n, err == nil && !math.IsInf(f, 0)
 		}
 		return nil, false
 	case "boolean":

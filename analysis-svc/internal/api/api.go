@@ -108,12 +108,16 @@ func (h *handler) routes(e *echo.Echo) {
 		a.GET("/api/"+n+"definition", h.listDefinitions, kk)
 		a.POST("/api/organization/"+n+"/:definitionId", h.enableWorker, kk)
 		a.GET("/api/organization/"+n, h.listWorkers, kk)
+		a.GET("/api/organization/"+n+"/_search", h.listWorkers, kk) // GET, as Cortex routes it
 		a.GET("/api/"+n, h.listWorkers, kk)
 		a.POST("/api/"+n+"/_search", h.listWorkers, kk)
 		a.GET("/api/"+n+"/type/:dataType", h.workersForType, kk)
 		a.GET("/api/"+n+"/:id", h.getWorker, kk)
 		a.PATCH("/api/"+n+"/:id", h.updateWorker, kk)
 		a.DELETE("/api/"+n+"/:id", h.disableWorker, kk)
+		a.GET("/api/"+n+"config", h.listBaseConfigs, kk) // base configurations (baseconfig.go)
+		a.GET("/api/"+n+"config/:name", h.getBaseConfig, kk)
+		a.PATCH("/api/"+n+"config/:name", h.updateBaseConfig, kk)
 		if k == analysis.KindAnalyzer {
 			a.POST("/api/"+n+"/:id/run", h.runWorker, kk, web.Upload(h.cfg.MaxFile)) // an observable file
 		} else {
@@ -125,6 +129,7 @@ func (h *handler) routes(e *echo.Echo) {
 
 	a.GET("/api/job", h.searchJobs)
 	a.POST("/api/job/_search", h.searchJobs)
+	a.POST("/api/job/status", h.jobStatuses)
 	a.GET("/api/job/:id", h.getJob)
 	a.GET("/api/job/:id/report", h.jobReport)
 	a.GET("/api/job/:id/waitreport", h.waitReport, web.LongPoll) // bounded by job.waitreport.max

@@ -309,3 +309,60 @@ printf '{"success": true, "summary": {}, "full": {"member": "%s", "outsider": "%
 		})
 	}
 }
+
+// TestExternal_ConfigNumbersAsWritten (issue 30): numbers in a definition (defaults 0.0 and 90.0, as
+// StopForumSpam ships them, and its fixed config) and in a worker's configuration keep their form: served,
+// stored and written to input.json as written.
+func TestExternal_ConfigNumbersAsWritten(t *testing.T) {
+	needPython(t)
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "SFS", "sfs.py"), `#!/usr/bin/env python3
+import os, sys
+job = sys.argv[1]
+raw = open(os.path.join(job, "input", "input.json")).read()
+open(os.path.join(job, "output", "output.json"), "w").write('{"success": true, "summary": {}, "full": {"input": ' + raw + '}}')
+`, 0o755)
+	writeFile(t, filepath.Join(root, "SFS", "SFS.json"), `{"name": "SFS", "version": "1.0", "author": "test",
+ "url": "https://example.org", "license": "AGPL-V3", "description": "numbers", "dataTypeList": ["ip"],
+ "command": "SFS/sfs.py", "baseConfig": "SFS", "config": {"service": "get", "weight": 2.50},
+ "configurationItems": [
+  {"name": "suspicious_confidence_level", "description": "s", "type": "number", "multi": false, "required": false, "defaultValue": 0.0},
+  {"name": "malicious_confidence_level", "description": "m", "type": "number", "multi": false, "required": false, "defaultValue": 90.0},
+  {"name": "levels", "description": "l", "type": "number", "multi": true, "required": false}]}`, 0o644)
+	x := newExternalEnv(t, []string{root}, nil, process.Options{}, runner.Options{})
+
+	defs := string(x.admin.Call(t, http.MethodGet, "/api/analyzerdefinition", nil).Want(t, http.StatusOK).Body)
+	for _, want := range []string{`"defaultValue":0.0`, `"defaultValue":90.0`} {
+		if !strings.Contains(defs, want) {
+			t.Errorf("definitions lack %s:\n%s", want, defs)
+		}
+	}
+	r := x.admin.Raw(t, http.MethodPost, "/api/organization/analyzer/SFS_1_0", "application/json",
+		`{"name":"SFS_1_0","jobCache":0,"configuration":{"malicious_confidence_level":1.0,"levels":[1.0,2.50,3],"max_tlp":3.0}}`).
+		Want(t, http.StatusCreated)
+	w := r.Object(t)["id"].(string)
+	conf := []string{`"malicious_confidence_level":1.0`, `"suspicious_confidence_level":0.0`, `"levels":[1.0,2.50,3]`, `"max_tlp":3.0`}
+	for name, b := range map[string]string{"enable": string(r.Body),
+		"get": string(x.admin.Call(t, http.MethodGet, "/api/analyzer/"+w, nil).Want(t, http.StatusOK).Body)} {
+		for _, want := range conf {
+			if !strings.Contains(b, want) {
+				t.Errorf("%s: lacks %s:\n%s", name, want, b)
+			}
+		}
+	}
+	id := x.runRaw(t, "analyzer", w, `{"dataType":"ip","data":"10.0.0.1"}`)
+	body := string(x.waitRaw(t, id).Body)
+	for _, want := range append(conf, `"weight":2.50`) { // input.json, as the worker read its bytes
+		if !strings.Contains(body, want) {
+			t.Errorf("input.json lacks %s:\n%s", want, body)
+		}
+	}
+	b := string(x.admin.Raw(t, http.MethodPatch, "/api/analyzer/"+w, "application/json",
+		`{"configuration":{"malicious_confidence_level":75.50}}`).Want(t, http.StatusOK).Body)
+	if !strings.Contains(b, `"malicious_confidence_level":75.50`) || !strings.Contains(b, `"suspicious_confidence_level":0.0`) {
+		t.Errorf("update: %s", b)
+	}
+	// Not a number, or one no float64 holds, is refused.
+	x.admin.Raw(t, http.MethodPatch, "/api/analyzer/"+w, "application/json", `{"configuration":{"levels":[1e400]}}`).
+		WantError(t, http.StatusBadRequest, "AttributeCheckingError")
+}

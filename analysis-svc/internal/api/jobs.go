@@ -363,3 +363,24 @@ func (h *handler) download(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.FormatInt(info.Size, 10))
 	return c.Stream(http.StatusOK, "application/octet-stream", r)
 }
+
+// jobStatusRequest is the body of POST /api/job/status.
+type jobStatusRequest struct {
+	JobIDs web.Opt[[]string] `json:"jobIds"`
+}
+
+// jobStatuses answers {"<id>": "<status>" | "NotFound"} for several jobs at once (Cortex 3.1.5).
+func (h *handler) jobStatuses(c echo.Context) error {
+	var req jobStatusRequest
+	if err := web.Bind(c, &req); err != nil {
+		return err
+	}
+	if !req.JobIDs.Set || req.JobIDs.Null {
+		return apperr.Fields(apperr.FieldError{Name: "jobIds", Message: "required: an array of job ids"})
+	}
+	st, err := h.jobs.Statuses(c.Request().Context(), caller(c), req.JobIDs.V)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}

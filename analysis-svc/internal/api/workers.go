@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 
@@ -120,21 +121,25 @@ func (h *handler) listDefinitions(c echo.Context) error {
 
 // workerRequest is the body of enable and update. Absent fields are unchanged on update.
 type workerRequest struct {
-	Name          web.Opt[string]         `json:"name"`
-	Configuration web.Opt[map[string]any] `json:"configuration"`
-	Rate          web.Opt[int]            `json:"rate"`
-	RateUnit      web.Opt[string]         `json:"rateUnit"`
-	JobCache      web.Opt[int]            `json:"jobCache"`
-	JobTimeout    web.Opt[int]            `json:"jobTimeout"`
+	Name          web.Opt[string]          `json:"name"`
+	Configuration web.Opt[json.RawMessage] `json:"configuration"` // decoded by settings: numbers as written
+	Rate          web.Opt[int]             `json:"rate"`
+	RateUnit      web.Opt[string]          `json:"rateUnit"`
+	JobCache      web.Opt[int]             `json:"jobCache"`
+	JobTimeout    web.Opt[int]             `json:"jobTimeout"`
 }
 
-func (r workerRequest) settings() analysis.WorkerSettings {
+func (r workerRequest) settings() (analysis.WorkerSettings, error) {
 	var s analysis.WorkerSettings
 	if r.Name.Set && !r.Name.Null {
 		s.Name = &r.Name.V
 	}
 	if r.Configuration.Set {
-		s.Configuration = r.Configuration.V
+		conf, err := rawObject("configuration", r.Configuration.V)
+		if err != nil {
+			return s, err
+		}
+		s.Configuration = conf
 		if s.Configuration == nil {
 			s.Configuration = map[string]any{}
 		}
@@ -160,7 +165,7 @@ func (r workerRequest) settings() analysis.WorkerSettings {
 	if r.JobTimeout.Set && !r.JobTimeout.Null {
 		s.JobTimeout = &r.JobTimeout.V
 	}
-	return s
+	return s, nil
 }
 
 func (h *handler) enableWorker(c echo.Context) error {
@@ -168,7 +173,11 @@ func (h *handler) enableWorker(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	w, err := h.workers.Enable(c.Request().Context(), caller(c), kindOf(c), web.Param(c, "definitionId"), req.settings())
+	set, err := req.settings()
+	if err != nil {
+		return err
+	}
+	w, err := h.workers.Enable(c.Request().Context(), caller(c), kindOf(c), web.Param(c, "definitionId"), set)
 	if err != nil {
 		return err
 	}
@@ -209,7 +218,11 @@ func (h *handler) updateWorker(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	w, err := h.workers.Update(c.Request().Context(), caller(c), kindOf(c), web.Param(c, "id"), req.settings())
+	set, err := req.settings()
+	if err != nil {
+		return err
+	}
+	w, err := h.workers.Update(c.Request().Context(), caller(c), kindOf(c), web.Param(c, "id"), set)
 	if err != nil {
 		return err
 	}

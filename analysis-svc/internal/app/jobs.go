@@ -96,6 +96,9 @@ func (a *App) runnerOptions(ctx context.Context) (runner.Options, error) {
 	if err != nil {
 		return runner.Options{}, err
 	}
+	if err := access.Check(cfg.Job.Directory); err != nil { // refuse to start rather than fail every job
+		return runner.Options{}, err
+	}
 	if access.Shared() || access.SetGroup {
 		log.Info("job folders are open to a group (job.directory_group, job.directory_mode)", "access", access.String())
 	}

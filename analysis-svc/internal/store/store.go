@@ -22,6 +22,7 @@ const (
 	usersName   = "users"
 	keysName    = "apikeys"
 	workersName = "workers"
+	baseName    = "workerconfigs"
 	queueName   = "queue"
 	jobsName    = "jobs"
 	reportsName = "reports"
@@ -56,6 +57,9 @@ func Specs() []docstore.Spec {
 				{Name: "organization_kind_id", Keys: []docstore.Key{asc("organization"), asc("kind"), asc("_id")}},
 				{Name: "organization_kind_name", Keys: []docstore.Key{asc("organization"), asc("kind"), asc("name"), asc("_id")}},
 			}},
+		// The organizations' base configurations (/api/analyzerconfig): an organization's of a kind at once.
+		{Name: baseName, Indexes: []docstore.Index{
+			{Name: "organization_kind", Keys: []docstore.Key{asc("organization"), asc("kind"), asc("_id")}}}},
 		{Name: queueName,
 			Indexes: []docstore.Index{
 				// Claim: the organizations with Waiting jobs (one seek each) and an organization's oldest one.

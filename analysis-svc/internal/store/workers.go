@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/pkg/docstore"
@@ -13,18 +16,21 @@ import (
 
 // WorkerStore keeps the analyzers and responders enabled in organizations (a small collection).
 type WorkerStore struct {
-	c *docstore.Collection
+	c    *docstore.Collection
+	base *docstore.Collection // the organizations' base configurations
 }
+
+var _ analysis.BaseConfigStore = (*WorkerStore)(nil)
 
 var _ analysis.WorkerStore = (*WorkerStore)(nil)
 
 // NewWorkerStore returns the store, opening its collection and its indexes.
 func NewWorkerStore(ctx context.Context, db *docstore.DB) (*WorkerStore, error) {
-	c, err := Collection(ctx, db, workersName)
+	cs, err := open(ctx, db, workersName, baseName)
 	if err != nil {
 		return nil, err
 	}
-	return &WorkerStore{c: c}, nil
+	return &WorkerStore{c: cs[0], base: cs[1]}, nil
 }
 
 // workerDoc stores configuration as JSON text: its keys are the operator's and may hold "." or "$".
@@ -66,7 +72,7 @@ func toWorkerDoc(w analysis.Worker) (workerDoc, error) {
 
 func (d workerDoc) worker() analysis.Worker {
 	var conf map[string]any
-	_ = json.Unmarshal([]byte(d.Configuration), &conf)
+	_ = decodeNumbers(d.Configuration, &conf) // numbers as the orgadmin wrote them
 	if conf == nil {
 		conf = map[string]any{}
 	}
@@ -144,6 +150,50 @@ func (s *WorkerStore) DeleteWorker(ctx context.Context, id string) error {
 	}
 	if !found {
 		return analysis.ErrWorkerNotFound
+	}
+	return nil
+}
+
+// baseDoc is one organization's base configuration; config is JSON text (the operator's keys).
+type baseDoc struct {
+	ID           string `json:"_id"`
+	Organization string `json:"organization"`
+	Kind         string `json:"kind"`
+	Name         string `json:"name"`
+	Config       string `json:"config"`
+	UpdatedAt    int64  `json:"updatedAt"`
+	UpdatedBy    string `json:"updatedBy"`
+}
+
+// BaseConfigs returns an organization's base configuration values of a kind, by name.
+func (s *WorkerStore) BaseConfigs(ctx context.Context, org string, kind analysis.Kind) (map[string]map[string]any, error) {
+	var docs []baseDoc
+	if err := s.base.Find(ctx, docstore.Query{Filter: docstore.And(docstore.Eq("organization", org),
+		docstore.Eq("kind", string(kind)))}, &docs); err != nil {
+		return nil, fmt.Errorf("read base configurations: %w", err)
+	}
+	out := make(map[string]map[string]any, len(docs))
+	for _, d := range docs {
+		var conf map[string]any
+		if err := decodeNumbers(d.Config, &conf); err != nil {
+			return nil, fmt.Errorf("decode base configuration %s: %w", d.Name, err)
+		}
+		out[d.Name] = conf
+	}
+	return out, nil
+}
+
+// SetBaseConfig replaces (or creates) one base configuration of an organization.
+func (s *WorkerStore) SetBaseConfig(ctx context.Context, org string, kind analysis.Kind, name string, conf map[string]any, by string) error {
+	text, err := json.Marshal(conf)
+	if err != nil {
+		return fmt.Errorf("encode base configuration: %w", err)
+	}
+	id := md5.Sum([]byte(org + "\x00" + string(kind) + "\x00" + name))
+	d := baseDoc{ID: hex.EncodeToString(id[:]), Organization: org, Kind: string(kind), Name: name,
+		Config: string(text), UpdatedAt: docstore.Millis(time.Now()), UpdatedBy: by}
+	if err := s.base.Replace(ctx, d, true); err != nil {
+		return fmt.Errorf("store base configuration %s: %w", name, err)
 	}
 	return nil
 }

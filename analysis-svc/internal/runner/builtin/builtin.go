@@ -136,7 +136,7 @@ func inputMap(in analysis.RunInput) map[string]any {
 		"pap":        in.PAP,
 		"message":    in.Message,
 		"parameters": params,
-		"config":     redact(in.Config),
+		"config":     analysis.RedactConfig(in.Config),
 	}
 	if in.DataType == "file" {
 		m["filename"] = in.Filename
@@ -145,25 +145,6 @@ func inputMap(in analysis.RunInput) map[string]any {
 		m["data"] = in.Data
 	}
 	return m
-}
-
-// redact copies cfg with every value whose key names a secret replaced by "REMOVED", at any depth
-// (cortexutils only looks at the top level; nested secrets, e.g. in a proxy object, deserve the same).
-func redact(cfg map[string]any) map[string]any {
-	out := make(map[string]any, len(cfg))
-	for k, v := range cfg {
-		switch {
-		case analysis.IsSecretName(k):
-			out[k] = "REMOVED"
-		default:
-			if m, ok := v.(map[string]any); ok {
-				out[k] = redact(m)
-			} else {
-				out[k] = v
-			}
-		}
-	}
-	return out
 }
 
 // number reads a JSON number (or a Go numeric, or a numeric string) as float64.

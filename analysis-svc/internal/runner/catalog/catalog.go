@@ -282,7 +282,7 @@ func (l *loader) definition(data json.RawMessage, root, file string) (analysis.D
 
 	d.DockerImage = strings.TrimSpace(d.DockerImage)
 	if command = strings.TrimSpace(command); command != "" {
-		abs, err := resolve(root, command)
+		abs, err := resolve(root, command, l.kind)
 		if err != nil {
 			return d, err
 		}
@@ -300,14 +300,14 @@ func (l *loader) definition(data json.RawMessage, root, file string) (analysis.D
 }
 
 // resolve makes command absolute against root and refuses a path outside root.
-func resolve(root, command string) (string, error) {
+func resolve(root, command string, kind analysis.Kind) (string, error) {
 	abs := filepath.Clean(command)
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(root, command)
 	}
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("command %q is outside the analyzers root %s", command, root)
+		return "", fmt.Errorf("command %q is outside the %ss root %s", command, kind, root)
 	}
 	return abs, nil
 }
@@ -369,14 +369,17 @@ func item(raw json.RawMessage) (analysis.ConfigItem, error) {
 	return it, nil
 }
 
-// field decodes m[key] into dst. Absent or null: false, nil (dst untouched). A value of the wrong type is an
+// field decodes m[key] into dst, numbers in free-form values as json.Number. Absent or null: false, nil (dst
+// untouched). A value of the wrong type is an
 // error naming key.
 func field[T any](m map[string]json.RawMessage, key string, dst *T) (bool, error) {
 	raw, ok := m[key]
 	if !ok || string(raw) == "null" {
 		return false, nil
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw)) // numbers (defaultValue, config) as written: 0.0 stays 0.0
+	dec.UseNumber()
+	if err := dec.Decode(dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return false, fmt.Errorf("%s has the wrong type (%s)", key, te.Value)

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -118,10 +119,10 @@ func TestLoad(t *testing.T) {
 			License: "AGPL-V3", DataTypeList: []string{"file"}, BaseConfig: "YaraBase",
 			ConfigurationItems: []analysis.ConfigItem{
 				{Name: "rules", Description: "rules folder", Type: "string", Multi: true},
-				{Name: "files_limit", Description: "limit", Type: "number", Required: true, DefaultValue: 400.0},
+				{Name: "files_limit", Description: "limit", Type: "number", Required: true, DefaultValue: json.Number("400")},
 				{Name: "token", Description: "GitHub token", Type: "string"},
 			},
-			Config:  map[string]any{"check_tlp": true, "max_tlp": 2.0},
+			Config:  map[string]any{"check_tlp": true, "max_tlp": json.Number("2")}, // numbers as written
 			Command: filepath.Join(root, "Yara", "yara_analyzer.py"),
 			Source:  filepath.Join(root, "Yara", "Yara.json"),
 		}

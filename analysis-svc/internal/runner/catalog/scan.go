@@ -61,7 +61,7 @@ func Scan(setting string, paths []string, kind analysis.Kind, runnable Runnable,
 		case len(l.refused) > refusedBefore:
 			msg = fmt.Sprintf("every definition under it was refused (%d refusals)", len(l.refused)-refusedBefore)
 		default:
-			msg = hint(p)
+			msg = hint(p, kind)
 		}
 		res.Warnings = append(res.Warnings, analysis.PathWarning{Setting: setting, Index: i, Path: p, Message: msg})
 	}
@@ -69,8 +69,9 @@ func Scan(setting string, paths []string, kind analysis.Kind, runnable Runnable,
 	return res
 }
 
-// hint explains why the existing path p holds no definition, and what to configure instead.
-func hint(p string) string {
+// hint explains why the existing path p (of analyzer.paths or responder.paths, as kind) holds no
+// definition, and what to configure instead.
+func hint(p string, kind analysis.Kind) string {
 	if u, err := url.Parse(p); err == nil && u.Scheme == "file" {
 		p = u.Path
 	}
@@ -82,8 +83,8 @@ func hint(p string) string {
 		return "the file holds no definition"
 	}
 	if direct, _ := filepath.Glob(filepath.Join(abs, "*.json")); len(direct) > 0 {
-		return fmt.Sprintf("it holds flavor files itself (%s): it is a worker folder; configure the analyzers root "+
-			"above it, %s", filepath.Base(direct[0]), filepath.Dir(abs))
+		return fmt.Sprintf("it holds flavor files itself (%s): it is a worker folder; configure the %ss root "+
+			"above it, %s", filepath.Base(direct[0]), kind, filepath.Dir(abs))
 	}
 	subs, _ := os.ReadDir(abs)
 	for _, s := range subs {

@@ -90,3 +90,19 @@ func TestScan(t *testing.T) {
 		}
 	}
 }
+
+// A responders path gets the hints of responders: the responders root, not the analyzers one.
+func TestScan_responderHints(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "responders")
+	write(t, filepath.Join(root, "Mailer", "mailer.sh"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(root, "Mailer", "Mailer.json"), def("Mailer", `, "command": "Mailer/mailer.sh"`), 0o644)
+	write(t, filepath.Join(root, "Bad", "escape.json"), def("Escape", `, "command": "../../x.sh"`), 0o644)
+	res := Scan("responder.paths", []string{filepath.Join(root, "Mailer"), root}, analysis.KindResponder, nil,
+		slog.New(slog.DiscardHandler))
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "configure the responders root above it, "+root) {
+		t.Errorf("warnings %+v", res.Warnings)
+	}
+	if len(res.Refused) != 1 || !strings.Contains(res.Refused[0].Reason, "outside the responders root") {
+		t.Errorf("refused %+v", res.Refused)
+	}
+}

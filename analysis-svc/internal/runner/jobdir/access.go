@@ -101,3 +101,22 @@ func (a FolderAccess) String() string {
 	}
 	return fmt.Sprintf("folders %04o, files %04o, the service's group", a.DirMode(), a.FileMode())
 }
+
+// Check tells, at start-up, whether the service's user can give job folders made in dir ("" = the system
+// temp folder) the group of job.directory_group: it makes a folder there, gives it the group and the mode,
+// and removes it. Without it every job of an external worker would fail with "cannot protect the job folder".
+func (a FolderAccess) Check(dir string) error {
+	if !a.SetGroup {
+		return nil
+	}
+	probe, err := os.MkdirTemp(dir, ".group-check-")
+	if err != nil {
+		return fmt.Errorf("job.directory: cannot make a job folder in %q: %w", dir, err)
+	}
+	defer os.Remove(probe)
+	if err := a.Apply(probe, true); err != nil {
+		return fmt.Errorf("job.directory_group: the service's user (uid %d) cannot give job folders the group %d: "+
+			"add the user to that group (then restart its session) or unset job.directory_group (%w)", os.Geteuid(), a.GID, err)
+	}
+	return nil
+}

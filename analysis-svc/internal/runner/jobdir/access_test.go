@@ -1,9 +1,11 @@
 package jobdir
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -160,6 +162,77 @@ func TestParseFolderAccess(t *testing.T) {
 		got, err := ParseFolderAccess(c.group, c.mode)
 		if (err != nil) != c.err || (err == nil && got != c.want) {
 			t.Errorf("ParseFolderAccess(%q, %q) = %+v, %v", c.group, c.mode, got, err)
+		}
+	}
+}
+
+// Check refuses a group the service's user cannot give its folders, and accepts one it can. The refusal
+// needs an unprivileged user (root may give any group): as root, the test runs itself as nobody.
+func TestFolderAccess_Check(t *testing.T) {
+	if os.Getenv("JOBDIR_CHECK_AS") != "" { // the re-executed test, as an unprivileged user
+		gid, _ := strconv.Atoi(os.Getenv("JOBDIR_CHECK_AS"))
+		err := FolderAccess{GID: gid, SetGroup: true, Mode: 0o750}.Check(os.Getenv("JOBDIR_CHECK_DIR"))
+		fmt.Printf("check: %v\n", err)
+		return
+	}
+	dir := t.TempDir()
+	if err := (FolderAccess{}).Check(filepath.Join(dir, "missing")); err != nil {
+		t.Errorf("no group: %v", err)
+	}
+	if err := (FolderAccess{GID: os.Getegid(), SetGroup: true, Mode: 0o750}).Check(dir); err != nil {
+		t.Errorf("the service's own group: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the probe folder was left: %v", entries)
+	}
+	if err := (FolderAccess{GID: os.Getegid(), SetGroup: true}).Check(filepath.Join(dir, "missing")); err == nil ||
+		!strings.Contains(err.Error(), "job.directory") {
+		t.Errorf("a missing job.directory: %v", err)
+	}
+
+	const stranger = 61990 // a group no test user is in
+	if os.Geteuid() != 0 {
+		err := FolderAccess{GID: stranger, SetGroup: true, Mode: 0o750}.Check(dir)
+		if err == nil || !strings.Contains(err.Error(), "cannot give job folders the group 61990") {
+			t.Errorf("a group the user is not in: %v", err)
+		}
+		return
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("as root, needs setpriv (util-linux) to run as an unprivileged user")
+	}
+	// A copy of this test binary that nobody may run, and a folder nobody may write in.
+	bin := filepath.Join(t.TempDir(), "jobdir.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p := filepath.Dir(bin); p != "/"; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o001 == 0 {
+			_ = os.Chmod(p, st.Mode().Perm()|0o011)
+		}
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(work, 0o777)
+	for p := dir; p != "/"; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o001 == 0 {
+			_ = os.Chmod(p, st.Mode().Perm()|0o011)
+		}
+	}
+	for gid, want := range map[int]string{stranger: "check: job.directory_group: the service's user (uid 65534) cannot give job folders the group 61990",
+		65534: "check: <nil>"} {
+		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^TestFolderAccess_Check$", "-test.v")
+		cmd.Env = append(os.Environ(), "JOBDIR_CHECK_AS="+strconv.Itoa(gid), "JOBDIR_CHECK_DIR="+work)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("gid %d as nobody: %v\n%s", gid, err, out)
 		}
 	}
 }
