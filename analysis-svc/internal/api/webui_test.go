@@ -9,12 +9,15 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
 
 	"github.com/openir/platform/analysis-svc/internal/api"
+	"github.com/openir/platform/analysis-svc/internal/runner"
+	"github.com/openir/platform/analysis-svc/internal/runner/process"
 	"github.com/openir/platform/pkg/apitest"
 	"github.com/openir/platform/pkg/webui"
 	wt "github.com/openir/platform/pkg/webui/webuitest"
@@ -426,6 +429,59 @@ func TestWebUI_Assets(t *testing.T) {
 		res.Body.Close()
 		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
 			t.Errorf("%s: %d %q", name, res.StatusCode, res.Header.Get("Cache-Control"))
+		}
+	}
+}
+
+// hostileWorker is an external analyzer whose report holds markup everywhere a page shows a report: keys and
+// values of the full report, the taxonomies, an artifact's data, tags and message, and its numbers as written.
+const hostileWorker = `#!/usr/bin/env python3
+import json, os, sys
+job = sys.argv[1]
+h = "<script>alert(1)</script> <img src=x onerror=alert(1)> \"'><b>x</b>"
+out = {"success": True,
+       "summary": {"taxonomies": [{"level": h, "namespace": h, "predicate": h, "value": h},
+                                  {"level": "malicious", "namespace": "N", "predicate": "P", "value": 2.50}]},
+       "full": {h: h, "list": [h, {"deep": h}], "n": 1.0},
+       "artifacts": [{"dataType": "other", "data": h, "tags": [h], "message": h}]}
+with open(os.path.join(job, "output", "output.json"), "w") as f:
+    json.dump(out, f)
+`
+
+// A hostile report from an external worker (a program of the public format) is shown escaped: the tree, the
+// badges, the artifacts and the raw JSON; its numbers are shown as written.
+func TestWebUI_HostileExternalReport(t *testing.T) {
+	needPython(t)
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "Hostile", "hostile.py"), hostileWorker, 0o755)
+	writeFile(t, filepath.Join(root, "Hostile", "Hostile.json"), flavor("Hostile", "Hostile/hostile.py", "other"), 0o644)
+	x := newExternalEnv(t, []string{root}, nil, process.Options{}, runner.Options{})
+	w := x.enable(t, "analyzer", "Hostile_1_0", nil)
+	id := x.runRaw(t, "analyzer", w, `{"dataType":"other","data":"x"}`)
+	if r := x.waitRaw(t, id); !strings.Contains(string(r.Body), `"status":"Success"`) {
+		t.Fatalf("the hostile worker's job: %s", r.Body)
+	}
+	for _, p := range []string{"/ui/jobs/" + id, "/ui/jobs"} {
+		st, hdr, body := x.analyst.page(t, p)
+		if st != http.StatusOK {
+			t.Fatalf("%s: %d %.300s", p, st, body)
+		}
+		wt.CheckEscaped(t, p, body, wt.CheckPage(t, p, hdr, body))
+	}
+	doc := x.analyst.wantPage(t, "/ui/jobs/"+id, http.StatusOK)
+	badges := wt.Find(doc, func(n *html.Node) bool { return strings.HasPrefix(wt.Attr(n, "class"), "tax ") })
+	if len(badges) != 2 || wt.Attr(badges[0], "class") != "tax tax-info" || wt.Attr(badges[1], "class") != "tax tax-malicious" ||
+		!strings.Contains(wt.Text(badges[0]), wt.Hostile[0]) || wt.Text(badges[1]) != "N:P=2.5" {
+		t.Errorf("the badges: %d, the hostile level not as info or the number not as written", len(badges))
+		for _, b := range badges {
+			t.Logf("badge %s: %s", wt.Attr(b, "class"), wt.Text(b))
+		}
+	}
+	text := wt.Text(doc)
+	h := strings.Join(wt.Hostile, " ")
+	for _, want := range []string{h + `: "` + h + `"`, "n: 1.0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report page lacks %q as text", want)
 		}
 	}
 }
