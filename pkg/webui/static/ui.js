@@ -392,6 +392,10 @@
     var failures = 0;
     request("POST", url).then(function (id) {
       var streamId = typeof id === "string" ? id : (id && id.id);
+      // What changed between the page's render and its stream (a job that ended meanwhile) is in no event the
+      // stream will deliver: the live parts are refreshed once now.
+      refreshCounters();
+      Array.prototype.forEach.call(document.querySelectorAll("[data-live][data-live-src]"), refreshRegion);
       function poll() {
         fetch(url + "/" + encodeURIComponent(streamId), { credentials: "same-origin", headers: { "Accept": "application/json" } })
           .then(function (r) {
