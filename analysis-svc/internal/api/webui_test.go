@@ -211,6 +211,30 @@ func TestWebUI_Pages(t *testing.T) {
 		t.Errorf("the analyzers page does not list both analyzers with their disable button")
 	}
 
+	// An enabled worker's limits, changed with the form of its row; a user's roles with the form of theirs.
+	limits := byAttr(ws, "aria-label", "Limits of Test_Echo")
+	if len(limits) != 1 || wt.Attr(limits[0], "data-api") != "/api/analyzer/"+f.analyzer || wt.Attr(limits[0], "data-method") != "PATCH" {
+		t.Fatalf("the analyzers page has no limits form for Test_Echo")
+	}
+	f.admin.Call(t, http.MethodPatch, wt.Attr(limits[0], "data-api"), map[string]any{"rate": 5, "rateUnit": "Minute", "jobCache": nil, "jobTimeout": 20}).
+		Want(t, http.StatusOK)
+	if ws := f.admin.wantPage(t, "/ui/admin/analyzers", http.StatusOK); !strings.Contains(wt.Text(ws), "5 per Minute") ||
+		len(byAttr(ws, "id", "timeout-"+f.analyzer)) != 1 || wt.Attr(byAttr(ws, "id", "timeout-"+f.analyzer)[0], "value") != "20" {
+		t.Errorf("the analyzers page does not show the new limits")
+	}
+	users := f.admin.wantPage(t, "/ui/admin/users", http.StatusOK)
+	rf := byAttr(users, "aria-label", "Roles of soc-reader")
+	if len(rf) != 1 || wt.Attr(rf[0], "data-api") != "/api/user/soc-reader" || len(byAttr(users, "aria-label", "Roles of soc-admin")) != 0 {
+		t.Fatalf("the users page has no roles form for soc-reader (or one for the orgadmin itself)")
+	}
+	f.admin.Call(t, http.MethodPatch, "/api/user/soc-reader", map[string]any{"roles": []string{"read", "analyze"}}).Want(t, http.StatusOK)
+	sel := wt.Find(f.admin.wantPage(t, "/ui/admin/users", http.StatusOK), func(n *html.Node) bool {
+		return n.Data == "option" && hasAttr(n, "selected") && n.Parent != nil && wt.Attr(n.Parent, "id") == "roles-soc-reader"
+	})
+	if len(sel) != 1 || wt.Text(sel[0]) != "read,analyze" {
+		t.Errorf("the roles choice does not show the user's roles")
+	}
+
 	// The user's own page: name, password change and the own key, revealed or renewed into the page.
 	me := f.analyst.wantPage(t, "/ui/me", http.StatusOK)
 	if len(byAttr(me, "data-api", "/api/user/soc-analyst/password/change")) != 1 || len(byAttr(me, "data-reveal", "/api/user/soc-analyst/key")) != 1 ||

@@ -14,6 +14,9 @@ import (
 	"github.com/openir/platform/pkg/webui"
 )
 
+// rateUnits are the units of a worker's rate limit.
+var rateUnits = []string{"Second", "Minute", "Hour", "Day", "Month"}
+
 // roleSets are the role sets a user may hold, as the create form offers them (value: the roles, comma-separated).
 var roleSets = []string{"read", "read,analyze", "read,analyze,orgadmin"}
 
@@ -60,6 +63,7 @@ type workersPage struct {
 	Workers     []analysis.Worker
 	Definitions []analysis.Definition
 	Secret      map[string]bool // the configuration items shown only as set or not set
+	RateUnits   []string
 }
 
 func (h *Handler) adminWorkers(kind analysis.Kind) echo.HandlerFunc {
@@ -69,7 +73,7 @@ func (h *Handler) adminWorkers(kind analysis.Kind) echo.HandlerFunc {
 		if err := cl.Require(identity.RoleOrgAdmin); err != nil {
 			return err
 		}
-		p := workersPage{Page: h.base(c, plural(kind)), Kind: kind, Plural: string(kind) + "s", Secret: map[string]bool{}}
+		p := workersPage{Page: h.base(c, plural(kind)), Kind: kind, Plural: string(kind) + "s", Secret: map[string]bool{}, RateUnits: rateUnits}
 		p.Title = titleCase(p.Plural)
 		p.Current = p.Title
 		var err error
@@ -133,7 +137,7 @@ func (h *Handler) enablePage(kind analysis.Kind) echo.HandlerFunc {
 		}
 		p := enablePage{Page: h.base(c, "Enable "+d.Name), Kind: kind, Plural: plural(kind), Definition: d,
 			Items: d.ConfigurationItems, Globals: analysis.GlobalItems(kind),
-			RateUnits: []string{"Second", "Minute", "Hour", "Day", "Month"}}
+			RateUnits: rateUnits}
 		p.Current = titleCase(p.Plural)
 		return h.pages.Render(c, http.StatusOK, "enable", "", p)
 	}

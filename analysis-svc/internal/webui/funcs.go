@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/identity"
 )
 
 // funcs are analysis-svc's template functions beside pkg/webui's.
@@ -15,6 +16,14 @@ func funcs() template.FuncMap {
 	return template.FuncMap{
 		"dataText": dataText,
 		"secret":   secretItem,
+		// roleList is a user's roles as the role choice's value ("read,analyze").
+		"roleList": func(rs []identity.Role) string {
+			out := make([]string, len(rs))
+			for i, r := range rs {
+				out[i] = string(r)
+			}
+			return strings.Join(out, ",")
+		},
 		// took is the time between two instants ("" when either is unknown).
 		"took": func(from, to time.Time) string {
 			if from.IsZero() || to.IsZero() {
