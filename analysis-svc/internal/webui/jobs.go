@@ -27,7 +27,6 @@ type jobListPage struct {
 	List     webui.List
 	Jobs     []analysis.Job
 	Statuses []string
-	CanWrite bool // analyze: delete
 }
 
 // jobFilter is the history's filter from the query string: analyzer (name or id), dataType, status, value
@@ -90,8 +89,7 @@ func (h *Handler) jobList(c echo.Context) error {
 		return err
 	}
 	v.SetTotal(total)
-	p := jobListPage{Page: h.base(c, "Jobs"), List: v, Jobs: jobs, Statuses: jobStatuses,
-		CanWrite: cl.Has(identity.RoleAnalyze, identity.RoleOrgAdmin)}
+	p := jobListPage{Page: h.base(c, "Jobs"), List: v, Jobs: jobs, Statuses: jobStatuses}
 	p.Current = "Jobs"
 	return h.pages.Render(c, http.StatusOK, "jobs", fragment(c, "jobs-live"), p)
 }
