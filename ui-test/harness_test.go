@@ -401,3 +401,44 @@ func (w *lineWatcher) String() string {
 	defer w.mu.Unlock()
 	return w.buf.String()
 }
+
+// analyzerID is the connector's id of an analyzer of analysis-svc's, by name.
+func (h *harness) analyzerID(t *testing.T, name string) string {
+	t.Helper()
+	raw, err := h.api(h.analyst.Key, "GET", "/api/connector/analysis/analyzer", nil, http.StatusOK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatalf("analyzers: %v: %s", err, raw)
+	}
+	for _, a := range list {
+		if a.Name == name {
+			return a.ID
+		}
+	}
+	t.Fatalf("no analyzer %s on the connector: %s", name, raw)
+	return ""
+}
+
+// waitJob polls an analyzer job through the API until it ends (Success or Failure), within the wait deadline.
+func (h *harness) waitJob(t *testing.T, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(waitDeadline)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		job := apiObject(t, h.analyst.Key, "GET", "/api/connector/job/"+id, nil, http.StatusOK)
+		if job["status"] == "Success" || job["status"] == "Failure" {
+			return job
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still %v after %s", id, job["status"], waitDeadline)
+		}
+		<-tick.C
+	}
+}

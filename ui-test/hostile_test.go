@@ -1,9 +1,12 @@
 package uitest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +44,7 @@ func TestHostileStrings(t *testing.T) {
 	tb.must(
 		chromedp.SendKeys(chromedp.ID("nc-title"), title),
 		chromedp.SendKeys(chromedp.ID("nc-tags"), strings.Join(tags, ", ")),
-		chromedp.SendKeys(chromedp.ID("nc-desc"), description),
+		chromedp.SetValue(chromedp.ID("nc-desc"), description), // long: set, not typed
 	)
 	tb.submitAndFollow(`#new-case button[type="submit"]`)
 	tb.waitFor("the new case's page", `location.pathname.startsWith("/ui/cases/") && document.querySelector("h1") !== null`)
@@ -71,10 +74,39 @@ func TestHostileStrings(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("nt-title"), "Task "+hQuote+" "+hScript))
 	tb.submitAndFollow(`#new-task button[type="submit"]`)
 	tb.waitFor("the task", `document.querySelector('form[aria-label^="Add a log to"] textarea') !== null`)
-	tb.must(chromedp.SendKeys(chromedp.CSS(`form[aria-label^="Add a log to"] textarea`), description))
+	// The log's attachment has a hostile file name too.
+	attachment := filepath.Join(t.TempDir(), hImg+hQuote+".txt")
+	if err := os.WriteFile(attachment, []byte("evidence\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb.must(chromedp.SetValue(chromedp.CSS(`form[aria-label^="Add a log to"] textarea`), description),
+		chromedp.SetUploadFiles(chromedp.CSS(`form[aria-label^="Add a log to"] input[type="file"]`), []string{attachment}))
 	tb.submitAndFollow(`form[aria-label^="Add a log to"] button[type="submit"]`)
 	tb.waitFor("the log", `document.querySelector("article.log") !== null`)
-	tb.hostileCheck("tasks", "Task "+hQuote+" "+hScript, hScript, hImg, hQuote)
+	// A browser sends a file name's double quote as %22 in the multipart header (HTML's form encoding).
+	tb.hostileCheck("tasks", "Task "+hQuote+" "+hScript, hScript, hImg, hQuote,
+		strings.ReplaceAll(filepath.Base(attachment), `"`, "%22"))
+
+	// Analyzer reports that carry a hostile value: Echo (its report holds the observable) and
+	// Observable_Validator, both on one observable, then its page with every report tree open.
+	raw, err := h.api(h.analyst.Key, "POST", "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "url",
+		"data": []string{"http://example.com/" + hQuote + hScript}}, http.StatusCreated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created []map[string]any
+	if err := json.Unmarshal(raw, &created); err != nil || len(created) != 1 {
+		t.Fatalf("hostile url observable: %v: %s", err, raw)
+	}
+	urlObs := created[0]["_id"].(string)
+	for _, analyzer := range []string{h.analyzerID(t, "Echo"), h.validatorID(t)} {
+		job := apiObject(t, h.analyst.Key, "POST", "/api/connector/analysis/job", map[string]any{
+			"analysisId": "local", "analyzerId": analyzer, "artifactId": urlObs}, http.StatusCreated)
+		h.waitJob(t, job["_id"].(string))
+	}
+	tb.open("/ui/observables/" + urlObs)
+	eval[bool](tb, `(document.querySelectorAll("details").forEach(d => d.open = true), true)`)
+	tb.hostileCheck("observable with reports", "http://example.com/"+hQuote+hScript)
 	tb.open("/ui/cases/" + caseID + "?tab=activity")
 	tb.hostileCheck("activity")
 
