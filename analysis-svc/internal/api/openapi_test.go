@@ -19,13 +19,10 @@ var openapiDoc = apitest.NewOpenAPI(api.OpenAPI)
 // openapiTransport is the harness clients' transport: a response the document does not declare fails t.
 func openapiTransport(t testing.TB) http.RoundTripper { return openapiDoc.Transport(t) }
 
-// routes are the API routes the env's router serves (the web interface's pages are not the API's: webui_test.go).
+// routes are the routes the env's router serves.
 func (e *env) routes() []openapi.Route {
 	var out []openapi.Route
 	for _, r := range e.echo.Routes() {
-		if webUIRoute(r.Path) {
-			continue
-		}
 		out = append(out, openapi.Route{Method: r.Method, Path: r.Path})
 	}
 	return out

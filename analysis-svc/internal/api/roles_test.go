@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/openapi"
 )
 
 // The callers of the role table, in the order each row runs them: the superadmin comes last because its
@@ -526,7 +527,7 @@ func TestAPI_EveryRouteHasARoleRow(t *testing.T) {
 	e := newEnv(t, withoutWorkers())
 	routes := map[string]bool{}
 	for _, r := range e.echo.Routes() {
-		if !webUIRoute(r.Path) { // the pages' roles are checked by webui_test.go
+		if !openapi.WebInterface(r.Path) { // the pages' roles are checked by webui_test.go
 			routes[r.Method+" "+r.Path] = true
 		}
 	}

@@ -23,11 +23,6 @@ import (
 	wt "github.com/openir/platform/pkg/webui/webuitest"
 )
 
-// webUIRoute tells the web interface's routes (pages, assets, the / redirect) from the API's.
-func webUIRoute(path string) bool {
-	return path == "/" || path == "/favicon.ico" || path == webui.Prefix || strings.HasPrefix(path, webui.Prefix+"/")
-}
-
 // page GETs a page with the client's credentials (a key, or the session cookie of its jar) and returns its
 // status, headers and body; redirects are not followed.
 func (c *client) page(t testing.TB, path string) (int, http.Header, string) {
