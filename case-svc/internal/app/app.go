@@ -16,6 +16,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api"
 	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -69,6 +70,8 @@ type App struct {
 	CustomFields *customfield.Service
 	// Analyses is the connector: its jobs and responder actions, and the tracker of pending ones (Run).
 	Analyses *connector.Analyses
+	// Automation holds analyzer sets, bulk runs and rules.
+	Automation *automation.Service
 	// Tally counts records for the statistics and the query API's counts.
 	Tally *tally.Counter
 	// Events is the audit trail, the streams and the webhooks; Run does their background work.
@@ -112,6 +115,9 @@ func (a *App) build(ctx context.Context, opts Options) (err error) {
 	if err := a.connectorService(ctx, opts, st); err != nil {
 		return err
 	}
+	if err := a.automationService(ctx); err != nil {
+		return err
+	}
 	a.Echo, err = a.router(ctx, opts)
 	return err
 }
@@ -133,7 +139,7 @@ func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
 		Ready:  a.DB.Ping,
 		Events: a.Events,
 	}, api.Services{Identity: a.Identity, Cases: a.Cases, Tasks: a.Tasks, Templates: a.Templates,
-		CustomFields: a.CustomFields, Connector: a.Analyses, Tally: a.Tally}), nil
+		CustomFields: a.CustomFields, Connector: a.Analyses, Tally: a.Tally, Automation: a.Automation}), nil
 }
 
 // eventService builds the audit trail, the streams and the webhooks (case-svc/README.md, Events).
@@ -241,6 +247,16 @@ func (a *App) connectorService(ctx context.Context, opts Options, cs cases.Store
 	}
 	a.Analyses = connector.NewAnalyses(a.Cases, a.Tasks, servers, connector.Stores{Jobs: jobs, Actions: actions, Pending: st,
 		Cases: cs.Cases, Observables: cs.Observables, Alerts: cs.Alerts, Files: cs.Files}, acfg, opts.ConnectorNow)
+	return nil
+}
+
+// automationService builds analyzer sets, bulk runs and rules on the case service and the connector.
+func (a *App) automationService(ctx context.Context) error {
+	st, err := store.NewAutomationStore(ctx, a.DB)
+	if err != nil {
+		return err
+	}
+	a.Automation = automation.NewService(automation.Stores{Sets: st}, a.Cases, a.Analyses, time.Now)
 	return nil
 }
 

@@ -246,3 +246,9 @@ func bulkJobID(org, key, observableID string, p Planned) string {
 	}
 	return "~k" + hex.EncodeToString(h.Sum(nil))[:30]
 }
+
+// Serves reports whether the named analysis server is configured for the caller's organisation.
+func (a *Analyses) Serves(c identity.Caller, name string) bool {
+	s, ok := a.servers[name]
+	return ok && s.Serves(c.Org)
+}
