@@ -67,7 +67,7 @@ var (
 // SetFields is the allow-list of set searches.
 var SetFields = search.Fields{
 	"_id": {Path: "_id"}, "id": {Path: "_id"}, "name": {Path: "name"}, "description": {Path: "description"},
-	"dataType": {Path: PathSetDataTypes},
+	"dataType":  {Path: PathSetDataTypes},
 	"createdAt": {Path: "createdAt", Type: search.Number}, "createdBy": {Path: "createdBy"},
 	"updatedAt": {Path: "updatedAt", Type: search.Number}, "updatedBy": {Path: "updatedBy"},
 	"_createdAt": {Path: "createdAt", Type: search.Number}, "_createdBy": {Path: "createdBy"},
