@@ -3,8 +3,10 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,6 +146,182 @@ func TestAutomation_Sets(t *testing.T) {
 		tm.orgAdmin.Call(t, http.MethodDelete, "/api/automation/set/"+other.Str(t, "id"), nil).Want(t, http.StatusNoContent)
 		tm.orgAdmin.Call(t, http.MethodGet, "/api/automation/set/"+other.Str(t, "id"), nil).WantError(t, http.StatusNotFound, "NotFoundError")
 		tm.orgAdmin.Call(t, http.MethodDelete, "/api/automation/set/~nope", nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	})
+}
+
+// runAutomation posts a bulk run with an optional Idempotency-Key.
+func (c *client) runAutomation(t testing.TB, key string, body map[string]any) *resp {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	var hdr http.Header
+	if key != "" {
+		hdr = http.Header{"Idempotency-Key": {key}}
+	}
+	return c.Send(t, http.MethodPost, "/api/automation/run", "application/json", bytes.NewReader(b), hdr)
+}
+
+// reasons counts the skipped pairs of a run's answer by reason.
+func reasons(t testing.TB, run obj) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, s := range run["skipped"].([]any) {
+		out[s.(map[string]any)["reason"].(string)]++
+	}
+	return out
+}
+
+// A set run on a case's 50 observables with a real analysis-svc: the expected jobs once, even when the
+// request is sent three times (the same Idempotency-Key, then none) or three times at once; the skipped pairs
+// say why; the jobs run to Success. A list of analyzers on an alert's observables; the refusals.
+func TestAutomation_BulkRun(t *testing.T) {
+	as := startAnalysis(t, "127.0.0.1:0")
+	tm := newTeam(t, withServers(fastTracker, server("local", as, "")))
+	tm.orgAdmin.Call(t, http.MethodPost, "/api/automation/set", map[string]any{"name": "triage", "analyzers": map[string]any{
+		"ip":     []any{map[string]any{"analysisId": "local", "name": "Echo", "parameters": map[string]any{"depth": 1}}},
+		"domain": []any{map[string]any{"analysisId": "local", "name": "Echo"}, map[string]any{"analysisId": "local", "name": "Nope"}},
+	}}).Want(t, http.StatusCreated)
+	cs := tm.analyst.newCase(t, nil)
+	caseID := cs.Str(t, "id")
+	var ips, domains, mails []string
+	for i := range 30 {
+		ips = append(ips, fmt.Sprintf("198.51.100.%d", i+1))
+	}
+	for i := range 15 {
+		domains = append(domains, fmt.Sprintf("d%d.example.org", i))
+	}
+	for i := range 5 {
+		mails = append(mails, fmt.Sprintf("m%d@example.org", i))
+	}
+	for dt, data := range map[string][]string{"ip": ips, "domain": domains, "mail": mails} {
+		tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": dt, "data": data})
+	}
+	remote0 := as.jobCount(t)
+
+	t.Run("three times, one set of jobs", func(t *testing.T) {
+		first := tm.analyst.runAutomation(t, "run-1", map[string]any{"caseId": caseID, "setId": "triage"}).Want(t, http.StatusOK).Object(t)
+		created := first["created"].([]any)
+		if len(created) != 45 {
+			t.Fatalf("created %d jobs, want 45 (30 ip + 15 domain): %s", len(created), jsonOf(first["skipped"]))
+		}
+		if r := reasons(t, first); r["noAnalyzer"] != 20 || len(r) != 1 {
+			t.Fatalf("skipped %v, want 20 noAnalyzer (15 Nope on domains, 5 mails)", r)
+		}
+		for _, c := range created {
+			j := c.(map[string]any)
+			if j["status"] != "Waiting" || j["analysisId"] != "local" || j["analyzerName"] != "Echo" || j["caseId"] != caseID {
+				t.Fatalf("created job %v", j)
+			}
+		}
+		again := tm.analyst.runAutomation(t, "run-1", map[string]any{"caseId": caseID, "setId": "triage"}).Want(t, http.StatusOK).Object(t)
+		if n := len(again["created"].([]any)); n != 0 || reasons(t, again)["sameRequest"] != 45 {
+			t.Fatalf("retry with the key: %d created, skipped %v", n, reasons(t, again))
+		}
+		third := tm.analyst.runAutomation(t, "", map[string]any{"caseId": caseID, "setId": "triage"}).Want(t, http.StatusOK).Object(t)
+		if n := len(third["created"].([]any)); n != 0 || reasons(t, third)["recentJob"] != 45 {
+			t.Fatalf("without a key: %d created, skipped %v", n, reasons(t, third))
+		}
+		for _, c := range created {
+			id := c.(map[string]any)["id"].(string)
+			eventually(t, "job "+id, func() obj {
+				return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+id, nil).Want(t, http.StatusOK).Object(t)
+			}, func(o obj) bool { return o["status"] == "Success" })
+		}
+		if n := as.jobCount(t) - remote0; n != 45 {
+			t.Fatalf("the analysis server has %d new jobs, want 45", n)
+		}
+		total := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job/_search", map[string]any{"query": map[string]any{"case": caseID}}).
+			Want(t, http.StatusOK).Total(t)
+		if total != "45" {
+			t.Fatalf("case-svc has %s jobs for the case, want 45", total)
+		}
+	})
+
+	t.Run("three at once with one key", func(t *testing.T) {
+		c2 := tm.analyst.newCase(t, nil).Str(t, "id")
+		var data []string
+		for i := range 10 {
+			data = append(data, fmt.Sprintf("203.0.113.%d", i+1))
+		}
+		tm.analyst.observables(t, "/api/case/"+c2+"/artifact", map[string]any{"dataType": "ip", "data": data})
+		before := as.jobCount(t)
+		var wg sync.WaitGroup
+		counts := make([]int, 3)
+		for i := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := tm.analyst.runAutomation(t, "burst", map[string]any{"caseId": c2, "analyzers": []any{map[string]any{"analysisId": "local", "name": "Echo"}}, "force": true})
+				if r.Status == http.StatusOK {
+					var o struct{ Created []any }
+					_ = json.Unmarshal(r.Body, &o)
+					counts[i] = len(o.Created)
+				}
+			}()
+		}
+		wg.Wait()
+		if counts[0]+counts[1]+counts[2] != 10 {
+			t.Fatalf("created %v, want 10 in all", counts)
+		}
+		waitFor(t, "10 jobs on the server", func() bool { return as.jobCount(t)-before >= 10 })
+		total := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/job/_search", map[string]any{"query": map[string]any{"case": c2}}).
+			Want(t, http.StatusOK).Total(t)
+		if total != "10" || as.jobCount(t)-before != 10 {
+			t.Fatalf("jobs: case-svc %s, server %d; want 10", total, as.jobCount(t)-before)
+		}
+	})
+
+	t.Run("a list of analyzers on an alert's observables", func(t *testing.T) {
+		al := tm.analyst.Call(t, http.MethodPost, "/api/alert", map[string]any{"type": "t", "source": "s", "sourceRef": "bulk", "title": "a",
+			"description": "d", "pap": 1, "artifacts": []any{map[string]any{"dataType": "ip", "data": "192.0.2.44"}, map[string]any{"dataType": "domain", "data": "alert.example.net"}}}).
+			Want(t, http.StatusCreated).Object(t)
+		aobs := tm.analyst.Call(t, http.MethodGet, "/api/alert/"+al.Str(t, "id")+"/artifact", nil).Want(t, http.StatusOK).List(t)
+		one := aobs[0].Str(t, "id")
+		r := tm.analyst.runAutomation(t, "", map[string]any{"alertId": al.Str(t, "id"), "observableIds": []string{one},
+			"analyzers": []any{map[string]any{"analysisId": "local", "name": "Echo"}}}).Want(t, http.StatusOK).Object(t)
+		created := r["created"].([]any)
+		if len(created) != 1 || created[0].(map[string]any)["observableId"] != one || created[0].(map[string]any)["alertId"] != al.Str(t, "id") {
+			t.Fatalf("alert run %v", r)
+		}
+		id := created[0].(map[string]any)["id"].(string)
+		eventually(t, "alert job", func() obj {
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+id, nil).Want(t, http.StatusOK).Object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+		got := tm.analyst.Call(t, http.MethodGet, "/api/alert/artifact/"+one, nil).Want(t, http.StatusOK).Object(t)
+		if _, ok := got.Obj(t, "reports")["Echo"]; !ok {
+			t.Fatalf("the alert observable has no Echo report: %v", got["reports"])
+		}
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		before := as.jobCount(t)
+		body := map[string]any{"caseId": caseID, "setId": "triage", "force": true}
+		tm.readOnly.runAutomation(t, "", body).WantError(t, http.StatusForbidden, "AuthorizationError")
+		tm.other.runAutomation(t, "", body).WantError(t, http.StatusNotFound, "NotFoundError")
+		certAdmin := tm.user(t, "certadmin", "cert", "org-admin")
+		certCase := certAdmin.newCase(t, nil).Str(t, "id")
+		certAdmin.runAutomation(t, "", map[string]any{"caseId": certCase, "setId": "triage"}).WantError(t, http.StatusNotFound, "NotFoundError")
+		for name, b := range map[string]map[string]any{
+			"case and alert":       {"caseId": caseID, "alertId": "~1", "setId": "triage"},
+			"no parent":            {"setId": "triage"},
+			"set and analyzers":    {"caseId": caseID, "setId": "triage", "analyzers": []any{map[string]any{"analysisId": "local", "name": "Echo"}}},
+			"neither":              {"caseId": caseID},
+			"unknown server":       {"caseId": caseID, "analyzers": []any{map[string]any{"analysisId": "nope", "name": "Echo"}}},
+			"foreign observable":   {"caseId": caseID, "setId": "triage", "observableIds": []string{"~nope"}},
+			"observableIds a word": {"caseId": caseID, "setId": "triage", "observableIds": "x"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				r := tm.analyst.runAutomation(t, "", b)
+				if r.Status != http.StatusBadRequest {
+					t.Fatalf("status %d: %s", r.Status, r.Body)
+				}
+				r.CheckErrorShape(t)
+			})
+		}
+		tm.analyst.runAutomation(t, "", map[string]any{"caseId": caseID, "setId": "nope"}).WantError(t, http.StatusNotFound, "NotFoundError")
+		tm.analyst.runAutomation(t, strings.Repeat("k", 300), body).WantError(t, http.StatusBadRequest, "AttributeCheckingError")
+		if after := as.jobCount(t); after != before {
+			t.Fatalf("refused runs made %d jobs", after-before)
+		}
 	})
 }
 
