@@ -330,3 +330,49 @@ func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// A bulk run while its analysis server is down: the jobs are made by analyzer name (the server cannot say the
+// analyzer's id), stay Waiting, and are submitted once, by name, when the server is back.
+func TestAutomation_BulkRunServerDown(t *testing.T) {
+	as := startAnalysis(t, "127.0.0.1:0")
+	p := newFaultProxy(t, as.URL)
+	flaky := connector.Adapter{Client: connector.New(connector.Server{Name: "flaky", URL: p.srv.URL, Key: as.Key, Timeout: 10 * time.Second},
+		connector.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
+	tm := newTeam(t, withServers(fastTracker, flaky))
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
+	tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "domain", "data": []string{"a.example", "b.example", "c.example"}})
+	before := as.jobCount(t)
+	p.set(func(p *faultProxy) { p.down = true })
+	r := tm.analyst.runAutomation(t, "outage", map[string]any{"caseId": caseID, "analyzers": []any{map[string]any{"analysisId": "flaky", "name": "Echo"}}}).
+		Want(t, http.StatusOK).Object(t)
+	created := r["created"].([]any)
+	if len(created) != 3 {
+		t.Fatalf("created %v", r)
+	}
+	for _, c := range created {
+		if j := c.(map[string]any); j["status"] != "Waiting" || j["analyzerId"] != "" || j["analyzerName"] != "Echo" {
+			t.Fatalf("job made while the server is down: %v", j)
+		}
+	}
+	waitFor(t, "the tracker's attempts", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.refused >= 3
+	})
+	if n := as.jobCount(t) - before; n != 0 {
+		t.Fatalf("%d jobs reached the server while it was down", n)
+	}
+	p.set(func(p *faultProxy) { p.down = false })
+	for _, c := range created {
+		id := c.(map[string]any)["id"].(string)
+		done := eventually(t, "job "+id, func() obj {
+			return tm.analyst.Call(t, http.MethodGet, "/api/connector/job/"+id, nil).Want(t, http.StatusOK).Object(t)
+		}, func(o obj) bool { return o["status"] == "Success" })
+		if done.Str(t, "analyzerId") != as.Analyzers["Echo"] {
+			t.Fatalf("the job's analyzer id %v, want %s", done["analyzerId"], as.Analyzers["Echo"])
+		}
+	}
+	if n := as.jobCount(t) - before; n != 3 {
+		t.Fatalf("the server has %d new jobs, want 3", n)
+	}
+}
