@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
@@ -208,6 +209,9 @@ func (s *Service) event(ctx context.Context, c change) Event {
 	a, _ := ActorOf(ctx)
 	e := Event{Operation: c.op, ObjectType: c.objectType, ObjectID: c.id, RootID: c.root, User: a.User,
 		RequestID: a.RequestID, Org: c.org, Date: s.now().UTC().Truncate(time.Millisecond)}
+	if e.RequestID == "" {
+		e.RequestID = record.CauseOf(ctx) // a job's import or a rule's action (record.WithCause)
+	}
 	if e.Org == "" {
 		e.Org = a.Org
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
@@ -87,22 +88,41 @@ const (
 // organisation's sets and rules are not found (404).
 type Service struct {
 	sets     SetStore
+	rules    RuleStore
 	cases    *cases.Service
+	tasks    *task.Service
 	analyses *connector.Analyses
+	owners   Owners
+	source   EventSource
+	engine   EngineConfig
 	now      func() time.Time
 }
 
-// Stores are what the service persists in.
+// Stores are what the service persists in and reads.
 type Stores struct {
-	Sets SetStore
+	Sets  SetStore
+	Rules RuleStore
+	// Events is the durable record of events the rules fire on (nil: rules never fire).
+	Events EventSource
 }
 
-// NewService returns the automation service; cs reads the objects runs work on, an creates and submits the jobs.
-func NewService(st Stores, cs *cases.Service, an *connector.Analyses, now func() time.Time) *Service {
+// Services are the domain services automation works through: cases (the objects runs work on, and their
+// changes), tasks, the connector (which creates and submits the jobs) and the owners of rules.
+type Services struct {
+	Cases    *cases.Service
+	Tasks    *task.Service
+	Analyses *connector.Analyses
+	Owners   Owners
+}
+
+// NewService returns the automation service; Run fires the rules.
+func NewService(st Stores, sv Services, cfg EngineConfig, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{sets: st.Sets, cases: cs, analyses: an, now: now}
+	cfg.defaults()
+	return &Service{sets: st.Sets, rules: st.Rules, source: st.Events, cases: sv.Cases, tasks: sv.Tasks, analyses: sv.Analyses,
+		owners: sv.Owners, engine: cfg, now: now}
 }
 
 func (s *Service) clock() time.Time { return record.Millis(s.now()) }

@@ -826,6 +826,7 @@ func system(login, org string) identity.Caller {
 // the case already has are skipped.
 func (a *Analyses) importArtifacts(ctx context.Context, j Job, r RemoteJob) error {
 	c := system(j.CreatedBy, j.Org)
+	ctx = record.WithCause(ctx, "job:"+j.ID) // the observables' events name the job (rules read their depth from it)
 	name := r.WorkerName
 	if name == "" {
 		name = j.AnalyzerName

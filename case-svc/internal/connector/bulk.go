@@ -59,8 +59,8 @@ type BulkOptions struct {
 	// ignores equal jobs.
 	Recent time.Duration
 	Force  bool
-	// Rule names the automation rule the run is made for ("" for a user's request).
-	Rule string
+	// Rule and Firing name the automation rule and its firing the run is made for ("" for a user's request).
+	Rule, Firing string
 	// DryRun computes what would be created without creating anything.
 	DryRun bool
 }
@@ -169,7 +169,7 @@ func (a *Analyses) RunBulk(ctx context.Context, c identity.Caller, pap int, obs 
 				}
 			}
 			j := Job{ID: id, Org: c.Org, ObservableID: o.ID, CaseID: o.CaseID, AlertID: o.AlertID,
-				AnalyzerName: p.Analyzer, Status: JobWaiting, AnalysisID: srv.Name(), Parameters: p.Parameters, Rule: opt.Rule,
+				AnalyzerName: p.Analyzer, Status: JobWaiting, AnalysisID: srv.Name(), Parameters: p.Parameters, Rule: opt.Rule, Firing: opt.Firing,
 				Meta: record.Meta{CreatedBy: c.Login, CreatedAt: now}}
 			if w != nil {
 				j.AnalyzerID = w.ID
@@ -245,6 +245,15 @@ func bulkJobID(org, key, observableID string, p Planned) string {
 		h.Write([]byte{0})
 	}
 	return "~k" + hex.EncodeToString(h.Sum(nil))[:30]
+}
+
+// JobRecord returns a job by id, whatever its organisation (the automation engine reads the job that imported
+// an observable; no caller is involved).
+func (a *Analyses) JobRecord(ctx context.Context, id string) (Job, error) { return a.jobs.Job(ctx, id) }
+
+// CountRuleJobs counts the jobs a rule (any rule: "") made in the organisation since a time (budgets).
+func (a *Analyses) CountRuleJobs(ctx context.Context, org, rule string, since time.Time) (int64, error) {
+	return a.jobs.CountRuleJobs(ctx, org, rule, since)
 }
 
 // Serves reports whether the named analysis server is configured for the caller's organisation.

@@ -43,8 +43,8 @@ type Job struct {
 	Message string
 	// Parameters are sent with the job (an analyzer set's); nil for none.
 	Parameters map[string]any
-	// Rule is the automation rule whose firing made the job ("" for a user's request).
-	Rule string
+	// Rule is the automation rule whose firing made the job ("" for a user's request), Firing that firing.
+	Rule, Firing string
 	record.Meta
 }
 
@@ -62,6 +62,8 @@ type JobStore interface {
 	Jobs(ctx context.Context, f search.Node, p search.Page) ([]Job, int64, error)
 	// Delete removes a job whose submission failed.
 	Delete(ctx context.Context, id string) error
+	// CountRuleJobs counts the organisation's jobs made by a rule (by any rule when rule is "") since a time.
+	CountRuleJobs(ctx context.Context, org, rule string, since time.Time) (int64, error)
 }
 
 // ErrJobNotFound is returned for an unknown job or another organisation's.
