@@ -277,6 +277,11 @@ func (s *Service) process(ctx context.Context, f Firing) error {
 	for _, j := range res.Created {
 		f.Jobs = append(f.Jobs, j.ID)
 	}
+	for _, sk := range res.Skipped {
+		if sk.Reason == connector.SkipDone { // made by this firing before a crash interrupted it
+			f.Jobs = append(f.Jobs, sk.JobID)
+		}
+	}
 	for _, a := range r.Actions {
 		if err := s.act(actx, c, a, f); err != nil {
 			return s.failed(ctx, r, f, err)
