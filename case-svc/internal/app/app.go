@@ -267,6 +267,7 @@ func (a *App) automationService(ctx context.Context, opts Options) error {
 	}
 	a.Automation = automation.NewService(automation.Stores{Sets: st, Rules: st, Events: a.trail},
 		automation.Services{Cases: a.Cases, Tasks: a.Tasks, Analyses: a.Analyses, Owners: a.Identity}, cfg, time.Now)
+	a.Events.OnRecord(a.Automation.Wake)
 	return nil
 }
 

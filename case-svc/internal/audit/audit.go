@@ -87,11 +87,12 @@ type WebhookConfig = events.WebhookConfig
 
 // Service records events, serves them, streams them and delivers them to webhooks.
 type Service struct {
-	store   Store
-	bus     *events.Bus
-	render  atomic.Pointer[Renderer]
-	now     func() time.Time
-	Metrics *events.Metrics
+	store    Store
+	bus      *events.Bus
+	render   atomic.Pointer[Renderer]
+	onRecord atomic.Pointer[func()]
+	now      func() time.Time
+	Metrics  *events.Metrics
 }
 
 // New returns the service. hooks may be nil (no webhooks).
@@ -167,8 +168,15 @@ func (s *Service) write(ctx context.Context, evs []Event) error {
 	if err := s.bus.Record(ctx, evs); err != nil {
 		return apperr.Wrap(apperr.Internal, "the change was made but its audit record or webhooks could not be written", err)
 	}
+	if f := s.onRecord.Load(); f != nil {
+		(*f)()
+	}
 	return nil
 }
+
+// OnRecord sets a function called after each write of events (it must not block): the automation engine
+// reads the new events at once instead of at its next poll.
+func (s *Service) OnRecord(f func()) { s.onRecord.Store(&f) }
 
 // batch holds the events of the changes made with a context of Batch until they are written.
 type batch struct {

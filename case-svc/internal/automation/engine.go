@@ -108,6 +108,11 @@ func (s *Service) Run(ctx context.Context) {
 		}
 	}
 	saved := cursor
+	var (
+		active  bool
+		checked time.Time
+	)
+	s.saved.Store(true)
 	s.resume(ctx)
 	seen := map[string]time.Time{} // events handled in the look-back window
 	poll := time.NewTicker(cfg.Poll)
@@ -115,10 +120,14 @@ func (s *Service) Run(ctx context.Context) {
 	retry := time.NewTicker(cfg.Retry)
 	defer retry.Stop()
 	for {
-		// Without an enabled rule there is nothing to fire: the events are not read (the cursor moves on).
-		active, err := s.rules.HasActiveRules(ctx)
-		if err != nil && ctx.Err() == nil {
-			cfg.Log.Error("automation: rules", "err", err)
+		// Without an enabled rule there is nothing to fire: the events are not read (the cursor moves on). The
+		// store is asked at most once a second (a rule saved here is seen at once: saved is set).
+		if s.saved.Swap(false) || time.Since(checked) > time.Second {
+			checked = time.Now()
+			if active, err = s.rules.HasActiveRules(ctx); err != nil && ctx.Err() == nil {
+				cfg.Log.Error("automation: rules", "err", err)
+				active = true
+			}
 		}
 		var evs []events.Event
 		if active {
@@ -173,9 +182,18 @@ func (s *Service) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-poll.C:
+		case <-s.wake:
 		case <-retry.C:
 			s.resume(ctx)
 		}
+	}
+}
+
+// Wake makes the engine read the events now (the audit trail calls it after recording some); it never blocks.
+func (s *Service) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 

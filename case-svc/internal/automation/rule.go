@@ -200,6 +200,7 @@ func (s *Service) CreateRule(ctx context.Context, c identity.Caller, in RuleInpu
 	if err := s.rules.CreateRule(ctx, r); err != nil {
 		return Rule{}, err
 	}
+	s.saved.Store(true)
 	return r, nil
 }
 
@@ -320,7 +321,9 @@ func (s *Service) UpdateRule(ctx context.Context, c identity.Caller, id string, 
 	if err := s.applyRule(ctx, c, &r, in); err != nil {
 		return Rule{}, err
 	}
-	return s.rules.UpdateRule(ctx, r, c.Login, s.clock())
+	out, err := s.rules.UpdateRule(ctx, r, c.Login, s.clock())
+	s.saved.Store(true)
+	return out, err
 }
 
 // DeleteRule removes a rule (manageAutomation); its history stays readable by its id until purged.

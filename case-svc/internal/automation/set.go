@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
@@ -95,6 +96,8 @@ type Service struct {
 	owners   Owners
 	source   EventSource
 	engine   EngineConfig
+	wake     chan struct{}
+	saved    atomic.Bool // a rule was saved since the engine last asked whether any is enabled
 	now      func() time.Time
 }
 
@@ -122,7 +125,7 @@ func NewService(st Stores, sv Services, cfg EngineConfig, now func() time.Time) 
 	}
 	cfg.defaults()
 	return &Service{sets: st.Sets, rules: st.Rules, source: st.Events, cases: sv.Cases, tasks: sv.Tasks, analyses: sv.Analyses,
-		owners: sv.Owners, engine: cfg, now: now}
+		owners: sv.Owners, engine: cfg, wake: make(chan struct{}, 1), now: now}
 }
 
 func (s *Service) clock() time.Time { return record.Millis(s.now()) }
