@@ -217,9 +217,10 @@ type Analyses struct {
 	cfg         AnalysisConfig
 	now         func() time.Time
 
-	mu   sync.Mutex
-	busy map[string]bool // record ids being tracked in this process
-	kick map[string]chan struct{}
+	mu    sync.Mutex
+	busy  map[string]bool // record ids being tracked in this process
+	kick  map[string]chan struct{}
+	lists map[listKey]listEntry // analyzer lists of bulk runs (bulk.go)
 
 	status statusCache // the last check of the servers, for /api/status (status.go)
 }
@@ -233,7 +234,7 @@ func NewAnalyses(svc *cases.Service, tasks *task.Service, servers []AnalysisServ
 	}
 	a := &Analyses{svc: svc, tasks: tasks, servers: map[string]AnalysisServer{}, jobs: st.Jobs, pending: st.Pending, actions: st.Actions,
 		cases: st.Cases, observables: st.Observables, alerts: st.Alerts, files: st.Files, cfg: cfg, now: now,
-		busy: map[string]bool{}, kick: map[string]chan struct{}{}}
+		busy: map[string]bool{}, kick: map[string]chan struct{}{}, lists: map[listKey]listEntry{}}
 	for _, s := range servers {
 		a.servers[s.Name()] = s
 		a.order = append(a.order, s.Name())

@@ -82,27 +82,7 @@ func (a *Analyses) RunBulk(ctx context.Context, c identity.Caller, pap int, obs 
 	if opt.Recent <= 0 {
 		opt.Recent = DefaultRecent
 	}
-	type listKey struct{ server, dataType string }
-	workers := map[listKey][]RemoteWorker{} // nil entry: the server did not answer
-	listed := map[listKey]bool{}
-	list := func(srv AnalysisServer, dataType string) []RemoteWorker {
-		k := listKey{srv.Name(), dataType}
-		if !listed[k] {
-			listed[k] = true
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			ws, err := srv.Workers(cctx, false, dataType)
-			cancel()
-			if err != nil {
-				a.cfg.Log.Warn("list analyzers for a bulk run; jobs made by name", "server", srv.Name(), "err", err)
-			} else {
-				if ws == nil {
-					ws = []RemoteWorker{}
-				}
-				workers[k] = ws
-			}
-		}
-		return workers[k]
-	}
+	list := func(srv AnalysisServer, dataType string) []RemoteWorker { return a.listed(ctx, srv, dataType) }
 	var res BulkResult
 	skip := func(o cases.Observable, p Planned, reason, jobID, format string, args ...any) {
 		res.Skipped = append(res.Skipped, Skipped{ObservableID: o.ID, DataType: o.DataType, Data: o.Data,
@@ -198,6 +178,50 @@ func (a *Analyses) RunBulk(ctx context.Context, c identity.Caller, pap int, obs 
 		a.wake(s)
 	}
 	return res, nil
+}
+
+// listTTL and downTTL are how long a server's analyzer list for a data type, or its failure to answer, is
+// reused by bulk runs: a rule firing on each of many observables must not ask (nor wait for a dead server)
+// each time.
+const (
+	listTTL = 30 * time.Second
+	downTTL = 30 * time.Second
+)
+
+type listKey struct{ server, dataType string }
+
+type listEntry struct {
+	ws []RemoteWorker // nil: the server did not answer
+	at time.Time
+}
+
+// listed returns the analyzers of a server for a data type, from a short-lived cache; nil when the server
+// does not answer (the run then makes its jobs by name).
+func (a *Analyses) listed(ctx context.Context, srv AnalysisServer, dataType string) []RemoteWorker {
+	k := listKey{srv.Name(), dataType}
+	a.mu.Lock()
+	e, ok := a.lists[k]
+	a.mu.Unlock()
+	now := time.Now()
+	if ok && (e.ws != nil && now.Sub(e.at) < listTTL || e.ws == nil && now.Sub(e.at) < downTTL) {
+		return e.ws
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second) // a dead server's retries must not stall the run long
+	ws, err := srv.Workers(cctx, false, dataType)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		a.cfg.Log.Warn("list analyzers for a bulk run; jobs made by name", "server", srv.Name(), "err", err)
+		ws = nil
+	} else if ws == nil {
+		ws = []RemoteWorker{}
+	}
+	a.mu.Lock()
+	a.lists[k] = listEntry{ws: ws, at: now}
+	a.mu.Unlock()
+	return ws
 }
 
 // madeBefore reports whether the job id exists (a retried request with the same key); a job that was never
