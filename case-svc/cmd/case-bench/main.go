@@ -112,6 +112,9 @@ func runAll(ctx context.Context, b *bench) error {
 	}); err != nil {
 		return err
 	}
+	if b.opts.auto {
+		return runAutomation(ctx, b, conn, ap)
+	}
 	rssIdle, _ := benchkit.VMRSS()
 	heapIdle := benchkit.HeapInUse()
 	rssChildIdle, _ = ap.rss()
@@ -124,6 +127,9 @@ func runAll(ctx context.Context, b *bench) error {
 		return err
 	}
 	if err := runConnector(ctx, b, conn, ap, cr); err != nil {
+		return err
+	}
+	if err := runAutomation(ctx, b, conn, ap); err != nil {
 		return err
 	}
 

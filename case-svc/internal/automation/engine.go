@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
@@ -119,20 +120,20 @@ func (s *Service) Run(ctx context.Context) {
 	defer poll.Stop()
 	retry := time.NewTicker(cfg.Retry)
 	defer retry.Stop()
+	var swept time.Time // the last read from cursor − Lookback (once a second; the others start at the cursor)
+	const batch = 500
 	for {
 		// Without an enabled rule there is nothing to fire: the events are not read (the cursor moves on). The
 		// store is asked at most once a second (a rule saved here is seen at once: saved is set).
 		if s.saved.Swap(false) || time.Since(checked) > time.Second {
 			checked = time.Now()
+			s.cache.clear()
 			if active, err = s.rules.HasActiveRules(ctx); err != nil && ctx.Err() == nil {
 				cfg.Log.Error("automation: rules", "err", err)
 				active = true
 			}
 		}
-		var evs []events.Event
-		if active {
-			evs, err = s.source.EventsSince(ctx, cursor.Add(-cfg.Lookback), 500)
-		} else {
+		if !active {
 			cursor = s.now()
 			if cursor.Sub(saved) > cfg.Retry {
 				if err := s.rules.SetCursor(ctx, cursor); err != nil && ctx.Err() == nil {
@@ -140,43 +141,59 @@ func (s *Service) Run(ctx context.Context) {
 				}
 				saved = cursor
 			}
-		}
-		if err != nil && ctx.Err() == nil {
-			cfg.Log.Error("automation: read events", "err", err)
-		}
-		last := cursor
-		for _, e := range evs {
-			if _, done := seen[e.ID]; done {
-				continue
+		} else {
+			since := cursor
+			if time.Since(swept) > time.Second {
+				since, swept = cursor.Add(-cfg.Lookback), time.Now()
 			}
-			if ev := eventOf(e); ev != "" {
-				if err := s.handle(ctx, e, ev); err != nil {
-					if ctx.Err() != nil {
-						return
+			for {
+				evs, err := s.source.EventsSince(ctx, since, batch)
+				if err != nil {
+					if ctx.Err() == nil {
+						cfg.Log.Error("automation: read events", "err", err)
 					}
-					cfg.Log.Error("automation: event", "event", e.ID, "err", err)
-					break // read again from the cursor: firings are idempotent
+					break
+				}
+				last, failed := cursor, false
+				for _, e := range evs {
+					if _, done := seen[e.ID]; !done {
+						if ev := eventOf(e); ev != "" {
+							if err := s.handle(ctx, e, ev); err != nil {
+								if ctx.Err() != nil {
+									return
+								}
+								cfg.Log.Error("automation: event", "event", e.ID, "err", err)
+								failed = true // read again from the cursor: firings are idempotent
+								break
+							}
+						}
+						seen[e.ID] = e.Date
+					}
+					if e.Date.After(last) {
+						last = e.Date
+					}
+				}
+				if last.After(cursor) {
+					cursor = last
+					if err := s.rules.SetCursor(ctx, cursor); err != nil && ctx.Err() == nil {
+						cfg.Log.Error("automation cursor", "err", err)
+					}
+					saved = cursor
+				}
+				if failed || len(evs) < batch {
+					break
+				}
+				next := evs[len(evs)-1].Date // the next page (the same millisecond again: seen skips it)
+				if !next.After(since) {
+					next = since.Add(time.Millisecond)
+				}
+				since = next
+			}
+			for id, d := range seen {
+				if d.Before(cursor.Add(-cfg.Lookback)) {
+					delete(seen, id)
 				}
 			}
-			seen[e.ID] = e.Date
-			if e.Date.After(last) {
-				last = e.Date
-			}
-		}
-		if last.After(cursor) {
-			cursor = last
-			if err := s.rules.SetCursor(ctx, cursor); err != nil && ctx.Err() == nil {
-				cfg.Log.Error("automation cursor", "err", err)
-			}
-			saved = cursor
-		}
-		for id, d := range seen {
-			if d.Before(cursor.Add(-cfg.Lookback)) {
-				delete(seen, id)
-			}
-		}
-		if len(evs) == 500 {
-			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -215,7 +232,7 @@ func (s *Service) resume(ctx context.Context) {
 
 // handle makes the firings of the active rules of an event's organisation, and processes them.
 func (s *Service) handle(ctx context.Context, e events.Event, ev string) error {
-	rules, err := s.rules.ActiveRules(ctx, e.Org, ev)
+	rules, err := s.cache.activeRules(ctx, s.rules, e.Org, ev)
 	if err != nil {
 		return err
 	}
@@ -234,7 +251,7 @@ func (s *Service) handle(ctx context.Context, e events.Event, ev string) error {
 		} else if err != nil {
 			return err
 		}
-		if err := s.process(ctx, f); err != nil {
+		if err := s.processRule(ctx, f, r); err != nil {
 			return err
 		}
 	}
@@ -251,6 +268,12 @@ func (s *Service) process(ctx context.Context, f Firing) error {
 	if err != nil {
 		return err
 	}
+	return s.processRule(ctx, f, r)
+}
+
+// processRule is process with the firing's rule at hand.
+func (s *Service) processRule(ctx context.Context, f Firing, r Rule) error {
+	var err error
 	if f.Status == FiringPending {
 		if f.Depth, err = s.depth(ctx, f); err != nil {
 			return err
@@ -358,13 +381,9 @@ func (s *Service) depth(ctx context.Context, f Firing) (int, error) {
 
 // owner is the caller the rule acts as, holding the permissions its actions need.
 func (s *Service) owner(ctx context.Context, r Rule) (identity.Caller, error) {
-	u, _, err := s.owners.BySession(ctx, r.Owner)
+	c, err := ownerCaller(ctx, s.owners, r.Owner, r.Org) // not cached: a lost permission counts at once
 	if err != nil {
-		return identity.Caller{}, fmt.Errorf("the rule's owner %s cannot act (locked or removed)", r.Owner)
-	}
-	c, err := s.owners.CallerOf(u, r.Org)
-	if err != nil {
-		return identity.Caller{}, fmt.Errorf("the rule's owner %s is no longer a member of %s", r.Owner, r.Org)
+		return identity.Caller{}, err
 	}
 	for _, p := range needs(r) {
 		if !c.Can(p) {
@@ -372,6 +391,61 @@ func (s *Service) owner(ctx context.Context, r Rule) (identity.Caller, error) {
 		}
 	}
 	return c, nil
+}
+
+// ownerCaller builds the caller of a rule's owner in an organisation from the identity store.
+func ownerCaller(ctx context.Context, owners Owners, login, org string) (identity.Caller, error) {
+	u, _, err := owners.BySession(ctx, login)
+	if err != nil {
+		return identity.Caller{}, fmt.Errorf("the rule's owner %s cannot act (locked or removed)", login)
+	}
+	c, err := owners.CallerOf(u, org)
+	if err != nil {
+		return identity.Caller{}, fmt.Errorf("the rule's owner %s is no longer a member of %s", login, org)
+	}
+	return c, nil
+}
+
+// engineCache keeps, for a second, what every event of a burst would read again: the enabled rules of an
+// (organisation, event). A rule saved in this process (or stopped by the engine) clears it; another replica's
+// change is seen within the second.
+type engineCache struct {
+	mu    sync.Mutex
+	rules map[string]cachedRules
+}
+
+type cachedRules struct {
+	rules []Rule
+	at    time.Time
+}
+
+const cacheTTL = time.Second
+
+func (c *engineCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rules = nil
+}
+
+func (c *engineCache) activeRules(ctx context.Context, st RuleStore, org, event string) ([]Rule, error) {
+	k := org + "\x00" + event
+	c.mu.Lock()
+	e, ok := c.rules[k]
+	c.mu.Unlock()
+	if ok && time.Since(e.at) < cacheTTL {
+		return e.rules, nil
+	}
+	rs, err := st.ActiveRules(ctx, org, event)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.rules == nil {
+		c.rules = map[string]cachedRules{}
+	}
+	c.rules[k] = cachedRules{rules: rs, at: time.Now()}
+	c.mu.Unlock()
+	return rs, nil
 }
 
 // needs lists the permissions a rule's actions need.
@@ -627,6 +701,7 @@ func (s *Service) stop(ctx context.Context, r Rule, f Firing, why string) error 
 	if _, err := s.rules.UpdateRule(ctx, r, "system", s.clock()); err != nil {
 		return err
 	}
+	s.saved.Store(true)
 	s.engine.Log.Warn("automation: rule stopped", "rule", r.ID, "org", r.Org, "why", why)
 	return s.finish(ctx, f, FiringFailed, why+"; the rule is stopped")
 }

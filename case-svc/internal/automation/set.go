@@ -98,6 +98,7 @@ type Service struct {
 	engine   EngineConfig
 	wake     chan struct{}
 	saved    atomic.Bool // a rule was saved since the engine last asked whether any is enabled
+	cache    engineCache
 	now      func() time.Time
 }
 
