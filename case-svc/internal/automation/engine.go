@@ -237,25 +237,43 @@ func (s *Service) handle(ctx context.Context, e events.Event, ev string) error {
 		return err
 	}
 	for _, r := range rules {
+		// The firing is written once its outcome is known when the rule does nothing (condition, depth), and
+		// before any action otherwise (claim): half the writes for the rules that do not apply.
 		f := Firing{ID: firingID(r.ID, e.ObjectID, ev), Org: e.Org, Rule: r.ID, RuleName: r.Name, Event: ev,
 			ObjectType: e.ObjectType, ObjectID: e.ObjectID, EventID: e.ID, Cause: e.RequestID, Status: FiringPending,
-			Date: e.Date, Updated: s.clock()}
-		err := s.rules.CreateFiring(ctx, f)
-		if errors.Is(err, ErrFiringExists) {
-			if f, err = s.rules.Firing(ctx, f.ID); err != nil {
-				return err
-			}
-			if f.Status != FiringPending {
-				continue // this rule already fired (or not) for this object and event
-			}
-		} else if err != nil {
-			return err
-		}
+			Date: e.Date, Updated: s.clock(), fresh: true}
 		if err := s.processRule(ctx, f, r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// claim writes a fresh firing as Pending before its rule acts. It returns false when the firing exists and
+// is no longer Pending (this rule already acted, or not, on this object and event); an existing Pending one
+// (a crash's) is taken over.
+func (s *Service) claim(ctx context.Context, f *Firing) (bool, error) {
+	if !f.fresh {
+		return true, nil
+	}
+	err := s.rules.CreateFiring(ctx, *f)
+	if errors.Is(err, ErrFiringExists) {
+		old, err := s.rules.Firing(ctx, f.ID)
+		if err != nil {
+			return false, err
+		}
+		if old.Status != FiringPending {
+			return false, nil
+		}
+		old.Depth = f.Depth
+		*f = old
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	f.fresh = false
+	return true, nil
 }
 
 // process decides and does what a Pending or Held firing's rule does, and records it. An error is a store
@@ -294,6 +312,9 @@ func (s *Service) processRule(ctx context.Context, f Firing, r Rule) error {
 	}
 	if !ok {
 		return s.finish(ctx, f, FiringCondition, "")
+	}
+	if ok, err := s.claim(ctx, &f); err != nil || !ok {
+		return err
 	}
 	// What the analyzer sets would create, to weigh it against the budgets.
 	planned, err := s.runSets(actx, c, r, f, true)
@@ -668,6 +689,13 @@ func (s *Service) finish(ctx context.Context, f Firing, status, msg string) erro
 	f.Status, f.Message, f.Updated = status, msg, s.clock()
 	if status == FiringHeld {
 		s.engine.Log.Warn("automation: firing held by a budget", "rule", f.Rule, "firing", f.ID, "org", f.Org)
+	}
+	if f.fresh {
+		// One write: a firing that already exists (an event read again) keeps its outcome.
+		if err := s.rules.CreateFiring(ctx, f); err != nil && !errors.Is(err, ErrFiringExists) {
+			return err
+		}
+		return nil
 	}
 	return s.rules.UpdateFiring(ctx, f)
 }

@@ -109,6 +109,8 @@ type Firing struct {
 	Planned    int
 	Date       time.Time // when the event happened
 	Updated    time.Time
+	// fresh: not written yet (the engine writes it with its outcome, or claims it before acting).
+	fresh bool
 }
 
 // RuleStore persists rules and their firings.
