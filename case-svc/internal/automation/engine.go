@@ -175,6 +175,10 @@ func (s *Service) Run(ctx context.Context) {
 				}
 				if last.After(cursor) {
 					cursor = last
+				}
+				// The stored cursor may lag by a second: after a restart the events of that second are read
+				// again, and their firings, already written, are left as they are.
+				if cursor.Sub(saved) > time.Second || (cursor.After(saved) && len(evs) < batch && time.Since(swept) > time.Second) {
 					if err := s.rules.SetCursor(ctx, cursor); err != nil && ctx.Err() == nil {
 						cfg.Log.Error("automation cursor", "err", err)
 					}
@@ -236,15 +240,29 @@ func (s *Service) handle(ctx context.Context, e events.Event, ev string) error {
 	if err != nil {
 		return err
 	}
+	// The firings of the rules that do not apply (condition, depth) are written together, once their outcome
+	// is known; one that acts is claimed (written Pending) before acting.
+	var done []Firing
+	callers := map[string]identity.Caller{}
 	for _, r := range rules {
-		// The firing is written once its outcome is known when the rule does nothing (condition, depth), and
-		// before any action otherwise (claim): half the writes for the rules that do not apply.
 		f := Firing{ID: firingID(r.ID, e.ObjectID, ev), Org: e.Org, Rule: r.ID, RuleName: r.Name, Event: ev,
 			ObjectType: e.ObjectType, ObjectID: e.ObjectID, EventID: e.ID, Cause: e.RequestID, Status: FiringPending,
 			Date: e.Date, Updated: s.clock(), fresh: true}
-		if err := s.processRule(ctx, f, r); err != nil {
+		f, c, applies, err := s.evaluate(ctx, f, r, callers)
+		if err != nil {
 			return err
 		}
+		if !applies {
+			done = append(done, f)
+			continue
+		}
+		if err := s.act(ctx, f, r, c); err != nil {
+			return err
+		}
+	}
+	if len(done) > 0 {
+		// A firing that exists already (an event read again) keeps its outcome.
+		return s.rules.CreateFirings(ctx, done)
 	}
 	return nil
 }
@@ -291,28 +309,63 @@ func (s *Service) process(ctx context.Context, f Firing) error {
 
 // processRule is process with the firing's rule at hand.
 func (s *Service) processRule(ctx context.Context, f Firing, r Rule) error {
-	var err error
-	if f.Status == FiringPending {
-		if f.Depth, err = s.depth(ctx, f); err != nil {
-			return err
-		}
-	}
-	if f.Depth > r.MaxDepth {
-		return s.finish(ctx, f, FiringDepth, fmt.Sprintf("depth %d is over the rule's %d", f.Depth, r.MaxDepth))
-	}
-	c, err := s.owner(ctx, r)
-	if err != nil {
-		return s.stop(ctx, r, f, err.Error())
-	}
-	// The rule's changes name it: their audit events carry it as their requestId.
-	actx := record.WithCause(ctx, "rule:"+r.ID)
-	ok, err := s.matches(actx, c, r, f)
+	f, c, applies, err := s.evaluate(ctx, f, r, nil)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return s.finish(ctx, f, FiringCondition, "")
+	if !applies {
+		return s.finish(ctx, f, f.Status, f.Message)
 	}
+	return s.act(ctx, f, r, c)
+}
+
+// evaluate decides whether a rule applies to a firing's object, without side effects but for a rule whose
+// owner cannot act (it is stopped): it returns the firing with its final status when the rule does nothing
+// (over its depth, condition not met, owner unable: Failed), or the owner's caller when it applies. callers
+// shares the owners' callers among the rules of one event (nil: none shared).
+func (s *Service) evaluate(ctx context.Context, f Firing, r Rule, callers map[string]identity.Caller) (Firing, identity.Caller, bool, error) {
+	var err error
+	if f.Status == FiringPending {
+		if f.Depth, err = s.depth(ctx, f); err != nil {
+			return f, identity.Caller{}, false, err
+		}
+	}
+	if f.Depth > r.MaxDepth {
+		f.Status, f.Message = FiringDepth, fmt.Sprintf("depth %d is over the rule's %d", f.Depth, r.MaxDepth)
+		return f, identity.Caller{}, false, nil
+	}
+	c, ok := callers[r.Owner]
+	if !ok {
+		if c, err = ownerCaller(ctx, s.owners, r.Owner, r.Org); err == nil && callers != nil {
+			callers[r.Owner] = c
+		}
+	}
+	if err == nil {
+		err = lacks(c, r)
+	}
+	if err != nil {
+		if err := s.stopRule(ctx, r, err.Error()); err != nil {
+			return f, identity.Caller{}, false, err
+		}
+		f.Status, f.Message = FiringFailed, err.Error()+"; the rule is stopped"
+		return f, identity.Caller{}, false, nil
+	}
+	matched, err := s.matches(ctx, c, r, f)
+	if err != nil {
+		return f, identity.Caller{}, false, err
+	}
+	if !matched {
+		f.Status, f.Message = FiringCondition, ""
+		return f, identity.Caller{}, false, nil
+	}
+	return f, c, true, nil
+}
+
+// act does what a rule that applies does, as its owner c: claims the firing, weighs its jobs against the
+// budgets, and runs its actions (or records them, dry-run).
+func (s *Service) act(ctx context.Context, f Firing, r Rule, c identity.Caller) error {
+	// The rule's changes name it: their audit events carry it as their requestId.
+	actx := record.WithCause(ctx, "rule:"+r.ID)
 	if ok, err := s.claim(ctx, &f); err != nil || !ok {
 		return err
 	}
@@ -345,7 +398,7 @@ func (s *Service) processRule(ctx context.Context, f Firing, r Rule) error {
 		}
 	}
 	for _, a := range r.Actions {
-		if err := s.act(actx, c, a, f); err != nil {
+		if err := s.doAction(actx, c, a, f); err != nil {
 			return s.failed(ctx, r, f, err)
 		}
 	}
@@ -400,18 +453,14 @@ func (s *Service) depth(ctx context.Context, f Firing) (int, error) {
 	return parent.Depth + 1, nil
 }
 
-// owner is the caller the rule acts as, holding the permissions its actions need.
-func (s *Service) owner(ctx context.Context, r Rule) (identity.Caller, error) {
-	c, err := ownerCaller(ctx, s.owners, r.Owner, r.Org) // not cached: a lost permission counts at once
-	if err != nil {
-		return identity.Caller{}, err
-	}
+// lacks names the permission a rule's actions need that its owner's caller does not hold (nil when none).
+func lacks(c identity.Caller, r Rule) error {
 	for _, p := range needs(r) {
 		if !c.Can(p) {
-			return identity.Caller{}, fmt.Errorf("the rule's owner %s lost the permission %s", r.Owner, p)
+			return fmt.Errorf("the rule's owner %s lost the permission %s", r.Owner, p)
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // ownerCaller builds the caller of a rule's owner in an organisation from the identity store.
@@ -603,8 +652,8 @@ func (s *Service) objectObservables(ctx context.Context, c identity.Caller, f Fi
 	}
 }
 
-// act does one action other than running a set (tags, owner); both are idempotent.
-func (s *Service) act(ctx context.Context, c identity.Caller, a Action, f Firing) error {
+// doAction does one action other than running a set (tags, owner); both are idempotent.
+func (s *Service) doAction(ctx context.Context, c identity.Caller, a Action, f Firing) error {
 	switch a.Type {
 	case ActionAddTags:
 		switch f.Event {
@@ -722,14 +771,14 @@ func apperrMessage(err error) string {
 	return ""
 }
 
-// stop records that a rule's owner cannot act any more: the firing fails and the rule stops, both saying why,
-// until someone who may saves it again.
-func (s *Service) stop(ctx context.Context, r Rule, f Firing, why string) error {
+// stopRule records that a rule's owner cannot act any more: the rule stops, saying why, until someone who
+// may saves it again (its firing fails with the same reason).
+func (s *Service) stopRule(ctx context.Context, r Rule, why string) error {
 	r.Enabled, r.Stopped = false, why
 	if _, err := s.rules.UpdateRule(ctx, r, "system", s.clock()); err != nil {
 		return err
 	}
 	s.saved.Store(true)
 	s.engine.Log.Warn("automation: rule stopped", "rule", r.ID, "org", r.Org, "why", why)
-	return s.finish(ctx, f, FiringFailed, why+"; the rule is stopped")
+	return nil
 }

@@ -130,6 +130,8 @@ type RuleStore interface {
 
 	// CreateFiring inserts a firing; it fails with ErrFiringExists for an id that is taken.
 	CreateFiring(ctx context.Context, f Firing) error
+	// CreateFirings inserts firings in one write, leaving those whose id is taken as they are.
+	CreateFirings(ctx context.Context, fs []Firing) error
 	// Firing fails with ErrFiringNotFound.
 	Firing(ctx context.Context, id string) (Firing, error)
 	UpdateFiring(ctx context.Context, f Firing) error

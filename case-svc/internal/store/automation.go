@@ -362,6 +362,24 @@ func (s *AutomationStore) CreateFiring(ctx context.Context, f automation.Firing)
 	return nil
 }
 
+// CreateFirings inserts firings in one write; those whose id is taken are left as they are.
+func (s *AutomationStore) CreateFirings(ctx context.Context, fs []automation.Firing) error {
+	docs := make([]any, len(fs))
+	for i, f := range fs {
+		docs[i] = toFiringDoc(f)
+	}
+	errs, err := s.firings.InsertMany(ctx, docs)
+	if err != nil {
+		return fmt.Errorf("create firings: %w", err)
+	}
+	for _, e := range errs {
+		if e != nil && !docstore.IsDuplicate(e) {
+			return fmt.Errorf("create firings: %w", e)
+		}
+	}
+	return nil
+}
+
 // Firing finds a firing by id.
 func (s *AutomationStore) Firing(ctx context.Context, id string) (automation.Firing, error) {
 	var d firingDoc
