@@ -54,7 +54,7 @@ var (
 	quickSizes = sizes{Clients: 8, CasesSmall: 100, CasesLarge: 300, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 50, QueryReps: 3, QueryRepsLarge: 2, SimilarReps: 2, SimilarRepsLarge: 2,
 		BulkValues: 200, BulkReps: 2, BulkRepsLarge: 2, AuditCases: 100, ConnectorRuns: 20, ConnectorRunsLarge: 3,
-		AutomationObservables: 50, AutomationRuns: 10}
+		AutomationObservables: 20, AutomationRuns: 5}
 )
 
 type benchOptions struct {
