@@ -45,17 +45,21 @@ type sizes struct {
 	Alerts          int `json:"alerts"`
 	ViewObservables int `json:"viewObservables"`
 	PageReps        int `json:"pageReps"`
+	// 7, automation: observables created with and without three rules evaluated on each; rule-made jobs
+	// timed from the observable's creation to their submission.
+	AutomationObservables int `json:"automationObservables"`
+	AutomationRuns        int `json:"automationRuns"`
 }
 
 var (
 	fullSizes = sizes{Clients: 8, CasesSmall: 1000, CasesLarge: 100_000, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 200, QueryReps: 10, QueryRepsLarge: 20, SimilarReps: 5, SimilarRepsLarge: 20,
 		BulkValues: 1000, BulkReps: 10, BulkRepsLarge: 10, AuditCases: 1000, ConnectorRuns: 200, ConnectorRunsLarge: 10,
-		Alerts: 100_000, ViewObservables: 1000, PageReps: 20}
+		Alerts: 100_000, ViewObservables: 1000, PageReps: 20, AutomationObservables: 500, AutomationRuns: 100}
 	quickSizes = sizes{Clients: 8, CasesSmall: 100, CasesLarge: 300, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 50, QueryReps: 3, QueryRepsLarge: 2, SimilarReps: 2, SimilarRepsLarge: 2,
 		BulkValues: 200, BulkReps: 2, BulkRepsLarge: 2, AuditCases: 100, ConnectorRuns: 20, ConnectorRunsLarge: 3,
-		Alerts: 300, ViewObservables: 1000, PageReps: 3}
+		Alerts: 300, ViewObservables: 1000, PageReps: 3, AutomationObservables: 20, AutomationRuns: 5}
 )
 
 type benchOptions struct {
@@ -64,6 +68,7 @@ type benchOptions struct {
 	profile string // folder for one CPU profile per phase
 	keep    bool   // keep the temporary folder
 	audit   bool   // only the audit overhead row
+	auto    bool   // only the automation rows
 	sizes   sizes
 }
 
@@ -77,6 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of each phase into this folder (<phase>.pprof)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder (databases)")
 	fs.BoolVar(&o.audit, "audit", false, "run only the row audit overhead on case creation (section 6)")
+	fs.BoolVar(&o.auto, "automation", false, "run only the automation rows (section 7)")
 	fill := fs.String("fill", "", "how cases beyond the first measurement are made: api or bulk (default: bulk)")
 	cases := fs.Int("cases", 0, "cases at the second measurement (default 100000, -quick 300)")
 	if err := fs.Parse(args); err != nil {
@@ -85,8 +91,9 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	if fs.NArg() > 0 {
 		return benchOptions{}, fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
-	if o.audit {
-		// A file of a full run keeps its rows: the audit rows alone are written only to a file named with -out.
+	if o.audit || o.auto {
+		// A file of a full run keeps its rows: the audit or automation rows alone are written only to a file
+		// named with -out.
 		o.out = ""
 		fs.Visit(func(f *flag.Flag) {
 			if f.Name == "out" {

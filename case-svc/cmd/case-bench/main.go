@@ -112,6 +112,9 @@ func runAll(ctx context.Context, b *bench) error {
 	}); err != nil {
 		return err
 	}
+	if b.opts.auto {
+		return runAutomation(ctx, b, conn, ap)
+	}
 	rssIdle, _ := benchkit.VMRSS()
 	heapIdle := benchkit.HeapInUse()
 	rssChildIdle, _ = ap.rss()
@@ -127,6 +130,9 @@ func runAll(ctx context.Context, b *bench) error {
 		return err
 	}
 	if err := runPages(ctx, b, cr); err != nil {
+		return err
+	}
+	if err := runAutomation(ctx, b, conn, ap); err != nil {
 		return err
 	}
 

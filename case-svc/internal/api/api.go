@@ -16,6 +16,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api/accounts"
 	"github.com/openir/platform/case-svc/internal/api/analyses"
+	automationapi "github.com/openir/platform/case-svc/internal/api/automation"
 	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/api/status"
@@ -23,6 +24,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/api/trail"
 	"github.com/openir/platform/case-svc/internal/api/ui"
 	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -64,6 +66,8 @@ type Services struct {
 	CustomFields *customfield.Service
 	Connector    *connector.Analyses
 	Tally        *tally.Counter
+	// Automation holds analyzer sets, bulk runs and rules (nil: none of their routes).
+	Automation *automation.Service
 }
 
 type handler struct {
@@ -73,6 +77,7 @@ type handler struct {
 	tmpls    *template.Service
 	fields   *customfield.Service
 	analyses *connector.Analyses
+	auto     *automation.Service
 	tally    *tally.Counter
 	trail    *trail.Handler
 	ui       *ui.Handler
@@ -90,7 +95,7 @@ func New(cfg Config, s Services) *echo.Echo {
 	}
 	e := web.New(opts)
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints
-	h := &handler{ids: s.Identity, svc: s.Cases, taskSvc: s.Tasks, tmpls: s.Templates, fields: s.CustomFields, analyses: s.Connector, tally: s.Tally, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
+	h := &handler{ids: s.Identity, svc: s.Cases, taskSvc: s.Tasks, tmpls: s.Templates, fields: s.CustomFields, analyses: s.Connector, auto: s.Automation, tally: s.Tally, cfg: cfg, max: cfg.SearchMax, auth: cfg.Auth, events: cfg.Events}
 	h.trail = trail.New(cfg.Events, h.queries, h.max)
 	h.ui = ui.New(h.svc, h.taskSvc, h.tmpls, h.ids, h.fields, h.max)
 	if cfg.Events != nil {
@@ -267,6 +272,9 @@ func (h *handler) routes(e *echo.Echo) {
 
 		if prefix == "/api" {
 			an.Routes(a) // analyses/
+			if h.auto != nil {
+				automationapi.New(h.auto, h.max).Routes(a) // automation/
+			}
 		}
 	}
 

@@ -187,6 +187,10 @@ func (f *azFixture) makeObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.objects["{action}"] = act.ID
+	f.objects["{set}"] = oa.Call(t, http.MethodPost, "/api/automation/set", map[string]any{"name": "fixture-set"}).
+		Want(t, 201).Object(t).Str(t, "id")
+	f.objects["{rule}"] = oa.Call(t, http.MethodPost, "/api/automation/rule", map[string]any{"name": "fixture-rule", "event": "caseCreated",
+		"actions": []any{map[string]any{"type": "addTags", "tags": []string{"x"}}}}).Want(t, 201).Object(t).Str(t, "id")
 	f.eventObjects(t, false)
 }
 
@@ -221,6 +225,12 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 			"data": fmt.Sprintf("fresh%d.example", n)})[0].Str(t, "id")
 	case "{newWebhook}":
 		return f.freshWebhook(t)
+	case "{newSet}":
+		return oa.Call(t, http.MethodPost, "/api/automation/set", map[string]any{"name": fmt.Sprint("fresh-set-", n)}).
+			Want(t, 201).Object(t).Str(t, "id")
+	case "{newRule}":
+		return oa.Call(t, http.MethodPost, "/api/automation/rule", map[string]any{"name": fmt.Sprint("fresh-rule-", n), "event": "caseCreated",
+			"actions": []any{map[string]any{"type": "addTags", "tags": []string{"x"}}}}).Want(t, 201).Object(t).Str(t, "id")
 	case "{newUser}":
 		login := fmt.Sprint("fresh", n)
 		f.e.admin.Call(t, http.MethodPost, "/api/user", map[string]any{"login": login, "organisation": "soc", "profile": "read-only"}).
@@ -235,7 +245,8 @@ func (f *azFixture) fresh(t *testing.T, kind string) string {
 // fixture's own record shows that a refusal does not depend on the record.
 var azShared = map[string]string{"{newCase}": "{case}", "{newOtherCase}": "{case}", "{newTask}": "{task}", "{newLog}": "{log}", "{newTemplate}": "{template}",
 	"{newField}": "{field}", "{newObservable}": "{observable}", "{newAlert}": "{alert}",
-	"{newAlertObservable}": "{alertObservable}", "{newUser}": azTarget, "{newWebhook}": "{webhook}"}
+	"{newAlertObservable}": "{alertObservable}", "{newUser}": azTarget, "{newWebhook}": "{webhook}",
+	"{newSet}": "{set}", "{newRule}": "{rule}"}
 
 var azPlaceholder = regexp.MustCompile(`\{[A-Za-z]+\}`)
 
@@ -590,6 +601,31 @@ func azRows() []azRow {
 		{name: "query linked cases", method: "POST", path: "/query",
 			body: `{"query": [{"_name": "getCase", "idOrName": "{case}"}, {"_name": "linkedCases"}]}`, want: azMembers(200)},
 	}
+
+	// --- automation (/api only): sets and rules need manageAutomation to change, membership to read; a run
+	// needs manageAnalyse (the down server's jobs are made by name, Waiting) ---
+	rows = append(rows,
+		azRow{name: "list analyzer sets", method: "GET", path: "/automation/set", want: azAll(200), shows: []string{"{set}"}, hiddenFromAdmin: true},
+		azRow{name: "search analyzer sets", method: "POST", path: "/automation/set/_search", body: `{"query": {}}`, want: azAll(200),
+			shows: []string{"{set}"}, hiddenFromAdmin: true},
+		azRow{name: "create analyzer set", method: "POST", path: "/automation/set", body: `{"name": "set{n}"}`, want: azNeed(201, 201, azOrgAdmOnly...)},
+		azRow{name: "get analyzer set", method: "GET", path: "/automation/set/{set}", want: azMembers(200)},
+		azRow{name: "update analyzer set", method: "PATCH", path: "/automation/set/{newSet}", body: `{"description": "x"}`,
+			want: azNeed(200, 404, azOrgAdmOnly...)},
+		azRow{name: "delete analyzer set", method: "DELETE", path: "/automation/set/{newSet}", want: azNeed(204, 404, azOrgAdmOnly...)},
+		azRow{name: "bulk run", method: "POST", path: "/automation/run",
+			body: `{"caseId": "{case}", "analyzers": [{"analysisId": "down", "name": "Echo"}], "force": true}`, want: azNeed(200, 404, azWorkers...)},
+		azRow{name: "list rules", method: "GET", path: "/automation/rule", want: azAll(200), shows: []string{"{rule}"}, hiddenFromAdmin: true},
+		azRow{name: "search rules", method: "POST", path: "/automation/rule/_search", body: `{"query": {}}`, want: azAll(200),
+			shows: []string{"{rule}"}, hiddenFromAdmin: true},
+		azRow{name: "create rule", method: "POST", path: "/automation/rule",
+			body: `{"name": "rule{n}", "event": "caseCreated", "actions": [{"type": "addTags", "tags": ["x"]}]}`, want: azNeed(201, 201, azOrgAdmOnly...)},
+		azRow{name: "get rule", method: "GET", path: "/automation/rule/{rule}", want: azMembers(200)},
+		azRow{name: "update rule", method: "PATCH", path: "/automation/rule/{newRule}", body: `{"dryRun": true}`, want: azNeed(200, 404, azOrgAdmOnly...)},
+		azRow{name: "delete rule", method: "DELETE", path: "/automation/rule/{newRule}", want: azNeed(204, 404, azOrgAdmOnly...)},
+		azRow{name: "rule history", method: "GET", path: "/automation/rule/{rule}/history", want: azMembers(200)},
+		azRow{name: "search rule history", method: "POST", path: "/automation/rule/{rule}/history/_search", body: `{"query": {}}`, want: azMembers(200)},
+	)
 
 	// --- the connector (/api only), at both spellings ---
 	rows = append(rows,

@@ -21,6 +21,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/app"
 	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/store"
@@ -59,6 +60,8 @@ type envOptions struct {
 	events        func(*audit.Config) // adjusts the events' settings (events_test.go)
 	db            *docstore.DB        // nil = a fresh database
 	zipPassword   string              // datastore.password; "" = the default
+	rules         bool                // run the automation rules' engine (automation_test.go)
+	orgJobs       int                 // automation.org_jobs_per_hour; 0 = the default
 }
 
 type envOption func(*envOptions)
@@ -91,6 +94,12 @@ func withLimits(l web.Limits, maxFile int64) envOption {
 // withThrottle sets the login throttle.
 func withThrottle(th *auth.Throttle) envOption { return func(o *envOptions) { o.throttle = th } }
 
+// withRules runs the automation rules' engine with a quick poll; orgJobs sets the organisations' budget
+// (0: the default).
+func withRules(orgJobs int) envOption {
+	return func(o *envOptions) { o.rules, o.orgJobs = true, orgJobs }
+}
+
 // withoutTracker leaves pending jobs untracked until the test calls env.startTracker (as a restart would).
 func withoutTracker() envOption { return func(o *envOptions) { o.noTracker = true } }
 
@@ -113,8 +122,10 @@ type env struct {
 	admin     *client // the bootstrapped platform administrator, by API key
 	// startTracker runs a fresh connector tracker on this database (a restarted case-svc's).
 	startTracker func()
-	events       *audit.Service // the audit trail, streams and webhooks, running (events_test.go)
-	stopEvents   func()         // stops their background work (a restart)
+	// startRules runs the automation rules' engine (again, after a stop: a restarted case-svc's).
+	startRules func() (stop func())
+	events     *audit.Service // the audit trail, streams and webhooks, running (events_test.go)
+	stopEvents func()         // stops their background work (a restart)
 	// check sends the clients' requests and validates each response against the OpenAPI document.
 	check http.RoundTripper
 }
@@ -170,6 +181,12 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 				o.events(c)
 			}
 		},
+		Automation: func(c *automation.EngineConfig) {
+			c.Poll, c.Retry = 20*time.Millisecond, 500*time.Millisecond
+			if o.orgJobs > 0 {
+				c.OrgJobsPerHour = o.orgJobs
+			}
+		},
 		IdentityStore: func(st identity.Store) identity.Store {
 			return countingIdentity{Store: st, userReads: userReads}
 		},
@@ -188,10 +205,14 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if len(o.servers) > 0 && !o.noTracker {
 		startTracker()
 	}
+	startRules := func() (stop func()) { return a.StartRules() }
+	if o.rules {
+		startRules()
+	}
 	srv := httptest.NewServer(a.Echo)
 	t.Cleanup(srv.Close)
 	e := &env{echo: a.Echo, db: db, jobs: a.Jobs, analyses: a.AnalysisStore, userReads: userReads, srv: srv, logs: logs,
-		startTracker: startTracker, events: a.Events, stopEvents: stopEvents}
+		startTracker: startTracker, startRules: startRules, events: a.Events, stopEvents: stopEvents}
 	e.check = openapiTransport(t)
 	e.admin = e.keyClient(adminLogin, adminKey)
 	return e

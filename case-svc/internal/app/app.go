@@ -16,6 +16,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api"
 	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -48,6 +49,8 @@ type Options struct {
 	Events func(*audit.Config)
 	// IdentityStore wraps the identity store (a test counting its reads).
 	IdentityStore func(identity.Store) identity.Store
+	// Automation adjusts the settings of the rules' engine built from the configuration.
+	Automation func(*automation.EngineConfig)
 	// NoAudit leaves out the decorators that record every write in the audit trail (the benchmark's
 	// "without audit" figure). The audit, stream and webhook routes remain; nothing is recorded.
 	NoAudit bool
@@ -69,6 +72,8 @@ type App struct {
 	CustomFields *customfield.Service
 	// Analyses is the connector: its jobs and responder actions, and the tracker of pending ones (Run).
 	Analyses *connector.Analyses
+	// Automation holds analyzer sets, bulk runs and rules.
+	Automation *automation.Service
 	// Tally counts records for the statistics and the query API's counts.
 	Tally *tally.Counter
 	// Events is the audit trail, the streams and the webhooks; Run does their background work.
@@ -78,6 +83,8 @@ type App struct {
 	AnalysisStore *store.AnalysisStore
 	// Bootstrapped is true when New created the platform administrator of bootstrap.*.
 	Bootstrapped bool
+	// trail is the audit trail's store, which the rules' engine reads the events from.
+	trail *store.AuditStore
 }
 
 // New builds case-svc from cfg: it opens the database (unless opts.DB), makes sure of the platform
@@ -112,6 +119,9 @@ func (a *App) build(ctx context.Context, opts Options) (err error) {
 	if err := a.connectorService(ctx, opts, st); err != nil {
 		return err
 	}
+	if err := a.automationService(ctx, opts); err != nil {
+		return err
+	}
 	a.Echo, err = a.router(ctx, opts)
 	return err
 }
@@ -133,7 +143,7 @@ func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
 		Ready:  a.DB.Ping,
 		Events: a.Events,
 	}, api.Services{Identity: a.Identity, Cases: a.Cases, Tasks: a.Tasks, Templates: a.Templates,
-		CustomFields: a.CustomFields, Connector: a.Analyses, Tally: a.Tally}), nil
+		CustomFields: a.CustomFields, Connector: a.Analyses, Tally: a.Tally, Automation: a.Automation}), nil
 }
 
 // eventService builds the audit trail, the streams and the webhooks (case-svc/README.md, Events).
@@ -142,6 +152,7 @@ func (a *App) eventService(ctx context.Context, opts Options) (*audit.Service, e
 	if err != nil {
 		return nil, err
 	}
+	a.trail = trail
 	hooks, err := store.NewWebhookStore(ctx, a.DB)
 	if err != nil {
 		return nil, err
@@ -244,12 +255,32 @@ func (a *App) connectorService(ctx context.Context, opts Options, cs cases.Store
 	return nil
 }
 
-// Start runs the background work until Close: the connector's tracker (pending jobs and actions) and the
-// events' stream tailer, webhook sender and audit retention.
+// automationService builds analyzer sets, bulk runs and rules on the case service and the connector.
+func (a *App) automationService(ctx context.Context, opts Options) error {
+	st, err := store.NewAutomationStore(ctx, a.DB)
+	if err != nil {
+		return err
+	}
+	cfg := automation.EngineConfig{Poll: a.Config.Automation.Poll, OrgJobsPerHour: a.Config.Automation.OrgJobsPerHour, Log: a.Log}
+	if opts.Automation != nil {
+		opts.Automation(&cfg)
+	}
+	a.Automation = automation.NewService(automation.Stores{Sets: st, Rules: st, Events: a.trail},
+		automation.Services{Cases: a.Cases, Tasks: a.Tasks, Analyses: a.Analyses, Owners: a.Identity}, cfg, time.Now)
+	a.Events.OnRecord(a.Automation.Wake)
+	return nil
+}
+
+// Start runs the background work until Close: the connector's tracker (pending jobs and actions), the
+// events' stream tailer, webhook sender and audit retention, and the rules' engine.
 func (a *App) Start() {
 	a.StartTracker()
 	a.StartEvents()
+	a.StartRules()
 }
+
+// StartRules runs the automation rules' engine until Close or the returned stop, which waits for it.
+func (a *App) StartRules() (stop func()) { return a.Go(context.Background(), a.Automation.Run) }
 
 // StartTracker runs the connector's tracker until Close or the returned stop, which waits for it.
 func (a *App) StartTracker() (stop func()) { return a.Go(context.Background(), a.Analyses.Run) }

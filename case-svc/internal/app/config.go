@@ -50,6 +50,10 @@ type Config struct {
 	Datastore struct {
 		Password string // of the zips /api/datastorezip serves, reported as protectDownloadsWith
 	}
+	Automation struct {
+		Poll           time.Duration // how often the rules' engine reads the events
+		OrgJobsPerHour int           `mapstructure:"org_jobs_per_hour"` // jobs rules may make per organisation and hour; more are held
+	}
 }
 
 // defaults are the common keys' defaults plus this service's.
@@ -63,19 +67,21 @@ func defaults() map[string]any {
 
 // ownDefaults are the defaults of the keys only this service has.
 var ownDefaults = map[string]any{
-	"analysis.servers":            []map[string]any{},
-	"analysis.give_up":            "24h",
-	"analysis.long_poll":          "1m",
-	"observable.max_file":         "100M",
-	"observable.zip.max_unpacked": "256M",
-	"observable.zip.max_entries":  1000,
-	"audit.retention":             "0s",
-	"stream.poll":                 "1s",
-	"stream.refresh":              "1m",
-	"webhook.allow_private":       false,
-	"webhook.max_attempts":        10,
-	"webhook.timeout":             "10s",
-	"datastore.password":          "malware",
+	"analysis.servers":             []map[string]any{},
+	"analysis.give_up":             "24h",
+	"analysis.long_poll":           "1m",
+	"observable.max_file":          "100M",
+	"observable.zip.max_unpacked":  "256M",
+	"observable.zip.max_entries":   1000,
+	"audit.retention":              "0s",
+	"stream.poll":                  "1s",
+	"stream.refresh":               "1m",
+	"webhook.allow_private":        false,
+	"webhook.max_attempts":         10,
+	"webhook.timeout":              "10s",
+	"datastore.password":           "malware",
+	"automation.poll":              "200ms",
+	"automation.org_jobs_per_hour": 1000,
 }
 
 // Load reads --config FILE (optional), then CASE_* env variables (CASE_ANALYSIS_SERVERS as JSON).

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
@@ -86,11 +87,12 @@ type WebhookConfig = events.WebhookConfig
 
 // Service records events, serves them, streams them and delivers them to webhooks.
 type Service struct {
-	store   Store
-	bus     *events.Bus
-	render  atomic.Pointer[Renderer]
-	now     func() time.Time
-	Metrics *events.Metrics
+	store    Store
+	bus      *events.Bus
+	render   atomic.Pointer[Renderer]
+	onRecord atomic.Pointer[func()]
+	now      func() time.Time
+	Metrics  *events.Metrics
 }
 
 // New returns the service. hooks may be nil (no webhooks).
@@ -166,8 +168,15 @@ func (s *Service) write(ctx context.Context, evs []Event) error {
 	if err := s.bus.Record(ctx, evs); err != nil {
 		return apperr.Wrap(apperr.Internal, "the change was made but its audit record or webhooks could not be written", err)
 	}
+	if f := s.onRecord.Load(); f != nil {
+		(*f)()
+	}
 	return nil
 }
+
+// OnRecord sets a function called after each write of events (it must not block): the automation engine
+// reads the new events at once instead of at its next poll.
+func (s *Service) OnRecord(f func()) { s.onRecord.Store(&f) }
 
 // batch holds the events of the changes made with a context of Batch until they are written.
 type batch struct {
@@ -208,6 +217,9 @@ func (s *Service) event(ctx context.Context, c change) Event {
 	a, _ := ActorOf(ctx)
 	e := Event{Operation: c.op, ObjectType: c.objectType, ObjectID: c.id, RootID: c.root, User: a.User,
 		RequestID: a.RequestID, Org: c.org, Date: s.now().UTC().Truncate(time.Millisecond)}
+	if e.RequestID == "" {
+		e.RequestID = record.CauseOf(ctx) // a job's import or a rule's action (record.WithCause)
+	}
 	if e.Org == "" {
 		e.Org = a.Org
 	}

@@ -25,6 +25,9 @@ type RemoteWorker struct {
 	Description  string
 	DefinitionID string
 	DataTypeList []string
+	// MaxTLP and MaxPAP are the highest TLP and PAP the worker accepts, when its server says (nil: no limit
+	// known).
+	MaxTLP, MaxPAP *int
 }
 
 // RemoteFile is a file sent with a job.
@@ -42,6 +45,8 @@ type RemoteRequest struct {
 	TLP      int
 	PAP      int
 	Message  string
+	// Parameters are the job's parameters (an analyzer set's), nil for none.
+	Parameters map[string]any
 }
 
 // RemoteArtifact is an observable a job extracted; FileID/FileName are set for files (download by FileID).
@@ -212,9 +217,10 @@ type Analyses struct {
 	cfg         AnalysisConfig
 	now         func() time.Time
 
-	mu   sync.Mutex
-	busy map[string]bool // record ids being tracked in this process
-	kick map[string]chan struct{}
+	mu    sync.Mutex
+	busy  map[string]bool // record ids being tracked in this process
+	kick  map[string]chan struct{}
+	lists map[listKey]listEntry // analyzer lists of bulk runs (bulk.go)
 
 	status statusCache // the last check of the servers, for /api/status (status.go)
 }
@@ -228,7 +234,7 @@ func NewAnalyses(svc *cases.Service, tasks *task.Service, servers []AnalysisServ
 	}
 	a := &Analyses{svc: svc, tasks: tasks, servers: map[string]AnalysisServer{}, jobs: st.Jobs, pending: st.Pending, actions: st.Actions,
 		cases: st.Cases, observables: st.Observables, alerts: st.Alerts, files: st.Files, cfg: cfg, now: now,
-		busy: map[string]bool{}, kick: map[string]chan struct{}{}}
+		busy: map[string]bool{}, kick: map[string]chan struct{}{}, lists: map[listKey]listEntry{}}
 	for _, s := range servers {
 		a.servers[s.Name()] = s
 		a.order = append(a.order, s.Name())
@@ -398,11 +404,21 @@ func (a *Analyses) submitJob(ctx context.Context, j Job) (RemoteJob, error) {
 	if err != nil {
 		return RemoteJob{}, err
 	}
-	cs, err := a.cases.Case(ctx, j.CaseID)
-	if err != nil {
-		return RemoteJob{}, err
+	var pap int
+	if j.AlertID != "" {
+		al, err := a.alerts.Alert(ctx, j.AlertID)
+		if err != nil {
+			return RemoteJob{}, err
+		}
+		pap = al.PAP
+	} else {
+		cs, err := a.cases.Case(ctx, j.CaseID)
+		if err != nil {
+			return RemoteJob{}, err
+		}
+		pap = cs.PAP
 	}
-	req := RemoteRequest{DataType: o.DataType, TLP: o.TLP, PAP: cs.PAP, Message: o.Message}
+	req := RemoteRequest{DataType: o.DataType, TLP: o.TLP, PAP: pap, Message: o.Message, Parameters: j.Parameters}
 	if o.Attachment != nil {
 		att := *o.Attachment
 		req.File = &RemoteFile{Name: att.Name, ContentType: att.ContentType, Open: func() (io.ReadCloser, error) {
@@ -412,7 +428,34 @@ func (a *Analyses) submitJob(ctx context.Context, j Job) (RemoteJob, error) {
 	} else {
 		req.Data = o.Data
 	}
-	return srv.Run(ctx, false, j.AnalyzerID, req, j.ID)
+	analyzerID := j.AnalyzerID
+	if analyzerID == "" {
+		// A job made by name (an analyzer set's): its id on the server is found when the server answers.
+		w, err := a.workerNamed(ctx, srv, o.DataType, j.AnalyzerName)
+		if err != nil {
+			return RemoteJob{}, err
+		}
+		analyzerID = w.ID
+		if _, err := a.jobs.Update(ctx, Job{ID: j.ID, AnalyzerID: w.ID}, []string{"analyzerId"}, j.CreatedBy, a.clock()); err != nil {
+			return RemoteJob{}, err
+		}
+	}
+	return srv.Run(ctx, false, analyzerID, req, j.ID)
+}
+
+// workerNamed finds the analyzer of a server that has this name and accepts the data type; 404 when there is
+// none (a refusal for good: the tracker fails the job).
+func (a *Analyses) workerNamed(ctx context.Context, srv AnalysisServer, dataType, name string) (RemoteWorker, error) {
+	ws, err := srv.Workers(ctx, false, dataType)
+	if err != nil {
+		return RemoteWorker{}, err
+	}
+	for _, w := range ws {
+		if w.Name == name {
+			return w, nil
+		}
+	}
+	return RemoteWorker{}, apperr.Errorf(apperr.NotFound, "no analyzer %s for data type %s on analysis server %s", name, dataType, srv.Name())
 }
 
 // accepted records the server's job id and wakes the tracker.
@@ -784,9 +827,14 @@ func system(login, org string) identity.Caller {
 // the case already has are skipped.
 func (a *Analyses) importArtifacts(ctx context.Context, j Job, r RemoteJob) error {
 	c := system(j.CreatedBy, j.Org)
+	ctx = record.WithCause(ctx, "job:"+j.ID) // the observables' events name the job (rules read their depth from it)
 	name := r.WorkerName
 	if name == "" {
 		name = j.AnalyzerName
+	}
+	parent := cases.Parent{Case: j.CaseID}
+	if j.AlertID != "" {
+		parent = cases.Parent{Alert: j.AlertID}
 	}
 	for _, art := range r.Report.Artifacts {
 		if art.DataType == "" {
@@ -800,7 +848,7 @@ func (a *Analyses) importArtifacts(ctx context.Context, j Job, r RemoteJob) erro
 				return err
 			}
 			n.File = &record.Upload{Name: art.FileName, ContentType: art.ContentType, Body: body}
-			_, _, err = a.svc.CreateObservables(ctx, c, cases.Parent{Case: j.CaseID}, n)
+			_, _, err = a.svc.CreateObservables(ctx, c, parent, n)
 			body.Close()
 			if err != nil && !errors.Is(err, cases.ErrObservableExists) && !apperr.Is(err, apperr.Invalid) {
 				return err
@@ -811,7 +859,7 @@ func (a *Analyses) importArtifacts(ctx context.Context, j Job, r RemoteJob) erro
 			continue
 		}
 		n.Data = []string{art.Data}
-		if _, _, err := a.svc.CreateObservables(ctx, c, cases.Parent{Case: j.CaseID}, n); err != nil &&
+		if _, _, err := a.svc.CreateObservables(ctx, c, parent, n); err != nil &&
 			!errors.Is(err, cases.ErrObservableExists) && !apperr.Is(err, apperr.Invalid) {
 			return err
 		}

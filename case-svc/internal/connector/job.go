@@ -27,6 +27,7 @@ type Job struct {
 	Org                string
 	ObservableID       string
 	CaseID             string
+	AlertID            string // the observable's alert, for an observable of an alert (bulk runs and rules)
 	AnalyzerID         string
 	AnalyzerName       string
 	AnalyzerDefinition string
@@ -40,12 +41,17 @@ type Job struct {
 	Report map[string]any
 	// Message says why a Waiting job has not reached its server yet (the server is unreachable); "" once it has.
 	Message string
+	// Parameters are sent with the job (an analyzer set's); nil for none.
+	Parameters map[string]any
+	// Rule is the automation rule whose firing made the job ("" for a user's request), Firing that firing.
+	Rule, Firing string
 	record.Meta
 }
 
 // JobStore persists analyzer jobs (the collection jobs). Update writes the named fields: status, startDate,
 // endDate, report, analysisJobId, analysisId, analyzerId, analyzerName, analyzerDefinition, message.
 type JobStore interface {
+	// Create fails with ErrJobExists when the id is taken.
 	Create(ctx context.Context, j Job) error
 	// Job fails with ErrJobNotFound.
 	Job(ctx context.Context, id string) (Job, error)
@@ -56,10 +62,16 @@ type JobStore interface {
 	Jobs(ctx context.Context, f search.Node, p search.Page) ([]Job, int64, error)
 	// Delete removes a job whose submission failed.
 	Delete(ctx context.Context, id string) error
+	// CountRuleJobs counts the organisation's jobs made by a rule (by any rule when rule is "") since a time.
+	CountRuleJobs(ctx context.Context, org, rule string, since time.Time) (int64, error)
 }
 
 // ErrJobNotFound is returned for an unknown job or another organisation's.
 var ErrJobNotFound = apperr.New(apperr.NotFound, "Job not found")
+
+// ErrJobExists is returned by JobStore.Create for an id that is taken (a bulk run's job made again by a
+// retried request).
+var ErrJobExists = apperr.New(apperr.Conflict, "Job exists")
 
 // Storage path of a job's observable.
 const PathObservableID = "observable"

@@ -34,14 +34,14 @@ func (a Adapter) Workers(ctx context.Context, responder bool, dataType string) (
 	out := make([]RemoteWorker, len(ws))
 	for i, w := range ws {
 		out[i] = RemoteWorker{ID: w.ID, Name: w.Name, Version: w.Version, Description: w.Description,
-			DefinitionID: w.DefinitionID, DataTypeList: w.DataTypeList}
+			DefinitionID: w.DefinitionID, DataTypeList: w.DataTypeList, MaxTLP: w.MaxTLP, MaxPAP: w.MaxPAP}
 	}
 	return out, nil
 }
 
 // Run creates a job.
 func (a Adapter) Run(ctx context.Context, responder bool, workerID string, r RemoteRequest, key string) (RemoteJob, error) {
-	req := JobRequest{DataType: r.DataType, Data: r.Data, TLP: r.TLP, PAP: r.PAP, Message: r.Message}
+	req := JobRequest{DataType: r.DataType, Data: r.Data, TLP: r.TLP, PAP: r.PAP, Message: r.Message, Parameters: r.Parameters}
 	if r.File != nil {
 		req.File = &File{Name: r.File.Name, ContentType: r.File.ContentType, Open: r.File.Open}
 	}

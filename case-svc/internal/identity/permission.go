@@ -29,6 +29,10 @@ const (
 	ManageCustomField  Permission = "manageCustomField"
 )
 
+// ManageAutomation manages the organisation's analyzer sets and automation rules (docs/automation.md). It is
+// not in the contract's list: the org-admin profile holds it.
+const ManageAutomation Permission = "manageAutomation"
+
 // The platform permissions of the reference system's admin profile, beyond the contract's list. Only the
 // admin profile holds them, and only in the admin organisation.
 const (
@@ -72,7 +76,7 @@ func Profiles() []Profile {
 		{Name: ProfileOrgAdmin, Permissions: []Permission{
 			ManageCase, ManageTask, ManageObservable, ManageAlert, ManageAction, ManageAnalyse, ManageShare,
 			ManagePage, ManageProcedure, AccessServiceFS, ManageTag, ManageUser, ManageCaseTemplate,
-			ManageCustomField, ManageConfig,
+			ManageCustomField, ManageConfig, ManageAutomation,
 		}},
 		{Name: ProfileAnalyst, Permissions: []Permission{
 			ManageCase, ManageTask, ManageObservable, ManageAlert, ManageAction, ManageAnalyse, ManageShare,

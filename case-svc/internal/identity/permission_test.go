@@ -24,7 +24,7 @@ func TestProfiles(t *testing.T) {
 			identity.ManageConfig, identity.ManageProfile, identity.ManagePlatform, identity.ManageObservableTemplate,
 			identity.ManageAnalyzerTemplate, identity.ManageTaxonomy, identity.ManagePattern}},
 		identity.ProfileOrgAdmin: {false, append(slices.Clone(orgPerms), identity.ManageTag, identity.ManageUser,
-			identity.ManageCaseTemplate, identity.ManageCustomField, identity.ManageConfig)},
+			identity.ManageCaseTemplate, identity.ManageCustomField, identity.ManageConfig, identity.ManageAutomation)},
 		identity.ProfileAnalyst:  {false, orgPerms},
 		identity.ProfileReadOnly: {false, nil},
 	}
@@ -77,6 +77,7 @@ func TestCaller_Require(t *testing.T) {
 		{identity.ManageUser, []string{"admin", "org-admin"}},
 		{identity.ManageConfig, []string{"admin", "org-admin"}},
 		{identity.ManageCustomField, []string{"admin", "org-admin"}},
+		{identity.ManageAutomation, []string{"org-admin"}},
 		{identity.ManageOrganisation, []string{"admin"}},
 		{identity.ManagePlatform, []string{"admin"}},
 	} {

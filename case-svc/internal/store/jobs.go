@@ -25,6 +25,8 @@ var jobSpec = docstore.Spec{Name: "jobs", Indexes: []docstore.Index{
 	{Name: "observable_organisation_startDate", Keys: []docstore.Key{docstore.Asc(connector.PathObservableID), docstore.Asc(record.PathOrg), docstore.Desc("startDate")}},
 	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 	{Name: "organisation_status__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("status"), docstore.Asc("_id")}},
+	// the budgets of automation rules: the jobs a rule (or any rule) made in the last hour
+	{Name: "organisation_rule_createdAt", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("rule"), docstore.Asc("createdAt")}},
 }}
 
 // NewJobStore returns the store and creates the indexes its lists use.
@@ -41,6 +43,7 @@ type jobDoc struct {
 	Org                string  `json:"organisation"`
 	ObservableID       string  `json:"observable"`
 	CaseID             string  `json:"case"`
+	AlertID            string  `json:"alert,omitempty"`
 	AnalyzerID         string  `json:"analyzerId"`
 	AnalyzerName       string  `json:"analyzerName"`
 	AnalyzerDefinition string  `json:"analyzerDefinition"`
@@ -51,6 +54,9 @@ type jobDoc struct {
 	AnalysisJobID      string  `json:"analysisJobId"`
 	Report             *string `json:"report"`
 	Message            string  `json:"message,omitempty"`
+	Parameters         *string `json:"parameters,omitempty"` // JSON text, as the report
+	Rule               string  `json:"rule,omitempty"`
+	Firing             string  `json:"firing,omitempty"`
 	CreatedAt          int64   `json:"createdAt"`
 	CreatedBy          string  `json:"createdBy"`
 	UpdatedAt          *int64  `json:"updatedAt"`
@@ -58,10 +64,17 @@ type jobDoc struct {
 }
 
 func toJobDoc(j connector.Job) (jobDoc, error) {
-	d := jobDoc{ID: j.ID, Org: j.Org, ObservableID: j.ObservableID, CaseID: j.CaseID, AnalyzerID: j.AnalyzerID,
+	d := jobDoc{ID: j.ID, Org: j.Org, ObservableID: j.ObservableID, CaseID: j.CaseID, AlertID: j.AlertID, AnalyzerID: j.AnalyzerID,
 		AnalyzerName: j.AnalyzerName, AnalyzerDefinition: j.AnalyzerDefinition, Status: j.Status,
 		StartDate: nullMillis(j.StartDate), EndDate: nullMillis(j.EndDate), AnalysisID: j.AnalysisID,
-		AnalysisJobID: j.AnalysisJobID, Message: j.Message, CreatedAt: docstore.Millis(j.CreatedAt), CreatedBy: j.CreatedBy}
+		AnalysisJobID: j.AnalysisJobID, Message: j.Message, Rule: j.Rule, Firing: j.Firing, CreatedAt: docstore.Millis(j.CreatedAt), CreatedBy: j.CreatedBy}
+	if j.Parameters != nil {
+		s, err := encodeJSON(j.Parameters)
+		if err != nil {
+			return jobDoc{}, fmt.Errorf("encode parameters of job %s: %w", j.ID, err)
+		}
+		d.Parameters = &s
+	}
 	if j.Report != nil {
 		s, err := encodeJSON(j.Report)
 		if err != nil {
@@ -73,15 +86,20 @@ func toJobDoc(j connector.Job) (jobDoc, error) {
 }
 
 func (d jobDoc) job() connector.Job {
-	j := connector.Job{ID: d.ID, Org: d.Org, ObservableID: d.ObservableID, CaseID: d.CaseID, AnalyzerID: d.AnalyzerID,
+	j := connector.Job{ID: d.ID, Org: d.Org, ObservableID: d.ObservableID, CaseID: d.CaseID, AlertID: d.AlertID, AnalyzerID: d.AnalyzerID,
 		AnalyzerName: d.AnalyzerName, AnalyzerDefinition: d.AnalyzerDefinition, Status: d.Status,
 		StartDate: timeOf(d.StartDate), EndDate: timeOf(d.EndDate), AnalysisID: d.AnalysisID,
-		AnalysisJobID: d.AnalysisJobID, Message: d.Message,
+		AnalysisJobID: d.AnalysisJobID, Message: d.Message, Rule: d.Rule, Firing: d.Firing,
 		Meta: record.Meta{CreatedAt: docstore.Time(d.CreatedAt), CreatedBy: d.CreatedBy, UpdatedAt: timeOf(d.UpdatedAt),
 			UpdatedBy: d.UpdatedBy}}
 	if d.Report != nil {
 		if v, err := decodeJSON(*d.Report); err == nil {
 			j.Report, _ = v.(map[string]any)
+		}
+	}
+	if d.Parameters != nil {
+		if v, err := decodeJSON(*d.Parameters); err == nil {
+			j.Parameters, _ = docstore.Normalize(v).(map[string]any)
 		}
 	}
 	return j
@@ -94,6 +112,9 @@ func (s *JobStore) Create(ctx context.Context, j connector.Job) error {
 		return err
 	}
 	if err := s.coll.Insert(ctx, d); err != nil {
+		if docstore.IsDuplicate(err) {
+			return fmt.Errorf("create job %s: %w", j.ID, connector.ErrJobExists)
+		}
 		return fmt.Errorf("create job: %w", err)
 	}
 	return nil
@@ -146,6 +167,19 @@ func (s *JobStore) ListByObservable(ctx context.Context, observableID string, f 
 		scope = docstore.And(f, scope)
 	}
 	return s.Jobs(ctx, scope, p)
+}
+
+// CountRuleJobs counts the organisation's jobs made by a rule (by any rule when rule is "") since a time.
+func (s *JobStore) CountRuleJobs(ctx context.Context, org, rule string, since time.Time) (int64, error) {
+	r := docstore.Gt("rule", "")
+	if rule != "" {
+		r = docstore.Eq("rule", rule)
+	}
+	n, err := s.coll.Count(ctx, docstore.And(docstore.Eq(record.PathOrg, org), r, docstore.Gte("createdAt", docstore.Millis(since))))
+	if err != nil {
+		return 0, fmt.Errorf("count rule jobs: %w", err)
+	}
+	return n, nil
 }
 
 // Jobs lists jobs.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
@@ -156,6 +157,23 @@ func TestPlans(t *testing.T) {
 		{name: "all organisations", coll: "organisations", filter: all, allowScan: true},
 		{name: "templates of an organisation", coll: "caseTemplates", filter: scoped(all, org)},
 		{name: "template by name", coll: "caseTemplates", filter: docstore.And(org, docstore.Eq("name", "tpl7"))},
+		// analyzer sets: /api/automation/set, by name
+		{name: "analyzer sets of an organisation", coll: "analyzerSets", filter: scoped(all, org)},
+		{name: "analyzer set by name", coll: "analyzerSets", filter: docstore.And(org, docstore.Eq("name", "set7")), unsorted: true},
+		// rules: the organisation's list, the enabled rules of an event, a rule's history, the unfinished firings,
+		// the budget's count of a rule's jobs
+		{name: "rules of an organisation", coll: "rules", filter: scoped(all, org)},
+		{name: "enabled rules of an event", coll: "rules", filter: docstore.And(org, docstore.Eq("event", "observableCreated"), docstore.Eq("enabled", true)),
+			unsorted: true, index: "rules_organisation_event_enabled"},
+		{name: "history of a rule", coll: "firings", filter: scoped(all, org, docstore.Eq("rule", "r7")), sort: docstore.Sort("-date"),
+			index: "firings_organisation_rule_date"},
+		{name: "held firings", coll: "firings", filter: docstore.Eq("status", "Held"), sort: docstore.Sort("date"), index: "firings_status_date"},
+		{name: "jobs of a rule in the last hour", coll: "jobs", filter: docstore.And(org, docstore.Eq("rule", "r7"), docstore.Gte("createdAt", 5)),
+			unsorted: true, index: "jobs_organisation_rule_createdAt"},
+		// bulk runs: the recent equal job of an observable
+		{name: "recent equal job", coll: "jobs", filter: scoped(docstore.And(docstore.Eq("analysisId", "a"), docstore.Eq("analyzerName", "Echo"),
+			docstore.Gte("createdAt", 5), docstore.Not(docstore.Eq("status", "Failure"))), org, docstore.Eq(connector.PathObservableID, "o7")),
+			sort: docstore.Sort("-startDate"), index: "jobs_observable_organisation_startDate"},
 		{name: "custom fields", coll: "customFields", filter: all, allowScan: true},
 		{name: "custom field by name", coll: "customFields", filter: docstore.Eq("name", "field7")},
 		{name: "pending of a server", coll: "pending", filter: docstore.Eq("server", "s1"), unsorted: true},
@@ -273,6 +291,12 @@ func fill(t *testing.T, db *docstore.DB, colls map[string]*docstore.Collection) 
 		docs["organisations"] = append(docs["organisations"], orgDoc{ID: fmt.Sprintf("org%d", i+1), CreatedAt: at.UnixMilli()})
 		docs["caseTemplates"] = append(docs["caseTemplates"], toTemplateDoc(template.Template{ID: fmt.Sprintf("tp%d", i),
 			Org: org, Name: fmt.Sprintf("tpl%d", i), Meta: record.Meta{CreatedAt: at}}))
+		docs["rules"] = append(docs["rules"], toRuleDoc(automation.Rule{ID: fmt.Sprintf("r%d", i), Org: org, Name: fmt.Sprintf("rule%d", i),
+			Enabled: i%2 == 0, Event: []string{"observableCreated", "caseCreated"}[i%2], Meta: record.Meta{CreatedAt: at}}))
+		docs["firings"] = append(docs["firings"], toFiringDoc(automation.Firing{ID: fmt.Sprintf("f%d", i), Org: org, Rule: fmt.Sprintf("r%d", i%50),
+			Status: []string{"Fired", "SkippedByCondition", "Held"}[i%3], Date: at}))
+		sd, _ := toSetDoc(automation.Set{ID: fmt.Sprintf("as%d", i), Org: org, Name: fmt.Sprintf("set%d", i), Meta: record.Meta{CreatedAt: at}})
+		docs["analyzerSets"] = append(docs["analyzerSets"], sd)
 		docs["customFields"] = append(docs["customFields"], customFieldDoc{ID: fmt.Sprintf("cf%d", i),
 			Name: fmt.Sprintf("field%d", i), Type: "string", Options: options0(nil), CreatedAt: at.UnixMilli()})
 		ev, err := trail.Insertions([]events.Event{{ID: fmt.Sprintf("ev%d", i), Operation: "Update", ObjectType: "case",

@@ -152,7 +152,7 @@ func decodeValue(raw json.RawMessage) any {
 func Specs() []docstore.Spec {
 	return []docstore.Spec{orgSpec, userSpec, apiKeySpec, counterSpec, caseSpec, taskSpec, logSpec, templateSpec,
 		customFieldSpec, observableSpec, grantSpec, alertSpec, jobSpec, actionSpec, pendingSpec, auditSpec, endpointSpec,
-		deliverySpec}
+		deliverySpec, setSpec, ruleSpec, firingSpec, cursorSpec}
 }
 
 // Collection opens the collection name of db with its declared spec (a bare one for a name no store declares).

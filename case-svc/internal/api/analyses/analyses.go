@@ -396,6 +396,8 @@ type JobResponse struct {
 	Report             map[string]any `json:"report"`
 	ObservableID       string         `json:"observableId"`
 	CaseID             string         `json:"caseId"`
+	AlertID            string         `json:"alertId,omitempty"` // the observable's alert (bulk runs and rules)
+	Rule               string         `json:"rule,omitempty"`    // the automation rule that made the job
 	Message            string         `json:"message,omitempty"` // why a Waiting job has not reached its server
 }
 
@@ -405,5 +407,5 @@ func JobJSON(j connector.Job) JobResponse {
 		AnalyzerName: j.AnalyzerName, AnalyzerDefinition: j.AnalyzerDefinition, Status: j.Status,
 		StartDate: route.NullMillis(j.StartDate), EndDate: route.NullMillis(j.EndDate), AnalysisID: j.AnalysisID,
 		AnalysisJobID: j.AnalysisJobID, CortexID: j.AnalysisID, CortexJobID: j.AnalysisJobID, Report: j.Report, ObservableID: j.ObservableID, CaseID: j.CaseID,
-		Message: j.Message}
+		AlertID: j.AlertID, Rule: j.Rule, Message: j.Message}
 }
