@@ -41,7 +41,9 @@ type Job struct {
 type jobKey struct{}
 
 // WithJob returns ctx carrying job.
-func WithJob(ctx context.Context, job Job) context.Context { return context.WithValue(ctx, jobKey{}, job) }
+func WithJob(ctx context.Context, job Job) context.Context {
+	return context.WithValue(ctx, jobKey{}, job)
+}
 
 // JobFrom returns the job WithJob put in ctx.
 func JobFrom(ctx context.Context) (Job, bool) {
@@ -60,8 +62,8 @@ type Options struct {
 	// job.runner's order decides (KubernetesFirst).
 	Kubernetes      Runner
 	KubernetesFirst bool
-	Files   analysis.FileStore  // where observables' files are read (needed for file observables)
-	Log     *slog.Logger
+	Files           analysis.FileStore // where observables' files are read (needed for file observables)
+	Log             *slog.Logger
 }
 
 // Executors resolves definitions to the executor of their jobs. It is safe for concurrent use.

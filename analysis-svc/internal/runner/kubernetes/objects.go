@@ -56,7 +56,7 @@ type PodFailurePolicy struct {
 
 // PodFailurePolicyRule is batch/v1 PodFailurePolicyRule (exit-code rules only).
 type PodFailurePolicyRule struct {
-	Action      string                         `json:"action"`
+	Action      string                       `json:"action"`
 	OnExitCodes *PodFailurePolicyOnExitCodes `json:"onExitCodes,omitempty"`
 }
 
