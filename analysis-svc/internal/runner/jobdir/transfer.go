@@ -162,6 +162,10 @@ func UnpackOutput(r io.Reader, dir string, lim OutputLimits, access FolderAccess
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			// The rest of the stream (the end-of-archive blocks): a read error there is a cut upload.
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return fmt.Errorf("%w: malformed stream: %w", ErrUploadRefused, err)
+			}
 			return nil
 		}
 		if err != nil {
@@ -189,6 +193,10 @@ func UnpackOutput(r io.Reader, dir string, lim OutputLimits, access FolderAccess
 		if err := writeEntry(root, h.Name, tr, access.FileMode()); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return refuse("entry %q appears twice", h.Name)
+			}
+			root.Remove(h.Name) // written in part
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("%w: malformed stream: %w", ErrUploadRefused, err)
 			}
 			return err
 		}
