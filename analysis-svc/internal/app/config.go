@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -80,10 +81,11 @@ type KubernetesConfig struct {
 	// JobioImage is the analysis-svc image the pods' jobio containers run (JobioCommand: its binary).
 	JobioImage   string `mapstructure:"jobio_image"`
 	JobioCommand string `mapstructure:"jobio_command"`
-	// CallbackListen is the callback listener's address; CallbackURL is how the pods reach it
-	// (http://$(POD_IP):9002 with the downward API).
+	// CallbackListen is the callback listener's address; CallbackURL is how the pods reach it, by default
+	// http://<PodIP>:<CallbackListen's port> (PodIP from the downward API).
 	CallbackListen string `mapstructure:"callback_listen"`
 	CallbackURL    string `mapstructure:"callback_url"`
+	PodIP          string `mapstructure:"pod_ip"`
 	Server         string // the openir.io/server label: one value per analysis-svc deployment
 	// PodName, PodUID and PodNamespace name this replica's pod (downward API): the Jobs' owner label, and
 	// their owner reference when they share the pod's namespace.
@@ -169,6 +171,7 @@ var ownDefaults = map[string]any{
 	"job.kubernetes.callback_listen": ":9002",
 	"job.kubernetes.callback_url":    "",
 	"job.kubernetes.server":          "analysis-svc",
+	"job.kubernetes.pod_ip":          "",
 	"job.kubernetes.pod_name":        "",
 	"job.kubernetes.pod_uid":         "",
 	"job.kubernetes.pod_namespace":   "",
@@ -260,8 +263,8 @@ func (k KubernetesConfig) check() error {
 	if k.JobioImage == "" {
 		return errors.New("jobio_image: the analysis-svc image is needed (the pods' jobio containers run it)")
 	}
-	if k.CallbackURL == "" {
-		return errors.New("callback_url: needed: how the job pods reach this replica (http://$(POD_IP):9002)")
+	if _, err := k.Callback(); err != nil {
+		return err
 	}
 	if _, err := k.Settings(); err != nil {
 		return err
@@ -272,6 +275,21 @@ func (k KubernetesConfig) check() error {
 		}
 	}
 	return nil
+}
+
+// Callback is the callback listener's URL as job pods reach it: callback_url, else http://<pod_ip>:<port>.
+func (k KubernetesConfig) Callback() (string, error) {
+	if k.CallbackURL != "" {
+		return k.CallbackURL, nil
+	}
+	_, port, err := net.SplitHostPort(k.CallbackListen)
+	if err != nil {
+		return "", fmt.Errorf("callback_listen: %w", err)
+	}
+	if k.PodIP == "" {
+		return "", errors.New("callback_url: needed (how the job pods reach this replica), or pod_ip from the downward API")
+	}
+	return "http://" + net.JoinHostPort(k.PodIP, port), nil
 }
 
 // Settings are the runner's settings of s.

@@ -124,6 +124,7 @@ func TestConfig_Kubernetes(t *testing.T) {
 	for _, c := range []struct{ yaml, err string }{
 		{"job:\n  runner: [kubernetes]\n", "job.kubernetes.jobio_image"},
 		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i}\n", "job.kubernetes.callback_url"},
+		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, pod_ip: 10.1.2.3, callback_listen: nope}\n", "job.kubernetes.callback_listen"},
 		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, callback_url: u, pull_policy: Sometimes}\n", "job.kubernetes.pull_policy"},
 		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, callback_url: u, node_selector: [pool]}\n", "job.kubernetes.node_selector"},
 		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, callback_url: u, run_as_user: root}\n", "job.kubernetes.run_as_user"},
@@ -141,7 +142,7 @@ func TestConfig_Kubernetes(t *testing.T) {
 
 	t.Setenv("ANALYSIS_JOB_RUNNER", "kubernetes")
 	t.Setenv("ANALYSIS_JOB_KUBERNETES_JOBIO_IMAGE", "img")
-	t.Setenv("ANALYSIS_JOB_KUBERNETES_CALLBACK_URL", "http://1.2.3.4:9002")
+	t.Setenv("ANALYSIS_JOB_KUBERNETES_POD_IP", "10.1.2.3")
 	t.Setenv("ANALYSIS_JOB_KUBERNETES_NODE_SELECTOR", "pool=analyzers,disk=ssd")
 	t.Setenv("ANALYSIS_JOB_KUBERNETES_TOLERATIONS", `[{"key":"dedicated","operator":"Exists"}]`)
 	cfg, err = Load(nil, io.Discard)
@@ -151,5 +152,8 @@ func TestConfig_Kubernetes(t *testing.T) {
 	s, err = cfg.Job.Kubernetes.Settings()
 	if err != nil || s.NodeSelector["disk"] != "ssd" || len(s.Tolerations) != 1 || s.Tolerations[0].Operator != "Exists" {
 		t.Fatalf("env: %+v, %v", s, err)
+	}
+	if u, err := cfg.Job.Kubernetes.Callback(); err != nil || u != "http://10.1.2.3:9002" {
+		t.Fatalf("callback from the pod IP: %q, %v", u, err)
 	}
 }

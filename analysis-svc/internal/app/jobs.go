@@ -165,8 +165,12 @@ func (a *App) kubernetesRunner(ctx context.Context, access jobdir.FolderAccess) 
 	if err != nil {
 		return nil, fmt.Errorf("job.max_file: %w", err)
 	}
+	callback, err := k.Callback()
+	if err != nil {
+		return nil, fmt.Errorf("job.kubernetes.%w", err)
+	}
 	opts := kubernetes.Options{Client: client, Settings: settings, Profiles: profiles, Server: k.Server,
-		JobioImage: k.JobioImage, JobioCommand: k.JobioCommand, CallbackURL: k.CallbackURL,
+		JobioImage: k.JobioImage, JobioCommand: k.JobioCommand, CallbackURL: callback,
 		DeadlineMargin: k.DeadlineMargin, TTL: k.TTL, MaxFile: maxFile, Access: access, Log: a.Log}
 	if k.PodName != "" {
 		opts.Owner = k.PodName + "." + strings.ToLower(rand.Text()[:8])
@@ -188,7 +192,7 @@ func (a *App) kubernetesRunner(ctx context.Context, access jobdir.FolderAccess) 
 		return nil, fmt.Errorf("job.kubernetes.callback_listen: %w", err)
 	}
 	a.kubernetes, a.callbackListener = r, l
-	a.Log.Info("kubernetes runner ready", "namespace", settings.Namespace, "callback", k.CallbackURL, "owner", r.Owner())
+	a.Log.Info("kubernetes runner ready", "namespace", settings.Namespace, "callback", callback, "owner", r.Owner())
 	return r, nil
 }
 
