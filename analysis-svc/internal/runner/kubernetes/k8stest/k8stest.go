@@ -27,6 +27,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Cluster is a running control plane with one fakelet node.
@@ -35,7 +37,7 @@ type Cluster struct {
 	AdminToken string // system:masters
 	Namespace  string // where the fakelet runs pods (PSA baseline enforced, restricted warned)
 	// RunnerToken authenticates as system:serviceaccount:<Namespace>:analysis-svc, which has only the
-	// Role of deploy/k8s (jobs, pods, pods/log, events in Namespace).
+	// Role of deploy/k8s/kubernetes-runner (jobs, pods, pods/log, events in Namespace).
 	RunnerToken string
 	Dir         string // the cluster's files; Kubeconfig(token) writes there
 	procs       []*proc
@@ -181,45 +183,87 @@ func Start(ctx context.Context, bin, dir, namespace string) (c *Cluster, err err
 	}
 }
 
-// setup creates the namespace, the runner's service account, Role and RoleBinding, and the workers'
-// service account.
+// setup creates the objects of deploy/k8s/kubernetes-runner (the jobs namespace with its Pod Security labels,
+// the service accounts, the runner's Role and RoleBinding, the LimitRange and ResourceQuota, the network
+// policies), with both namespaces it names (openir-analysis-jobs and openir) renamed to Namespace: the API
+// server validates the manifests as they are shipped, and the tests run as the account they give rights to.
 func (c *Cluster) setup(ctx context.Context) error {
-	ns := c.Namespace
-	objs := []struct {
-		path string
-		body any
-	}{
-		{"/api/v1/namespaces", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns,
-			"labels": map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}}}},
-		{"/api/v1/namespaces/" + ns + "/serviceaccounts", map[string]any{"apiVersion": "v1", "kind": "ServiceAccount",
-			"metadata": map[string]any{"name": ServiceAccount}}},
-		{"/api/v1/namespaces/" + ns + "/serviceaccounts", map[string]any{"apiVersion": "v1", "kind": "ServiceAccount",
-			"metadata": map[string]any{"name": "analysis-job"}, "automountServiceAccountToken": false}},
-		{"/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/roles", RunnerRole(ns)},
-		{"/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings", map[string]any{
-			"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-			"metadata": map[string]any{"name": "analysis-svc-job-runner"},
-			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "analysis-svc-job-runner"},
-			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": ServiceAccount, "namespace": ns}}}},
+	root, err := RepoRoot()
+	if err != nil {
+		return err
 	}
-	for _, o := range objs {
-		if err := c.Do(ctx, c.AdminToken, http.MethodPost, o.path, o.body, nil); err != nil {
+	dir := filepath.Join(root, "deploy", "k8s", "kubernetes-runner")
+	for _, file := range []string{"namespace.yaml", "rbac.yaml", "limits.yaml", "networkpolicy.yaml", "networkpolicy-openir.yaml"} {
+		raw, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
 			return err
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(raw))
+		for {
+			var obj map[string]any
+			if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			if obj == nil {
+				continue
+			}
+			obj = renameNamespaces(obj, c.Namespace).(map[string]any)
+			path, err := collectionPath(obj, c.Namespace)
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			if err := c.Do(ctx, c.AdminToken, http.MethodPost, path, obj, nil); err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
 		}
 	}
 	return nil
 }
 
-// RunnerRole is the Role deploy/k8s gives analysis-svc in the jobs namespace.
-func RunnerRole(ns string) map[string]any {
-	return map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-		"metadata": map[string]any{"name": "analysis-svc-job-runner", "namespace": ns},
-		"rules": []any{
-			map[string]any{"apiGroups": []string{"batch"}, "resources": []string{"jobs"}, "verbs": []string{"create", "get", "list", "watch", "delete"}},
-			map[string]any{"apiGroups": []string{""}, "resources": []string{"pods"}, "verbs": []string{"get", "list", "watch"}},
-			map[string]any{"apiGroups": []string{""}, "resources": []string{"pods/log"}, "verbs": []string{"get"}},
-			map[string]any{"apiGroups": []string{""}, "resources": []string{"events"}, "verbs": []string{"list", "watch"}},
-		}}
+// renameNamespaces replaces the namespace names of deploy/k8s/kubernetes-runner with ns, wherever they appear.
+func renameNamespaces(v any, ns string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = renameNamespaces(e, ns)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = renameNamespaces(e, ns)
+		}
+		return x
+	case string:
+		if x == "openir" || x == "openir-analysis-jobs" {
+			return ns
+		}
+	}
+	return v
+}
+
+// collectionPath is where an object of deploy/k8s/kubernetes-runner is created.
+func collectionPath(obj map[string]any, ns string) (string, error) {
+	kind, _ := obj["kind"].(string)
+	base := "/api/v1/namespaces/" + ns + "/"
+	switch kind {
+	case "Namespace":
+		return "/api/v1/namespaces", nil
+	case "ServiceAccount":
+		return base + "serviceaccounts", nil
+	case "LimitRange":
+		return base + "limitranges", nil
+	case "ResourceQuota":
+		return base + "resourcequotas", nil
+	case "Role":
+		return "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/roles", nil
+	case "RoleBinding":
+		return "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings", nil
+	case "NetworkPolicy":
+		return "/apis/networking.k8s.io/v1/namespaces/" + ns + "/networkpolicies", nil
+	}
+	return "", fmt.Errorf("no path known for a %s", kind)
 }
 
 // Kubeconfig writes a kubeconfig for token (namespace ns) and returns its path.
