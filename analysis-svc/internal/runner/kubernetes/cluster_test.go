@@ -580,3 +580,51 @@ func checkStoredJob(t *testing.T, job Job, jobID string) {
 		}
 	}
 }
+
+// The sweep of a restarted process deletes the Jobs its earlier process left (same host, other suffix) and
+// leaves those of other replicas; the run whose Job was swept away fails with that reason.
+func TestCluster_SweepDeletesEarlierProcessJobs(t *testing.T) {
+	c := needCluster(t)
+	old := newRunner(t, c, "pod-1.oldproc", Settings{})
+	other := newRunner(t, c, "pod-2.proc", Settings{})
+	restarted := newRunner(t, c, "pod-1.newproc", Settings{})
+	release := make(chan struct{})
+	hold := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer hold.Close()
+	in := analysis.RunInput{Data: "hold", DataType: "ip", Config: map[string]any{"release_url": hold.URL}}
+	type result struct {
+		out analysis.RunOutput
+		err error
+	}
+	start := func(r *Runner, id string) chan result {
+		ch := make(chan result, 1)
+		go func() {
+			out, _, err := run(t, r, analyzerDef(images.analyzer), id, in, 3*time.Minute)
+			ch <- result{out, err}
+		}()
+		waitWorkerRunning(t, c, JobName(analysis.KindAnalyzer, id, 1))
+		return ch
+	}
+	oldDone := start(old, "job-of-old-process")
+	otherDone := start(other, "job-of-other-replica")
+
+	n, err := restarted.Sweep(t.Context())
+	if err != nil || n != 1 {
+		t.Fatalf("sweep: deleted %d, %v", n, err)
+	}
+	got := <-oldDone
+	if got.err != nil || got.out.Success || !strings.Contains(got.out.ErrorMessage, "was deleted before it finished") {
+		t.Fatalf("the swept run: %+v", got)
+	}
+	close(release)
+	if got := <-otherDone; got.err != nil || !got.out.Success {
+		t.Fatalf("the other replica's run: %+v", got)
+	}
+	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-of-old-process", 1))
+}
