@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
@@ -266,5 +267,48 @@ func TestCallbacks(t *testing.T) {
 	run2.close()
 	if code := do("GET", CallbackPath+"an-x-2/input", in2, nil); code != 401 {
 		t.Errorf("a token of an ended run worked: %d", code)
+	}
+}
+
+// The reasons a pod cannot start, as the kubelet and the scheduler report them (the fakelet only reports
+// image errors: the others are read from the pod status here).
+func TestStartProblem(t *testing.T) {
+	r := &Runner{opts: Options{Log: slog.New(slog.DiscardHandler)}}
+	spec := PodSpec{InitContainers: []Container{{Name: FetchContainer, Image: "jobio:1"}}, Containers: []Container{{Name: WorkerContainer, Image: "img:1"}}}
+	waiting := func(name, reason string) Pod {
+		st := ContainerStatus{Name: name, State: ContainerState{Waiting: &ContainerStateWaiting{Reason: reason, Message: "details"}}}
+		p := Pod{Spec: spec, Status: PodStatus{Phase: "Pending"}}
+		if name == WorkerContainer {
+			p.Status.ContainerStatuses = []ContainerStatus{st}
+		} else {
+			p.Status.InitContainerStatuses = []ContainerStatus{st}
+		}
+		return p
+	}
+	unschedulable := Pod{Spec: spec, Status: PodStatus{Phase: "Pending", Conditions: []Condition{{Type: "PodScheduled", Status: "False",
+		Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient memory."}}}}
+	const early, late, limit = time.Second, 10 * time.Minute, 5 * time.Minute
+	for _, c := range []struct {
+		pods    []Pod
+		pending time.Duration
+		want    string
+	}{
+		{[]Pod{waiting(WorkerContainer, "ImagePullBackOff")}, early, "The worker's image img:1 could not be pulled (ImagePullBackOff)."},
+		{[]Pod{waiting(WorkerContainer, "InvalidImageName")}, early, "The worker's image img:1 could not be pulled (InvalidImageName)."},
+		{[]Pod{waiting(FetchContainer, "ImagePullBackOff")}, early, "The jobio image (job.kubernetes.jobio_image) jobio:1 could not be pulled (ImagePullBackOff)."},
+		{[]Pod{waiting(WorkerContainer, "ErrImagePull")}, early, ""},
+		{[]Pod{waiting(WorkerContainer, "ErrImagePull")}, late, "The worker's image img:1 could not be pulled (ErrImagePull)."},
+		{[]Pod{waiting(WorkerContainer, "CreateContainerConfigError")}, early, "The container worker of the worker's pod could not be created (CreateContainerConfigError)."},
+		{[]Pod{waiting(WorkerContainer, "ContainerCreating")}, early, ""},
+		{[]Pod{unschedulable}, early, ""},
+		{[]Pod{unschedulable}, late, "The worker's pod could not be scheduled within 5m0s: 0/3 nodes are available: 3 Insufficient memory."},
+		{[]Pod{{Spec: spec, Status: PodStatus{Phase: "Pending"}}}, late, "The worker's pod did not start within 5m0s."},
+		{[]Pod{{Spec: spec, Status: PodStatus{Phase: "Running"}}}, late, ""},
+		{nil, early, ""},
+		{nil, late, "The Kubernetes Job made no pod within 5m0s."},
+	} {
+		if got := r.startProblem(c.pods, c.pending, limit); got != c.want {
+			t.Errorf("%+v after %s: got %q, want %q", c.pods, c.pending, got, c.want)
+		}
 	}
 }
