@@ -628,3 +628,54 @@ func TestCluster_SweepDeletesEarlierProcessJobs(t *testing.T) {
 	}
 	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-of-old-process", 1))
 }
+
+// The kustomize overlays of deploy/k8s and the kubernetes runner's manifests, as kubectl renders them, pass a
+// server-side dry run on the test API server (validation, defaulting, admission): a manifest the API server
+// would refuse fails here. Their namespaces are created for real first (a dry-run namespace does not exist
+// for the objects in it).
+func TestCluster_ManifestsPassServerDryRun(t *testing.T) {
+	c := needCluster(t)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("kubectl is needed to render and apply the overlays")
+		}
+		t.Skip("kubectl is not installed")
+	}
+	root, err := k8stest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := c.Kubeconfig("admin", c.AdminToken, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{filepath.Join(root, "deploy", "k8s", "kubernetes-runner")}
+	overlays, _ := filepath.Glob(filepath.Join(root, "deploy", "k8s", "overlays", "*", "kustomization.yaml"))
+	for _, o := range overlays {
+		dirs = append(dirs, filepath.Dir(o))
+	}
+	if len(dirs) < 3 {
+		t.Fatalf("overlays not found: %v", dirs)
+	}
+	for _, dir := range dirs {
+		rendered, err := exec.Command(kubectl, "kustomize", dir).Output()
+		if err != nil {
+			t.Fatalf("kubectl kustomize %s: %v", dir, err)
+		}
+		for _, ns := range []string{"openir", "openir-dev", "openir-analysis-jobs"} {
+			if strings.Contains(string(rendered), "namespace: "+ns+"\n") {
+				c.Do(t.Context(), c.AdminToken, http.MethodPost, "/api/v1/namespaces",
+					map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}, nil) // may exist
+			}
+		}
+		cmd := exec.Command(kubectl, "--kubeconfig", kc, "apply", "--dry-run=server", "-f", "-")
+		cmd.Stdin = strings.NewReader(string(rendered))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: the API server refused: %v\n%s", filepath.Base(dir), err, out)
+			continue
+		}
+		t.Logf("%s: %d objects pass", filepath.Base(dir), strings.Count(string(out), "(server dry run)"))
+	}
+}
