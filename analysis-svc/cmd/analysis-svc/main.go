@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/openir/platform/analysis-svc/internal/app"
+	"github.com/openir/platform/analysis-svc/internal/runner/kubernetes/jobio"
 	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/dbcmd"
 	"github.com/openir/platform/pkg/docstore"
@@ -23,6 +24,8 @@ func main() {
 	var err error
 	if args := os.Args[1:]; dbcmd.Is(args) { // backup, migrate
 		err = dbcmd.Run(ctx, "analysis-svc", args, databaseConfig, store.Specs(), os.Stdout)
+	} else if len(args) > 0 && args[0] == "jobio" { // inside a kubernetes runner's pod: SIGTERM ends ctx
+		err = jobio.Main(ctx, args[1:], os.Stderr)
 	} else {
 		err = run(ctx, args, os.Stdout)
 	}

@@ -210,7 +210,7 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, re
 		timeout = time.Duration(m * float64(time.Minute))
 	}
 	started = true
-	out, folder, err := def.executor.Execute(ctx, Execution{JobID: j.ID, Input: in, File: j.Attachment, Timeout: timeout})
+	out, folder, err := def.executor.Execute(ctx, Execution{JobID: j.ID, Attempt: j.Attempts, Organization: j.Organization, Input: in, File: j.Attachment, Timeout: timeout})
 	if err != nil {
 		if e := (*ExecError)(nil); errors.As(err, &e) {
 			return failOn(e.Err, e.Message)

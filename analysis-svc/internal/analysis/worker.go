@@ -123,10 +123,14 @@ type Executors interface {
 
 // Execution is one job as its definition's Executor runs it.
 type Execution struct {
-	JobID   string // names the job folder
-	Input   RunInput
-	File    *Attachment   // the observable's file (file observables)
-	Timeout time.Duration // from the start of the worker
+	JobID string // names the job folder
+	// Attempt is the job's claim count (1 for the first run; a refunded claim reuses its number) and
+	// Organization the job's: the kubernetes runner names and labels the attempt's Kubernetes Job with them.
+	Attempt      int
+	Organization string
+	Input        RunInput
+	File         *Attachment   // the observable's file (file observables)
+	Timeout      time.Duration // from the start of the worker
 }
 
 // ExecError is an Executor's failure to prepare a job (its folder, the observable's file) or to start its

@@ -6,7 +6,6 @@ package api_test
 // ui.js would send to the route they name.
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -23,28 +22,11 @@ import (
 	wt "github.com/openir/platform/pkg/webui/webuitest"
 )
 
-// page GETs a page with the client's credentials (a key, or the session cookie of its jar) and returns its
-// status, headers and body; redirects are not followed.
+// page GETs a page with the client's credentials (a key, or the session cookie of its jar); redirects are
+// not followed.
 func (c *client) page(t testing.TB, path string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, c.e.srv.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Key)
-	}
-	hc := &http.Client{Jar: c.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.StatusCode, res.Header, string(b)
+	return wt.Get(t, c.e.srv.URL+path, c.Key, c.Jar)
 }
 
 // wantPage GETs a page, wants the status, checks its headers and markup and returns the parsed document.

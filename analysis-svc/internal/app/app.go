@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -18,6 +19,7 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/analysis-svc/internal/jobevent"
 	"github.com/openir/platform/analysis-svc/internal/runner"
+	"github.com/openir/platform/analysis-svc/internal/runner/kubernetes"
 	"github.com/openir/platform/analysis-svc/internal/store"
 	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/conf"
@@ -69,6 +71,9 @@ type App struct {
 	Files       *store.FileStore
 	// Bootstrapped is true when New created the superadmin of bootstrap.*.
 	Bootstrapped bool
+	// kubernetes is the kubernetes runner when job.runner enables it, with its callback listener.
+	kubernetes       *kubernetes.Runner
+	callbackListener net.Listener
 }
 
 // New builds analysis-svc from cfg: it opens the database (unless opts.DB), makes sure of the superadmin of
@@ -158,6 +163,15 @@ func (a *App) eventBus(ctx context.Context, opts Options) (*events.Bus, error) {
 	return events.NewBus(l, hooks, a.Keys, events.NewMetrics("analysis", "job"), ecfg, time.Now), nil
 }
 
+// Close stops the background work and closes the database (conf.Base) and the kubernetes runner's callback
+// listener.
+func (a *App) Close(ctx context.Context) {
+	a.Base.Close(ctx)
+	if a.callbackListener != nil {
+		a.callbackListener.Close()
+	}
+}
+
 // Start runs the background work until Close: the job workers until ctx ends (their running jobs go back to
 // the queue and long polls answer while the HTTP server drains), and the job events' streams, webhook sender
 // and repair, stopped after the workers.
@@ -168,6 +182,7 @@ func (a *App) Start(ctx context.Context) {
 
 // StartJobs runs the job workers until ctx ends, Close, or the returned stop, which waits for them.
 func (a *App) StartJobs(ctx context.Context) (stop func()) {
+	a.startKubernetes(ctx)
 	return a.Go(ctx, func(ctx context.Context) {
 		a.Runners.RemoveStale() // the job folders a dead instance left behind
 		_ = a.Jobs.Run(ctx)

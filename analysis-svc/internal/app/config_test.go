@@ -73,3 +73,87 @@ func TestConfig_OrgMax(t *testing.T) {
 		t.Fatalf("negative: %v", err)
 	}
 }
+
+// job.kubernetes.*: settings and profiles from YAML, lists from the environment, and refusals naming the key.
+func TestConfig_Kubernetes(t *testing.T) {
+	yaml := `job:
+  runner: [kubernetes, process]
+  kubernetes:
+    jobio_image: openir/analysis-svc:1.0
+    callback_url: http://10.0.0.5:9002
+    namespace: analysis-jobs
+    pull_policy: Always
+    requests: {cpu: 100m, memory: 256Mi}
+    limits: {memory: 1Gi, ephemeral-storage: 2Gi}
+    node_selector: ["kubernetes.io/arch=amd64"]
+    labels: ["team=soc"]
+    tolerations:
+      - {key: dedicated, operator: Equal, value: analyzers, effect: NoSchedule}
+    run_as_user: "1000"
+    profiles:
+      - definitions: ["File_Info_*"]
+        runtime_class: gvisor
+        limits: {memory: 4Gi}
+      - organizations: [Acme]
+        namespace: acme-jobs
+`
+	f := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(f, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load([]string{"--config", f}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := cfg.Job.Kubernetes
+	s, err := k.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Namespace != "analysis-jobs" || s.PullPolicy != "Always" || s.Requests["cpu"] != "100m" || s.Limits["ephemeral-storage"] != "2Gi" ||
+		s.NodeSelector["kubernetes.io/arch"] != "amd64" || s.Labels["team"] != "soc" || len(s.Tolerations) != 1 ||
+		s.Tolerations[0].Value != "analyzers" || s.RunAsUser == nil || *s.RunAsUser != 1000 || s.RunAsGroup != nil ||
+		s.PendingTimeout.String() != "5m0s" || k.CallbackListen != ":9002" {
+		t.Fatalf("settings: %+v", s)
+	}
+	if len(k.Profiles) != 2 || k.Profiles[0].RuntimeClass != "gvisor" || k.Profiles[0].Limits["memory"] != "4Gi" ||
+		k.Profiles[1].Organizations[0] != "Acme" || k.Profiles[1].Namespace != "acme-jobs" || k.Profiles[1].RunAsUser != "" {
+		t.Fatalf("profiles: %+v", k.Profiles)
+	}
+
+	for _, c := range []struct{ yaml, err string }{
+		{"job:\n  runner: [kubernetes]\n", "job.kubernetes.jobio_image"},
+		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i}\n", "job.kubernetes.callback_url"},
+		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, pod_ip: 10.1.2.3, callback_listen: nope}\n", "job.kubernetes.callback_listen"},
+		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, callback_url: u, pull_policy: Sometimes}\n", "job.kubernetes.pull_policy"},
+		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, callback_url: u, node_selector: [pool]}\n", "job.kubernetes.node_selector"},
+		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, callback_url: u, run_as_user: root}\n", "job.kubernetes.run_as_user"},
+		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, callback_url: u, profiles: [{labels: [x]}]}\n", "job.kubernetes.profiles[0].labels"},
+		{"job:\n  runner: [kubernetes]\n  kubernetes: {jobio_image: i, callback_url: u, tolerations: [{operator: Maybe}]}\n", "job.kubernetes.tolerations[0].operator"},
+		{"job:\n  runner: [k8s]\n", "unknown runner"},
+	} {
+		if err := os.WriteFile(f, []byte(c.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load([]string{"--config", f}, io.Discard); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: err = %v, want %s", c.yaml, err, c.err)
+		}
+	}
+
+	t.Setenv("ANALYSIS_JOB_RUNNER", "kubernetes")
+	t.Setenv("ANALYSIS_JOB_KUBERNETES_JOBIO_IMAGE", "img")
+	t.Setenv("ANALYSIS_JOB_KUBERNETES_POD_IP", "10.1.2.3")
+	t.Setenv("ANALYSIS_JOB_KUBERNETES_NODE_SELECTOR", "pool=analyzers,disk=ssd")
+	t.Setenv("ANALYSIS_JOB_KUBERNETES_TOLERATIONS", `[{"key":"dedicated","operator":"Exists"}]`)
+	cfg, err = Load(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = cfg.Job.Kubernetes.Settings()
+	if err != nil || s.NodeSelector["disk"] != "ssd" || len(s.Tolerations) != 1 || s.Tolerations[0].Operator != "Exists" {
+		t.Fatalf("env: %+v, %v", s, err)
+	}
+	if u, err := cfg.Job.Kubernetes.Callback(); err != nil || u != "http://10.1.2.3:9002" {
+		t.Fatalf("callback from the pod IP: %q, %v", u, err)
+	}
+}

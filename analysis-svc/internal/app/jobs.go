@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/runner/catalog"
 	"github.com/openir/platform/analysis-svc/internal/runner/docker"
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
+	"github.com/openir/platform/analysis-svc/internal/runner/kubernetes"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
 	"github.com/openir/platform/analysis-svc/internal/store"
 )
@@ -103,12 +106,21 @@ func (a *App) runnerOptions(ctx context.Context) (runner.Options, error) {
 		log.Info("job folders are open to a group (job.directory_group, job.directory_mode)", "access", access.String())
 	}
 	o := runner.Options{Dir: cfg.Job.Directory, Access: access, Log: log}
+	dockerSeen := false
 	for _, r := range cfg.Job.Runner {
 		switch r {
+		case "kubernetes":
+			k, err := a.kubernetesRunner(ctx, access)
+			if err != nil {
+				log.Warn("job.runner includes kubernetes but the runner cannot start: kubernetes analyzers are disabled", "err", err)
+				continue
+			}
+			o.Kubernetes, o.KubernetesFirst = k, !dockerSeen
 		case "process":
 			o.Process = process.New(process.Options{Path: cfg.Job.Process.Path, Env: cfg.Job.Process.Env,
 				Access: access, Log: log})
 		case "docker":
+			dockerSeen = true
 			d := docker.New(docker.Options{Host: cfg.Job.Docker.Host, Network: cfg.Job.Docker.Network,
 				User: cfg.Job.Docker.User, Pull: docker.PullPolicy(cfg.Job.Docker.Pull), CertPath: cfg.Job.Docker.CertPath,
 				RegistryConfig: cfg.Job.Docker.RegistryConfig, Access: access, Log: log})
@@ -120,6 +132,103 @@ func (a *App) runnerOptions(ctx context.Context) (runner.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// kubernetesRunner builds the kubernetes runner of job.kubernetes.*, checks it with a server-side dry run of
+// a Job and opens its callback listener (StartJobs serves it).
+func (a *App) kubernetesRunner(ctx context.Context, access jobdir.FolderAccess) (*kubernetes.Runner, error) {
+	k := a.Config.Job.Kubernetes
+	var cc kubernetes.ClientConfig
+	var err error
+	if k.Kubeconfig != "" {
+		cc, err = kubernetes.LoadKubeconfig(k.Kubeconfig, k.Context)
+	} else {
+		cc, err = kubernetes.InClusterConfig()
+	}
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewClient(cc)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := k.Settings() // checked by Load
+	if err != nil {
+		return nil, err
+	}
+	var profiles []kubernetes.Profile
+	for _, p := range k.Profiles {
+		ps, err := p.Settings()
+		if err != nil {
+			return nil, err
+		}
+		profiles = append(profiles, kubernetes.Profile{Definitions: p.Definitions, Organizations: p.Organizations, Settings: ps})
+	}
+	maxFile, err := bytesize(a.Config.Job.MaxFile)
+	if err != nil {
+		return nil, fmt.Errorf("job.max_file: %w", err)
+	}
+	callback, err := k.Callback()
+	if err != nil {
+		return nil, fmt.Errorf("job.kubernetes.%w", err)
+	}
+	opts := kubernetes.Options{Client: client, Settings: settings, Profiles: profiles, Server: k.Server,
+		JobioImage: k.JobioImage, JobioCommand: k.JobioCommand, CallbackURL: callback,
+		DeadlineMargin: k.DeadlineMargin, TTL: k.TTL, MaxFile: maxFile, Access: access, Log: a.Log}
+	if k.PodName != "" {
+		opts.Owner = k.PodName + "." + strings.ToLower(rand.Text()[:8])
+		if k.PodUID != "" {
+			no := false
+			opts.OwnerPod = &kubernetes.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: k.PodName, UID: k.PodUID, BlockOwnerDeletion: &no}
+			opts.OwnerNamespace = k.PodNamespace
+		}
+	}
+	r, err := kubernetes.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Check(ctx); err != nil {
+		return nil, fmt.Errorf("a server-side dry run of a Job failed: %w", err)
+	}
+	l, err := net.Listen("tcp", k.CallbackListen)
+	if err != nil {
+		return nil, fmt.Errorf("job.kubernetes.callback_listen: %w", err)
+	}
+	a.kubernetes, a.callbackListener = r, l
+	a.Log.Info("kubernetes runner ready", "namespace", settings.Namespace, "callback", callback, "owner", r.Owner())
+	return r, nil
+}
+
+// startKubernetes serves the kubernetes runner's callback listener and sweeps the Jobs of this host's
+// earlier processes, at start-up and every job.kubernetes.sweep_interval, until ctx ends.
+func (a *App) startKubernetes(ctx context.Context) {
+	if a.kubernetes == nil {
+		return
+	}
+	l := a.callbackListener
+	a.Go(ctx, func(ctx context.Context) {
+		if err := a.kubernetes.ServeCallbacks(ctx, l); err != nil {
+			a.Log.Error("the kubernetes runner's callback listener stopped", "err", err)
+		}
+	})
+	interval := a.Config.Job.Kubernetes.SweepInterval
+	if interval <= 0 {
+		interval = 5 * time.Minute
+	}
+	a.Go(ctx, func(ctx context.Context) {
+		for {
+			if n, err := a.kubernetes.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn("sweep the Kubernetes Jobs of earlier processes", "err", err)
+			} else if n > 0 {
+				a.Log.Info("deleted the Kubernetes Jobs of earlier processes", "count", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(interval):
+			}
+		}
+	})
 }
 
 // bytesize reads sizes such as 512K, 100M, 1G (powers of 1024) or a plain number of bytes.

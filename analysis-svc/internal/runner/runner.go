@@ -21,12 +21,34 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 )
 
-// Runner runs the jobs of the definitions of one family: process.Runner (Command) and docker.Runner
-// (DockerImage).
+// Runner runs the jobs of the definitions of one family: process.Runner (Command), docker.Runner and
+// kubernetes.Runner (DockerImage).
 type Runner interface {
 	// Run executes the worker on in. dir is a private folder the runner may use for the job; it is removed
 	// by the caller. Output file artifacts must be left inside dir.
 	Run(ctx context.Context, def analysis.Definition, in analysis.RunInput, dir string) (analysis.RunOutput, error)
+}
+
+// Job names the job a Runner's Run is for: the executor puts it in Run's context (JobFrom). The process and
+// docker runners do not need it; the kubernetes runner names the attempt's Kubernetes Job after it, so that
+// two replicas never run one attempt twice.
+type Job struct {
+	ID           string
+	Attempt      int // the job's claim count; 0 when unknown (a caller outside the job queue)
+	Organization string
+}
+
+type jobKey struct{}
+
+// WithJob returns ctx carrying job.
+func WithJob(ctx context.Context, job Job) context.Context {
+	return context.WithValue(ctx, jobKey{}, job)
+}
+
+// JobFrom returns the job WithJob put in ctx.
+func JobFrom(ctx context.Context) (Job, bool) {
+	j, ok := ctx.Value(jobKey{}).(Job)
+	return j, ok
 }
 
 // Options configures Executors. The zero value runs built-ins only, in job folders under the system temp
@@ -36,8 +58,12 @@ type Options struct {
 	Access  jobdir.FolderAccess // who else may read job folders (job.directory_group, job.directory_mode)
 	Process Runner              // runs Command definitions; nil = the process runner is not in job.runner
 	Docker  Runner              // runs DockerImage definitions; nil = not in job.runner, or no engine answers
-	Files   analysis.FileStore  // where observables' files are read (needed for file observables)
-	Log     *slog.Logger
+	// Kubernetes runs DockerImage definitions as Kubernetes Jobs; nil = not in job.runner. When both are set,
+	// job.runner's order decides (KubernetesFirst).
+	Kubernetes      Runner
+	KubernetesFirst bool
+	Files           analysis.FileStore // where observables' files are read (needed for file observables)
+	Log             *slog.Logger
 }
 
 // Executors resolves definitions to the executor of their jobs. It is safe for concurrent use.
@@ -74,14 +100,16 @@ func (e *Executors) resolve(def analysis.Definition) (analysis.Executor, string)
 		return &executor{opts: &e.opts, def: def}, ""
 	case def.Command != "" && e.opts.Process != nil:
 		return &executor{opts: &e.opts, def: def, runner: e.opts.Process}, ""
+	case def.DockerImage != "" && e.opts.Kubernetes != nil && (e.opts.KubernetesFirst || e.opts.Docker == nil):
+		return &executor{opts: &e.opts, def: def, runner: e.opts.Kubernetes}, ""
 	case def.DockerImage != "" && e.opts.Docker != nil:
 		return &executor{opts: &e.opts, def: def, runner: e.opts.Docker}, ""
 	case def.Command != "" && def.DockerImage != "":
-		return nil, "neither the process nor the docker runner is enabled (job.runner)"
+		return nil, "neither the process nor the docker or kubernetes runner is enabled (job.runner)"
 	case def.Command != "":
 		return nil, "a command definition needs the process runner (job.runner)"
 	default:
-		return nil, "a dockerImage definition needs the docker runner (job.runner) and a Docker engine that answers"
+		return nil, "a dockerImage definition needs the docker runner (job.runner) and a Docker engine that answers, or the kubernetes runner"
 	}
 }
 
@@ -128,6 +156,7 @@ func (x *executor) execute(ctx context.Context, run analysis.Execution, dir stri
 	}
 	tctx, cancel := context.WithTimeout(ctx, run.Timeout)
 	defer cancel()
+	tctx = WithJob(tctx, Job{ID: run.JobID, Attempt: run.Attempt, Organization: run.Organization})
 	out, err := x.runner.Run(tctx, x.def, in, filepath.Join(dir, "run"))
 	return out, startError(err)
 }

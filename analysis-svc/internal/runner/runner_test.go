@@ -19,10 +19,14 @@ import (
 )
 
 // family is a process or docker runner that records the job folder it was given.
-type family struct{ dir string }
+type family struct {
+	dir string
+	job runner.Job // the job the executor named in Run's context
+}
 
-func (f *family) Run(_ context.Context, def analysis.Definition, in analysis.RunInput, dir string) (analysis.RunOutput, error) {
+func (f *family) Run(ctx context.Context, def analysis.Definition, in analysis.RunInput, dir string) (analysis.RunOutput, error) {
 	f.dir = dir
+	f.job, _ = runner.JobFrom(ctx)
 	return analysis.RunOutput{Success: true, Full: map[string]any{"definition": def.ID, "data": in.Data}}, nil
 }
 
@@ -30,7 +34,7 @@ func (f *family) Run(_ context.Context, def analysis.Definition, in analysis.Run
 // runner is enabled; otherwise to none, with the reason a scan refuses it for.
 func TestExecutors_Resolve(t *testing.T) {
 	builtin := func(context.Context, analysis.RunInput) (analysis.RunOutput, error) { return analysis.RunOutput{}, nil }
-	process, docker := &family{}, &family{}
+	process, docker, kube := &family{}, &family{}, &family{}
 	for _, c := range []struct {
 		name      string
 		def       analysis.Definition
@@ -43,7 +47,10 @@ func TestExecutors_Resolve(t *testing.T) {
 		{"command without process", analysis.Definition{Command: "/x"}, runner.Options{Docker: docker}, "needs the process runner", nil},
 		{"image", analysis.Definition{DockerImage: "x"}, runner.Options{Process: process, Docker: docker}, "", docker},
 		{"image without docker", analysis.Definition{DockerImage: "x"}, runner.Options{Process: process}, "needs the docker runner", nil},
-		{"both, neither runner", analysis.Definition{Command: "/x", DockerImage: "x"}, runner.Options{}, "neither the process nor the docker runner", nil},
+		{"both, neither runner", analysis.Definition{Command: "/x", DockerImage: "x"}, runner.Options{}, "neither the process nor the docker or kubernetes runner", nil},
+		{"image, kubernetes only", analysis.Definition{DockerImage: "x"}, runner.Options{Kubernetes: kube}, "", kube},
+		{"image, docker listed first", analysis.Definition{DockerImage: "x"}, runner.Options{Docker: docker, Kubernetes: kube}, "", docker},
+		{"image, kubernetes listed first", analysis.Definition{DockerImage: "x"}, runner.Options{Docker: docker, Kubernetes: kube, KubernetesFirst: true}, "", kube},
 		{"both, docker only", analysis.Definition{Command: "/x", DockerImage: "x"}, runner.Options{Docker: docker}, "", docker},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,8 +64,9 @@ func TestExecutors_Resolve(t *testing.T) {
 			if x == nil {
 				return
 			}
-			process.dir, docker.dir = "", ""
-			out, folder, err := x.Execute(t.Context(), analysis.Execution{JobID: "j1", Input: analysis.RunInput{Data: "v"}, Timeout: time.Minute})
+			process.dir, docker.dir, kube.dir = "", "", ""
+			out, folder, err := x.Execute(t.Context(), analysis.Execution{JobID: "j1", Attempt: 2, Organization: "acme",
+				Input: analysis.RunInput{Data: "v"}, Timeout: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +74,10 @@ func TestExecutors_Resolve(t *testing.T) {
 			if c.ranFamily != nil && (c.ranFamily.dir != filepath.Join(folder, "run") || out.Full["definition"] != "Def_1_0") {
 				t.Errorf("the runner got folder %q (job folder %s), output %v", c.ranFamily.dir, folder, out)
 			}
-			if other := map[*family]*family{process: docker, docker: process}[c.ranFamily]; other != nil && other.dir != "" {
+			if c.ranFamily != nil && c.ranFamily.job != (runner.Job{ID: "j1", Attempt: 2, Organization: "acme"}) {
+				t.Errorf("the runner got the job %+v", c.ranFamily.job)
+			}
+			if other := map[*family]*family{process: docker, docker: kube, kube: docker}[c.ranFamily]; other != nil && other.dir != "" {
 				t.Errorf("the other runner ran too")
 			}
 		})

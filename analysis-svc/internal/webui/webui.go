@@ -17,7 +17,6 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/identity"
-	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
 	"github.com/openir/platform/pkg/webui"
@@ -66,7 +65,8 @@ func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	webui.Assets(e)
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, webui.Prefix+"/") })
 	e.GET(webui.Prefix+"/login", h.login)
-	page := func(path string, fn echo.HandlerFunc) { e.GET(webui.Prefix+path, h.authed(authn, fn)) }
+	// A page without a valid session goes to the login page with the page to come back to.
+	page := func(path string, fn echo.HandlerFunc) { e.GET(webui.Prefix+path, webui.Authed(fn, h.errorPage, authn)) }
 	page("", h.home)
 	page("/", h.home)
 	page("/counters", h.counters)
@@ -82,27 +82,6 @@ func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	}
 	page("/admin/organizations", h.adminOrgs)
 	page("/admin/catalog", h.adminCatalog)
-}
-
-const authedKey = "webui.authed"
-
-// authed runs a page behind the API's middleware: a refused credential leads to the login page (with the
-// page to come back to), any other error to an error page.
-func (h *Handler) authed(authn echo.MiddlewareFunc, fn echo.HandlerFunc) echo.HandlerFunc {
-	inner := authn(func(c echo.Context) error {
-		c.Set(authedKey, true)
-		return fn(c)
-	})
-	return func(c echo.Context) error {
-		err := inner(c)
-		if err == nil {
-			return nil
-		}
-		if authenticated, _ := c.Get(authedKey).(bool); !authenticated && apperr.KindOf(err) == apperr.Unauthenticated {
-			return webui.LoginRedirect(c)
-		}
-		return h.errorPage(c, err)
-	}
 }
 
 func caller(c echo.Context) identity.Caller { return web.Caller[identity.Caller](c) }
@@ -139,7 +118,7 @@ func (h *Handler) home(c echo.Context) error {
 // base is the layout's data for the caller: its login, organization and the top bar by role.
 func (h *Handler) base(c echo.Context, title string) webui.Page {
 	p := webui.Base(c, Service, title)
-	if ok, _ := c.Get(authedKey).(bool); !ok {
+	if !webui.Authenticated(c) {
 		return p
 	}
 	who := caller(c)

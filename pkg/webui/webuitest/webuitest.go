@@ -4,14 +4,41 @@
 package webuitest
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
 	"github.com/openir/platform/pkg/webui"
 )
+
+// Get GETs url with a Bearer key (when not "") or the session cookie of jar (may be nil) and returns the
+// status, headers and body; redirects are not followed (a page without a session answers the login page's).
+func Get(t testing.TB, url, key string, jar http.CookieJar) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	hc := &http.Client{Jar: jar, Timeout: time.Minute,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, res.Header, string(b)
+}
 
 // MaxPage is the budget of a page's HTML (the first load stays under 150 KB).
 const MaxPage = 150 << 10

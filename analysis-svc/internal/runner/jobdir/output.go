@@ -311,7 +311,7 @@ func checkArtifactFile(root *os.Root, name string) error {
 	if name == "" {
 		return errors.New("file artifact without a file")
 	}
-	if name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
+	if !plainName(name) {
 		return fmt.Errorf("file %q is not a name directly inside output/", name)
 	}
 	st, err := root.Lstat(name)
@@ -325,6 +325,12 @@ func checkArtifactFile(root *os.Root, name string) error {
 		return fmt.Errorf("file %q is not a regular file", name)
 	}
 	return nil
+}
+
+// plainName reports whether name names an entry directly inside a folder: not empty, ".", "..", and without a
+// separator or NUL.
+func plainName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
 }
 
 // decodeObject decodes a JSON document with numbers as json.Number; nil when it is not an object.

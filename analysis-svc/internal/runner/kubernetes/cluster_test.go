@@ -1,0 +1,681 @@
+package kubernetes
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
+	"github.com/openir/platform/analysis-svc/internal/runner/kubernetes/k8stest"
+	"github.com/openir/platform/pkg/apperr"
+)
+
+// These tests run the runner against a real kube-apiserver and kube-controller-manager with the fakelet
+// (package k8stest), as the analysis-svc service account limited by deploy/k8s's Role. The pods' containers
+// run on the local Docker engine from images built here: a worker speaking the public job-folder protocol
+// and the real analysis-svc binary for jobio.
+
+// analyzerSource is the worker image's program; its behaviour depends on the observable's data.
+const analyzerSource = `package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+func main() {
+	job := "/job"
+	if len(os.Args) > 1 {
+		job = os.Args[1]
+	}
+	raw, err := os.ReadFile(filepath.Join(job, "input", "input.json"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cannot read input:", err)
+		os.Exit(1)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(raw, &in); err != nil {
+		fmt.Fprintln(os.Stderr, "bad input:", err)
+		os.Exit(1)
+	}
+	write := func(out map[string]any) {
+		b, _ := json.Marshal(out)
+		if err := os.WriteFile(filepath.Join(job, "output", "output.json"), b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	switch in["data"] {
+	case "silent":
+		fmt.Println("stdout line")
+		fmt.Fprintln(os.Stderr, "stderr line")
+		os.Exit(2)
+	case "sleep":
+		fmt.Println("sleeping")
+		time.Sleep(5 * time.Minute)
+		return
+	case "error":
+		write(map[string]any{"success": false, "errorMessage": "the API key was refused"})
+		os.Exit(1)
+	case "oom":
+		fmt.Println("allocating")
+		var keep [][]byte
+		for i := 0; i < 64; i++ {
+			b := make([]byte, 16<<20)
+			for j := range b {
+				b[j] = byte(j)
+			}
+			keep = append(keep, b)
+		}
+		fmt.Println("still alive", len(keep))
+		os.Exit(3)
+	case "hold":
+		url, _ := in["config"].(map[string]any)["release_url"].(string)
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if resp, err := http.Get(url); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					break
+				}
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(job, "output", "extracted.bin"), []byte("artifact from the pod"), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	write(map[string]any{
+		"success": true,
+		"summary": map[string]any{"taxonomies": []any{map[string]any{"level": "safe", "namespace": "K8s", "predicate": "Seen", "value": 1}}},
+		"full":    map[string]any{"input": in, "uid": os.Getuid()},
+		"artifacts": []any{
+			map[string]any{"dataType": "file", "file": "extracted.bin", "filename": "extracted.bin", "contentType": "application/x-test"},
+			map[string]any{"dataType": "domain", "data": "evil.example"},
+		},
+	})
+	fmt.Println("done")
+}
+`
+
+var (
+	setupOnce  sync.Once
+	cluster    *k8stest.Cluster
+	setupErr   error // the cluster could not be started although the tools are there: a failure
+	skipReason string
+	images     struct{ analyzer, jobio string }
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cluster != nil {
+		cluster.Stop()
+		os.RemoveAll(cluster.Dir)
+	}
+	for _, img := range []string{images.analyzer, images.jobio} {
+		if img != "" {
+			exec.Command("docker", "rmi", "-f", img).Run()
+		}
+	}
+	os.Exit(code)
+}
+
+// needCluster starts the control plane and builds the images once, or skips the test when a tool is missing
+// (in CI, where .ci/run installs them, it fails instead).
+func needCluster(t *testing.T) *k8stest.Cluster {
+	t.Helper()
+	setupOnce.Do(func() {
+		if skipReason = k8stest.Missing(); skipReason != "" {
+			return
+		}
+		bin, err := k8stest.Binaries(os.Stderr)
+		if err != nil {
+			setupErr = err
+			return
+		}
+		if images.analyzer, err = buildAnalyzerImage(); err != nil {
+			setupErr = err
+			return
+		}
+		if images.jobio, err = buildJobioImage(); err != nil {
+			setupErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "k8stest-")
+		if err != nil {
+			setupErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cluster, setupErr = k8stest.Start(ctx, bin, dir, "analysis-jobs")
+		if setupErr != nil {
+			cluster = nil
+		}
+	})
+	if skipReason != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the Kubernetes runner's tests must run in CI: %s", skipReason)
+		}
+		t.Skip("no Kubernetes test control plane: " + skipReason)
+	}
+	if setupErr != nil {
+		t.Fatalf("start the test control plane: %v", setupErr)
+	}
+	return cluster
+}
+
+func dockerBuild(dir, dockerfile, tag string) error {
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		return err
+	}
+	out, err := exec.Command("docker", "build", "-q", "-t", tag, dir).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker build %s: %v: %s", tag, err, out)
+	}
+	return nil
+}
+
+func goBuild(dir, pkg, out string, env ...string) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux"), env...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v: %s", pkg, err, b)
+	}
+	return nil
+}
+
+// buildAnalyzerImage builds analyzerSource into a FROM scratch image.
+func buildAnalyzerImage() (string, error) {
+	dir, err := os.MkdirTemp("", "k8s-analyzer-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(analyzerSource), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module analyzer\n\ngo 1.22\n"), 0o644); err != nil {
+		return "", err
+	}
+	if err := goBuild(dir, ".", "analyzer", "GOWORK=off", "GOFLAGS="); err != nil {
+		return "", err
+	}
+	tag := "openir-k8stest-analyzer:" + strings.ToLower(rand.Text()[:10])
+	return tag, dockerBuild(dir, "FROM scratch\nCOPY analyzer /worker/analyzer\nENTRYPOINT [\"/worker/analyzer\"]\n", tag)
+}
+
+// buildJobioImage builds this module's analysis-svc into a FROM scratch image, as deploy/docker does.
+func buildJobioImage() (string, error) {
+	root, err := k8stest.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "k8s-jobio-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	if err := goBuild(filepath.Join(root, "analysis-svc"), "./cmd/analysis-svc", filepath.Join(dir, "analysis-svc")); err != nil {
+		return "", err
+	}
+	tag := "openir-k8stest-jobio:" + strings.ToLower(rand.Text()[:10])
+	return tag, dockerBuild(dir, "FROM scratch\nCOPY analysis-svc /usr/local/bin/analysis-svc\nUSER 65532:65532\nENTRYPOINT [\"/usr/local/bin/analysis-svc\"]\n", tag)
+}
+
+// newRunner is a runner of the cluster as the analysis-svc service account, with its callback listener.
+func newRunner(t *testing.T, c *k8stest.Cluster, owner string, settings Settings) *Runner {
+	t.Helper()
+	kc, err := c.Kubeconfig("runner", c.RunnerToken, c.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadKubeconfig(kc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if settings.ServiceAccount == "" {
+		settings.ServiceAccount = "analysis-job"
+	}
+	r, err := New(Options{Client: client, Settings: settings, Owner: owner, JobioImage: images.jobio,
+		CallbackURL: "http://" + l.Addr().String(), Poll: 200 * time.Millisecond, Grace: 20 * time.Second,
+		Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.ServeCallbacks(ctx, l)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return r
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func analyzerDef(image string) analysis.Definition {
+	return analysis.Definition{ID: "Test_Analyzer_1_0", Kind: analysis.KindAnalyzer, Name: "Test_Analyzer", DockerImage: image}
+}
+
+// run runs one job of def on data as attempt 1 of a fresh job id within timeout.
+func run(t *testing.T, r *Runner, def analysis.Definition, jobID string, in analysis.RunInput, timeout time.Duration) (analysis.RunOutput, string, error) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithTimeout(runner.WithJob(t.Context(), runner.Job{ID: jobID, Attempt: 1, Organization: "Acme Corp"}), timeout)
+	defer cancel()
+	out, err := r.Run(ctx, def, in, dir)
+	return out, dir, err
+}
+
+// assertGone checks that the run's Job was deleted and waits (with a deadline) for the garbage collector to
+// remove its pods.
+func assertGone(t *testing.T, c *k8stest.Cluster, name string) {
+	t.Helper()
+	err := c.Do(t.Context(), c.AdminToken, http.MethodGet, "/apis/batch/v1/namespaces/"+c.Namespace+"/jobs/"+name, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("the Job %s is still there after the run: %v", name, err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var pods struct{ Items []Pod }
+		if err := c.Do(t.Context(), c.AdminToken, http.MethodGet, "/api/v1/namespaces/"+c.Namespace+"/pods?labelSelector="+LabelJobName+"%3D"+name, nil, &pods); err != nil {
+			t.Fatal(err)
+		}
+		if len(pods.Items) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pods of %s were not removed within a minute", name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestCluster_SuccessWithArtifacts(t *testing.T) {
+	c := needCluster(t)
+	r := newRunner(t, c, "replica-a.x1", Settings{})
+	out, dir, err := run(t, r, analyzerDef(images.analyzer), "AVxSuccess_1", analysis.RunInput{Data: "8.8.8.8", DataType: "ip",
+		TLP: 2, Config: map[string]any{"api_key": "s3cret"}}, 3*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Success {
+		t.Fatalf("failure: %s", out.ErrorMessage)
+	}
+	in, _ := out.Full["input"].(map[string]any)
+	if in["data"] != "8.8.8.8" || in["dataType"] != "ip" || in["config"].(map[string]any)["api_key"] != "s3cret" {
+		t.Fatalf("the worker did not get the input: %v", out.Full)
+	}
+	if len(out.Artifacts) != 2 {
+		t.Fatalf("artifacts: %+v", out.Artifacts)
+	}
+	file := out.Artifacts[0]
+	if file.DataType != "file" || file.Filename != "extracted.bin" || file.ContentType != "application/x-test" ||
+		!strings.HasPrefix(file.File, dir+string(filepath.Separator)) {
+		t.Fatalf("file artifact: %+v (job folder %s)", file, dir)
+	}
+	if b, err := os.ReadFile(file.File); err != nil || string(b) != "artifact from the pod" {
+		t.Fatalf("artifact content: %q, %v", b, err)
+	}
+	if out.Artifacts[1].Data != "evil.example" {
+		t.Fatalf("value artifact: %+v", out.Artifacts[1])
+	}
+	assertGone(t, c, JobName(analysis.KindAnalyzer, "AVxSuccess_1", 1))
+}
+
+func TestCluster_WorkerErrorKeepsItsMessage(t *testing.T) {
+	c := needCluster(t)
+	r := newRunner(t, c, "replica-a.x2", Settings{})
+	out, _, err := run(t, r, analyzerDef(images.analyzer), "job-error", analysis.RunInput{Data: "error", DataType: "ip"}, 3*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The worker wrote output.json, then exited 1 (as cortexutils does): the pod failure policy failed the
+	// Job at once, and the upload still brought the message.
+	if out.Success || out.ErrorMessage != "the API key was refused" {
+		t.Fatalf("got %+v", out)
+	}
+	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-error", 1))
+}
+
+func TestCluster_NoOutputGivesLogTail(t *testing.T) {
+	c := needCluster(t)
+	r := newRunner(t, c, "replica-a.x3", Settings{})
+	out, _, err := run(t, r, analyzerDef(images.analyzer), "job-silent", analysis.RunInput{Data: "silent", DataType: "ip"}, 3*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Success || !strings.Contains(out.ErrorMessage, "stdout line") || !strings.Contains(out.ErrorMessage, "stderr line") {
+		t.Fatalf("want the worker's log tail, got %+v", out)
+	}
+	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-silent", 1))
+}
+
+func TestCluster_Timeout(t *testing.T) {
+	c := needCluster(t)
+	r := newRunner(t, c, "replica-a.x4", Settings{})
+	dir := filepath.Join(t.TempDir(), "run")
+	name := JobName(analysis.KindAnalyzer, "job-sleep", 1)
+	// The job's timeout fires once the worker runs (whatever the pod's start took on this machine).
+	ctx := newTimeoutCtx(runner.WithJob(t.Context(), runner.Job{ID: "job-sleep", Attempt: 1}), 3*time.Minute)
+	var out analysis.RunOutput
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out, err = r.Run(ctx, analyzerDef(images.analyzer), analysis.RunInput{Data: "sleep", DataType: "ip"}, dir)
+	}()
+	waitWorkerRunning(t, c, name)
+	waitLog(t, c, name, "sleeping")
+	ctx.fire()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Success || !strings.Contains(out.ErrorMessage, "The job timed out after") || !strings.Contains(out.ErrorMessage, "sleeping") {
+		t.Fatalf("want the timeout with the log tail, got %+v", out)
+	}
+	assertGone(t, c, name)
+}
+
+// timeoutCtx is a context whose deadline the test fires: Err is then context.DeadlineExceeded, as for the
+// executor's context.WithTimeout.
+type timeoutCtx struct {
+	context.Context
+	deadline time.Time
+	done     chan struct{}
+	once     sync.Once
+}
+
+func newTimeoutCtx(parent context.Context, d time.Duration) *timeoutCtx {
+	return &timeoutCtx{Context: parent, deadline: time.Now().Add(d), done: make(chan struct{})}
+}
+
+func (c *timeoutCtx) fire()                       { c.once.Do(func() { close(c.done) }) }
+func (c *timeoutCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *timeoutCtx) Done() <-chan struct{}       { return c.done }
+func (c *timeoutCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// waitLog waits (with a deadline) until the worker of Job name has logged want.
+func waitLog(t *testing.T, c *k8stest.Cluster, name, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		var pods struct{ Items []Pod }
+		if err := c.Do(t.Context(), c.AdminToken, http.MethodGet, "/api/v1/namespaces/"+c.Namespace+"/pods?labelSelector="+LabelJobName+"%3D"+name, nil, &pods); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			var logs strings.Builder
+			client, _ := NewClient(ClientConfig{Server: c.Server, Token: c.AdminToken, Insecure: true})
+			if client.PodLog(t.Context(), c.Namespace, p.Metadata.Name, WorkerContainer, 10, 0, &logs) == nil && strings.Contains(logs.String(), want) {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the worker of %s did not log %q within a minute", name, want)
+}
+
+// waitWorkerRunning waits (with a deadline) until the worker container of Job name runs.
+func waitWorkerRunning(t *testing.T, c *k8stest.Cluster, name string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		var pods struct{ Items []Pod }
+		if err := c.Do(t.Context(), c.AdminToken, http.MethodGet, "/api/v1/namespaces/"+c.Namespace+"/pods?labelSelector="+LabelJobName+"%3D"+name, nil, &pods); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			if st := containerStatus(p.Status.ContainerStatuses, WorkerContainer); st != nil && st.State.Running != nil {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the worker of %s did not start within 2 minutes", name)
+}
+
+func TestCluster_MissingImage(t *testing.T) {
+	c := needCluster(t)
+	r := newRunner(t, c, "replica-a.x5", Settings{})
+	out, _, err := run(t, r, analyzerDef("openir-k8stest-missing:none"), "job-noimage", analysis.RunInput{Data: "x", DataType: "ip"}, 3*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "The worker's image openir-k8stest-missing:none could not be pulled (ImagePullBackOff)."
+	if out.Success || out.ErrorMessage != want {
+		t.Fatalf("want %q, got %+v", want, out)
+	}
+	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-noimage", 1))
+}
+
+func TestCluster_OutOfMemory(t *testing.T) {
+	c := needCluster(t)
+	r := newRunner(t, c, "replica-a.x6", Settings{Limits: map[string]string{"memory": "64Mi"}})
+	out, _, err := run(t, r, analyzerDef(images.analyzer), "job-oom", analysis.RunInput{Data: "oom", DataType: "ip"}, 3*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Success || !strings.HasPrefix(out.ErrorMessage, "The worker ran out of memory (limit 64Mi) and was killed.") ||
+		!strings.Contains(out.ErrorMessage, "allocating") {
+		t.Fatalf("got %+v", out)
+	}
+	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-oom", 1))
+}
+
+// Two replicas that both believe they hold one attempt (a stale lease) create one Job: the second create is
+// refused and its run fails at once, while the first completes.
+func TestCluster_TwoReplicasOneJob(t *testing.T) {
+	c := needCluster(t)
+	a := newRunner(t, c, "replica-a.x7", Settings{})
+	b := newRunner(t, c, "replica-b.x7", Settings{})
+	release := make(chan struct{})
+	hold := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer hold.Close()
+	jobID := "Race_Job_With_A_Long_Identifier_That_Needs_Hashing_0123456789"
+	in := analysis.RunInput{Data: "hold", DataType: "ip", Config: map[string]any{"release_url": hold.URL}}
+	name := JobName(analysis.KindAnalyzer, jobID, 1)
+	var outA analysis.RunOutput
+	var errA error
+	doneA := make(chan struct{})
+	go func() {
+		defer close(doneA)
+		outA, _, errA = run(t, a, analyzerDef(images.analyzer), jobID, in, 3*time.Minute)
+	}()
+	waitWorkerRunning(t, c, name)
+
+	// The Job as the API server stored it.
+	var job Job
+	if err := c.Do(t.Context(), c.AdminToken, http.MethodGet, "/apis/batch/v1/namespaces/"+c.Namespace+"/jobs/"+name, nil, &job); err != nil {
+		t.Fatal(err)
+	}
+	checkStoredJob(t, job, jobID)
+
+	_, _, errB := run(t, b, analyzerDef(images.analyzer), jobID, in, 3*time.Minute)
+	if !apperr.Is(errB, apperr.Conflict) || !strings.Contains(errB.Error(), "already runs as the Kubernetes Job "+name) {
+		t.Fatalf("the second replica: want a conflict, got %v", errB)
+	}
+	close(release)
+	<-doneA
+	if errA != nil || !outA.Success {
+		t.Fatalf("the first replica: %+v, %v", outA, errA)
+	}
+	assertGone(t, c, name)
+}
+
+func checkStoredJob(t *testing.T, job Job, jobID string) {
+	t.Helper()
+	m, s := job.Metadata, job.Spec
+	if len(m.Name) > 63 || m.Labels[LabelJob] != LabelValue(jobID) || m.Annotations[AnnotationJob] != jobID ||
+		m.Labels[LabelAttempt] != "1" || m.Labels[LabelOwner] != "replica-a.x7" || m.Labels[LabelOrg] != LabelValue("Acme Corp") ||
+		m.Annotations[AnnotationOrg] != "Acme Corp" || m.Labels[LabelServer] != "analysis-svc" || m.Labels[LabelManagedBy] != ManagedBy {
+		t.Errorf("metadata: %+v", m)
+	}
+	if *s.BackoffLimit != 0 || s.PodFailurePolicy == nil || s.PodFailurePolicy.Rules[0].Action != "FailJob" ||
+		s.ActiveDeadlineSeconds == nil || *s.ActiveDeadlineSeconds < 180 || s.TTLSecondsAfterFinished == nil {
+		t.Errorf("spec: %+v", s)
+	}
+	p := s.Template.Spec
+	if p.RestartPolicy != "Never" || *p.AutomountServiceAccountToken || p.SecurityContext.SeccompProfile.Type != "RuntimeDefault" ||
+		len(p.InitContainers) != 2 || *p.InitContainers[1].RestartPolicy != "Always" || p.ServiceAccountName != "analysis-job" {
+		t.Errorf("pod: %+v", p)
+	}
+	w := p.Containers[0]
+	if w.Name != WorkerContainer || *w.SecurityContext.AllowPrivilegeEscalation || w.SecurityContext.Capabilities.Drop[0] != "ALL" {
+		t.Errorf("worker: %+v", w)
+	}
+	for _, c := range p.InitContainers {
+		for _, e := range c.Env {
+			if strings.Contains(e.Name, "TOKEN") && len(e.Value) < 40 {
+				t.Errorf("token %s too short", e.Name)
+			}
+		}
+	}
+}
+
+// The sweep of a restarted process deletes the Jobs its earlier process left (same host, other suffix) and
+// leaves those of other replicas; the run whose Job was swept away fails with that reason.
+func TestCluster_SweepDeletesEarlierProcessJobs(t *testing.T) {
+	c := needCluster(t)
+	old := newRunner(t, c, "pod-1.oldproc", Settings{})
+	other := newRunner(t, c, "pod-2.proc", Settings{})
+	restarted := newRunner(t, c, "pod-1.newproc", Settings{})
+	release := make(chan struct{})
+	hold := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer hold.Close()
+	in := analysis.RunInput{Data: "hold", DataType: "ip", Config: map[string]any{"release_url": hold.URL}}
+	type result struct {
+		out analysis.RunOutput
+		err error
+	}
+	start := func(r *Runner, id string) chan result {
+		ch := make(chan result, 1)
+		go func() {
+			out, _, err := run(t, r, analyzerDef(images.analyzer), id, in, 3*time.Minute)
+			ch <- result{out, err}
+		}()
+		waitWorkerRunning(t, c, JobName(analysis.KindAnalyzer, id, 1))
+		return ch
+	}
+	oldDone := start(old, "job-of-old-process")
+	otherDone := start(other, "job-of-other-replica")
+
+	n, err := restarted.Sweep(t.Context())
+	if err != nil || n != 1 {
+		t.Fatalf("sweep: deleted %d, %v", n, err)
+	}
+	got := <-oldDone
+	if got.err != nil || got.out.Success || !strings.Contains(got.out.ErrorMessage, "was deleted before it finished") {
+		t.Fatalf("the swept run: %+v", got)
+	}
+	close(release)
+	if got := <-otherDone; got.err != nil || !got.out.Success {
+		t.Fatalf("the other replica's run: %+v", got)
+	}
+	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-of-old-process", 1))
+}
+
+// The kustomize overlays of deploy/k8s and the kubernetes runner's manifests, as kubectl renders them, pass a
+// server-side dry run on the test API server (validation, defaulting, admission): a manifest the API server
+// would refuse fails here. Their namespaces are created for real first (a dry-run namespace does not exist
+// for the objects in it).
+func TestCluster_ManifestsPassServerDryRun(t *testing.T) {
+	c := needCluster(t)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("kubectl is needed to render and apply the overlays")
+		}
+		t.Skip("kubectl is not installed")
+	}
+	root, err := k8stest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := c.Kubeconfig("admin", c.AdminToken, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{filepath.Join(root, "deploy", "k8s", "kubernetes-runner")}
+	overlays, _ := filepath.Glob(filepath.Join(root, "deploy", "k8s", "overlays", "*", "kustomization.yaml"))
+	for _, o := range overlays {
+		dirs = append(dirs, filepath.Dir(o))
+	}
+	if len(dirs) < 3 {
+		t.Fatalf("overlays not found: %v", dirs)
+	}
+	for _, dir := range dirs {
+		rendered, err := exec.Command(kubectl, "kustomize", dir).Output()
+		if err != nil {
+			t.Fatalf("kubectl kustomize %s: %v", dir, err)
+		}
+		for _, ns := range []string{"openir", "openir-dev", "openir-analysis-jobs"} {
+			if strings.Contains(string(rendered), "namespace: "+ns+"\n") {
+				c.Do(t.Context(), c.AdminToken, http.MethodPost, "/api/v1/namespaces",
+					map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}, nil) // may exist
+			}
+		}
+		cmd := exec.Command(kubectl, "--kubeconfig", kc, "apply", "--dry-run=server", "-f", "-")
+		cmd.Stdin = strings.NewReader(string(rendered))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: the API server refused: %v\n%s", filepath.Base(dir), err, out)
+			continue
+		}
+		t.Logf("%s: %d objects pass", filepath.Base(dir), strings.Count(string(out), "(server dry run)"))
+	}
+}

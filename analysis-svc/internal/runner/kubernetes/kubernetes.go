@@ -1,0 +1,538 @@
+// Package kubernetes runs analyzers and responders packaged as container images (definitions with a
+// DockerImage) as Kubernetes Jobs, one per attempt of a job, when job.runner includes kubernetes. The
+// design, the Job it creates and what is and is not guaranteed are in docs/kubernetes.md; in short:
+//
+//   - No shared volume: the job folder is written locally by package jobdir exactly as for the other
+//     runners. The pod gets an emptyDir at /job; an init container (this binary's `jobio fetch`) fetches
+//     input/ from this replica's callback listener, and a native sidecar (`jobio upload`) posts output/ back
+//     when the kubelet stops it after the worker exited. The upload is unpacked into the local job folder by
+//     jobdir.UnpackOutput (regular files directly in output/, size limits), then jobdir.ReadOutput reads it as
+//     for the docker runner. The two tokens of a run are random, work once and die when Run returns.
+//   - One Job per (job, attempt), named by JobName: a second create of one attempt is refused with
+//     AlreadyExists, so two replicas never run one attempt twice. backoffLimit 0, restartPolicy Never and a
+//     pod failure policy make one pod per attempt; activeDeadlineSeconds (the job's timeout plus a margin)
+//     and ttlSecondsAfterFinished are backstops for a dead owner. The runner's own timeout acts first: it reads
+//     the worker's log tail, deletes the Job and returns the "timed out" failure.
+//   - Failures a user understands: image pull errors, unschedulable or pending too long, out of memory with
+//     the limit, deadline, no output with the log tail, a refused upload. A ResourceQuota refusal of the
+//     create is waited out with backoff within the job's timeout: it is not a failure.
+//   - Cleanup: every Job is deleted with propagationPolicy Background when its run ends; Sweep deletes the
+//     Jobs of this server's earlier processes on the same host; the Job has an owner reference to the
+//     analysis-svc pod when both share a namespace.
+package kubernetes
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
+	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
+	"github.com/openir/platform/pkg/apperr"
+)
+
+// Options configures a Runner.
+type Options struct {
+	Client   *Client
+	Settings Settings  // for every job; Settings.Namespace "" = the client's namespace
+	Profiles []Profile // the first that matches a job's definition and organization applies over Settings
+	// Server names this service in the openir.io/server label (default analysis-svc): the sweep touches only
+	// its Jobs.
+	Server string
+	// Owner names this process in the openir.io/owner label (default <host name>.<random>): the sweep deletes
+	// the Jobs of the same host name with another suffix, an earlier process of this pod.
+	Owner string
+	// OwnerPod, when set (the analysis-svc pod's name and UID, from the downward API), makes the pod the owner
+	// of the Jobs that share its namespace: deleting the pod deletes them.
+	OwnerPod *OwnerReference
+	// OwnerNamespace is OwnerPod's namespace.
+	OwnerNamespace string
+	// JobioImage is the image with this binary (the analysis-svc image); JobioCommand its path in the image
+	// (default /usr/local/bin/analysis-svc).
+	JobioImage, JobioCommand string
+	// CallbackURL is the callback listener's base URL as the pods reach this replica
+	// (http://<pod IP>:<port>).
+	CallbackURL string
+	// DeadlineMargin is added to the job's timeout for activeDeadlineSeconds (default 2m); TTL is
+	// ttlSecondsAfterFinished (default 10m); Grace is terminationGracePeriodSeconds, the time the upload has
+	// (default 60s).
+	DeadlineMargin, TTL, Grace time.Duration
+	// Poll is how often a running Job is looked at (default 1s).
+	Poll time.Duration
+	// MaxOutput bounds output.json (jobdir.DefaultMaxOutput); MaxFile each other uploaded file and the
+	// upload as a whole (job.max_file; 0 = 1 GiB).
+	MaxOutput, MaxFile int64
+	TailSize, LogLines int // the log tail of failure messages (jobdir.DefaultTailSize, 10000 lines)
+	Access             jobdir.FolderAccess
+	GroupReadable      bool
+	Log                *slog.Logger
+}
+
+// DefaultPendingTimeout is how long a pod may stay unstarted when no setting says otherwise.
+const DefaultPendingTimeout = 5 * time.Minute
+
+// Runner runs DockerImage definitions as Kubernetes Jobs. It is safe for concurrent use.
+type Runner struct {
+	opts Options
+	cb   *callbacks
+}
+
+var _ runner.Runner = (*Runner)(nil)
+
+// cleanupTimeout bounds the calls made after a run's context is done (logs, delete).
+const cleanupTimeout = 30 * time.Second
+
+// New returns a Runner. It does not contact the API server (see Check).
+func New(opts Options) (*Runner, error) {
+	if opts.Client == nil {
+		return nil, errors.New("kubernetes runner: no API client")
+	}
+	if opts.JobioImage == "" {
+		return nil, errors.New("kubernetes runner: no jobio image (job.kubernetes.jobio_image: the analysis-svc image)")
+	}
+	if opts.CallbackURL == "" {
+		return nil, errors.New("kubernetes runner: no callback URL (job.kubernetes.callback_url)")
+	}
+	if opts.Settings.Namespace == "" {
+		opts.Settings.Namespace = opts.Client.Namespace()
+	}
+	if opts.Settings.Namespace == "" {
+		return nil, errors.New("kubernetes runner: no namespace (job.kubernetes.namespace)")
+	}
+	if opts.Settings.PendingTimeout <= 0 {
+		opts.Settings.PendingTimeout = DefaultPendingTimeout
+	}
+	if opts.Server == "" {
+		opts.Server = ManagedBy
+	}
+	if opts.Owner == "" {
+		host, _ := os.Hostname()
+		opts.Owner = host + "." + strings.ToLower(rand.Text()[:8])
+	}
+	if opts.JobioCommand == "" {
+		opts.JobioCommand = "/usr/local/bin/analysis-svc"
+	}
+	if opts.DeadlineMargin <= 0 {
+		opts.DeadlineMargin = 2 * time.Minute
+	}
+	if opts.TTL <= 0 {
+		opts.TTL = 10 * time.Minute
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = time.Minute
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = jobdir.DefaultMaxOutput
+	}
+	if opts.MaxFile <= 0 {
+		opts.MaxFile = 1 << 30
+	}
+	if opts.TailSize <= 0 {
+		opts.TailSize = jobdir.DefaultTailSize
+	}
+	if opts.LogLines <= 0 {
+		opts.LogLines = 10000
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	opts.CallbackURL = strings.TrimSuffix(opts.CallbackURL, "/")
+	limits := jobdir.OutputLimits{MaxOutput: opts.MaxOutput, MaxFile: opts.MaxFile, MaxTotal: opts.MaxFile + opts.MaxOutput}
+	return &Runner{opts: opts, cb: newCallbacks(limits, opts.Access, opts.Log)}, nil
+}
+
+// Owner is this process's openir.io/owner label value.
+func (r *Runner) Owner() string { return LabelValue(r.opts.Owner) }
+
+// CallbackHandler serves the callback routes (CallbackPath) and nothing else.
+func (r *Runner) CallbackHandler() http.Handler { return r.cb }
+
+// ServeCallbacks serves CallbackHandler on l until ctx ends.
+func (r *Runner) ServeCallbacks(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{Handler: r.cb, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(r.opts.Log.Handler(), slog.LevelWarn)}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Check asks the API server to validate a Job like the runner's (server-side dry run, as this service's
+// account): it answers, the credentials and the Role allow creating Jobs, admission accepts the pod.
+func (r *Runner) Check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	def := analysis.Definition{ID: "probe", Kind: analysis.KindAnalyzer, DockerImage: "probe"}
+	s := r.settings(def.ID, "")
+	job := buildJob(r.spec(JobName(def.Kind, "probe", 0), def, jobRef{id: "probe"}, "", "", "", &jobdir.Job{}, time.Minute), s)
+	_, err := r.opts.Client.CreateJob(ctx, s.Namespace, job, true)
+	return err
+}
+
+// settings are the Settings of a job of definition def in organization org.
+func (r *Runner) settings(def, org string) Settings {
+	s := r.opts.Settings
+	for _, p := range r.opts.Profiles {
+		if p.matches(def, org) {
+			s = s.over(p.Settings)
+			break
+		}
+	}
+	return s
+}
+
+func (r *Runner) spec(name string, def analysis.Definition, ref jobRef, base, in, out string, job *jobdir.Job, timeout time.Duration) jobSpec {
+	sp := jobSpec{name: name, def: def, job: ref, owner: r.opts.Owner, server: r.opts.Server,
+		jobioImage: r.opts.JobioImage, jobioCmd: r.opts.JobioCommand, callbackURL: base, inToken: in, outToken: out,
+		caBundle: job.CACerts, proxyHTTP: job.HTTPProxy, proxyHTTPS: job.HTTPSProxy,
+		deadline: timeout + r.opts.DeadlineMargin, ttl: r.opts.TTL, grace: r.opts.Grace}
+	return sp
+}
+
+// Run executes def.DockerImage on in as a Kubernetes Job, with the job folder dir on this replica. The job's
+// id and attempt come from ctx (runner.WithJob). See the package comment.
+func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.RunInput, dir string) (analysis.RunOutput, error) {
+	if strings.TrimSpace(def.DockerImage) == "" {
+		return analysis.RunOutput{}, fmt.Errorf("%s has no docker image", def.ID)
+	}
+	ref, ok := runner.JobFrom(ctx)
+	if !ok || ref.ID == "" {
+		return analysis.RunOutput{}, errors.New("the kubernetes runner needs the job's id (runner.WithJob)")
+	}
+	if err := ctx.Err(); err != nil {
+		return jobdir.Interrupted(err, 0, ""), nil
+	}
+	s := r.settings(def.ID, ref.Organization)
+	job, err := jobdir.Prepare(dir, def.Kind, in, jobdir.Options{Access: r.opts.Access, GroupReadable: r.opts.GroupReadable})
+	if err != nil {
+		return analysis.RunOutput{}, err
+	}
+	name := JobName(def.Kind, ref.ID, ref.Attempt)
+	run, inTok, outTok := r.cb.register(name, job.Dir)
+	defer run.close()
+	timeout := 24 * time.Hour
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(dl), time.Second)
+	}
+	sp := r.spec(name, def, jobRef{id: ref.ID, attempt: ref.Attempt, org: ref.Organization},
+		r.opts.CallbackURL+CallbackPath+name, inTok, outTok, job, timeout)
+	if r.opts.OwnerPod != nil && r.opts.OwnerNamespace == s.Namespace {
+		sp.ownerRef = r.opts.OwnerPod
+	}
+	spec := buildJob(sp, s)
+
+	start := time.Now()
+	if err := r.create(ctx, s.Namespace, spec); err != nil {
+		if ctx.Err() != nil {
+			return jobdir.Interrupted(ctx.Err(), time.Since(start), quotaNote(err)), nil
+		}
+		return analysis.RunOutput{}, err
+	}
+	defer r.delete(ctx, s.Namespace, name)
+	return r.wait(ctx, s, name, def, job.Dir, run, start)
+}
+
+func quotaNote(err error) string {
+	if IsQuotaExceeded(err) {
+		return "The Kubernetes Job could not be created: the namespace's quota stayed exhausted."
+	}
+	return ""
+}
+
+// create creates the Job. A quota refusal is retried with backoff until ctx ends; AlreadyExists is retried
+// once after deleting the existing Job when it is this process's or finished, else it is an error (another
+// replica runs this attempt).
+func (r *Runner) create(ctx context.Context, ns string, job *Job) error {
+	backoff := time.Second
+	retried := false
+	for {
+		_, err := r.opts.Client.CreateJob(ctx, ns, job, false)
+		switch {
+		case err == nil:
+			return nil
+		case IsQuotaExceeded(err):
+			r.opts.Log.Info("kubernetes quota exhausted; waiting to create the job's Kubernetes Job", "job", job.Metadata.Name, "retry_in", backoff, "err", err)
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 30*time.Second)
+		case IsAlreadyExists(err) && !retried:
+			retried = true
+			old, gerr := r.opts.Client.GetJob(ctx, ns, job.Metadata.Name)
+			if gerr != nil {
+				if IsNotFound(gerr) {
+					continue
+				}
+				return gerr
+			}
+			owner := old.Metadata.Labels[LabelOwner]
+			if owner != r.Owner() && !finished(old) {
+				return apperr.Wrap(apperr.Conflict, fmt.Sprintf("this attempt of the job already runs as the Kubernetes Job %s (owner %s)",
+					job.Metadata.Name, owner), err)
+			}
+			if err := r.opts.Client.DeleteJob(ctx, ns, job.Metadata.Name); err != nil {
+				return err
+			}
+		case IsAlreadyExists(err):
+			return apperr.Wrap(apperr.Conflict, fmt.Sprintf("this attempt of the job already runs as the Kubernetes Job %s", job.Metadata.Name), err)
+		default:
+			var ae *APIError
+			if errors.As(err, &ae) && ae.Code == http.StatusUnprocessableEntity {
+				// The API server refused the spec (a bad setting): its message names the field.
+				return apperr.Wrap(apperr.Unavailable, "the Kubernetes Job was refused by the API server: "+ae.Message, err)
+			}
+			return fmt.Errorf("create the Kubernetes Job %s: %w", job.Metadata.Name, err)
+		}
+	}
+}
+
+func finished(j *Job) bool {
+	_, c := condition(j.Status.Conditions, "Complete")
+	_, f := condition(j.Status.Conditions, "Failed")
+	return c || f
+}
+
+// delete deletes the Job (and its pods) even when the run's context is done.
+func (r *Runner) delete(ctx context.Context, ns, name string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := r.opts.Client.DeleteJob(ctx, ns, name); err != nil {
+		r.opts.Log.Warn("delete a Kubernetes Job", "job", name, "err", err)
+	}
+}
+
+// wait follows the Job until it finishes, fails to start, or ctx ends.
+func (r *Runner) wait(ctx context.Context, s Settings, name string, def analysis.Definition, dir string, run *callbackRun, start time.Time) (analysis.RunOutput, error) {
+	tick := time.NewTicker(r.opts.Poll)
+	defer tick.Stop()
+	upload := run.upload
+	for {
+		select {
+		case <-ctx.Done():
+			return r.interrupted(ctx, s.Namespace, name, start), nil
+		case <-tick.C:
+		case <-upload:
+			upload = nil // look now: the Job finishes right after its upload
+		}
+		job, err := r.opts.Client.GetJob(ctx, s.Namespace, name)
+		if IsNotFound(err) {
+			return jobdir.Failure(fmt.Sprintf("The Kubernetes Job %s was deleted before it finished.", name)), nil
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				r.opts.Log.Warn("read a Kubernetes Job", "job", name, "err", err)
+			}
+			continue // the API server may be briefly unreachable; the job's timeout bounds the wait
+		}
+		if finished(job) {
+			return r.finish(ctx, s, name, job, def, dir, run), nil
+		}
+		pods, err := r.opts.Client.ListPods(ctx, s.Namespace, LabelJobName+"="+name)
+		if err != nil {
+			continue
+		}
+		if msg := r.startProblem(pods, time.Since(start), s.PendingTimeout); msg != "" {
+			return jobdir.Failure(msg), nil
+		}
+	}
+}
+
+// interrupted ends a run whose context is done: the worker's log tail, then the delete (by the caller).
+func (r *Runner) interrupted(ctx context.Context, ns, name string, start time.Time) analysis.RunOutput {
+	elapsed := time.Since(start)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	logs := ""
+	if pod := r.latestPod(cctx, ns, name); pod != nil {
+		logs = r.logs(cctx, ns, pod.Metadata.Name)
+	}
+	return jobdir.Interrupted(ctx.Err(), elapsed, logs)
+}
+
+// finish reads the uploaded output of a finished Job, or says why there is none.
+func (r *Runner) finish(ctx context.Context, s Settings, name string, job *Job, def analysis.Definition, dir string, run *callbackRun) analysis.RunOutput {
+	if got, err := run.uploaded(); got && err != nil {
+		r.opts.Log.Warn("a job's output upload was refused", "job", name, "err", err)
+		if errors.Is(err, jobdir.ErrUploadRefused) {
+			return jobdir.Failure("The worker's output was refused: " + strings.TrimPrefix(err.Error(), jobdir.ErrUploadRefused.Error()+": "))
+		}
+		return jobdir.Failure("The worker's output could not be received.")
+	}
+	out, err := jobdir.ReadOutput(dir, jobdir.ReadOptions{MaxSize: r.opts.MaxOutput, Log: r.opts.Log,
+		LogArgs: []any{"definition", def.ID, "kubernetes_job", name}})
+	if !errors.Is(err, jobdir.ErrNoOutput) {
+		return out
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	pod := r.latestPod(cctx, s.Namespace, name)
+	logs := ""
+	if pod != nil {
+		logs = r.logs(cctx, s.Namespace, pod.Metadata.Name)
+		if st := containerStatus(pod.Status.ContainerStatuses, WorkerContainer); st != nil && st.State.Terminated != nil &&
+			st.State.Terminated.Reason == "OOMKilled" {
+			limit := s.Limits["memory"]
+			if limit == "" {
+				limit = "none set; the node's or the namespace's"
+			}
+			return withLogs(fmt.Sprintf("The worker ran out of memory (limit %s) and was killed.", limit), logs)
+		}
+		if pod.Status.Reason == "Evicted" {
+			return withLogs("The worker's pod was evicted: "+pod.Status.Message, logs)
+		}
+	}
+	if c, ok := condition(job.Status.Conditions, "Failed"); ok && c.Reason == "DeadlineExceeded" {
+		return withLogs("The Kubernetes Job exceeded its deadline (activeDeadlineSeconds) and was stopped.", logs)
+	}
+	if ok, _ := run.uploaded(); !ok {
+		r.opts.Log.Warn("a Kubernetes Job finished without uploading its output", "job", name)
+	}
+	return jobdir.NoOutput(logs)
+}
+
+func withLogs(msg, logs string) analysis.RunOutput {
+	if strings.TrimSpace(logs) != "" {
+		msg += " Worker output:\n" + logs
+	}
+	return jobdir.Failure(msg)
+}
+
+// startProblem is the failure message of a pod that cannot start ("" while there is none): an image that
+// cannot be pulled, a container that cannot be created, or a pod pending past pendingTimeout.
+func (r *Runner) startProblem(pods []Pod, pending, pendingTimeout time.Duration) string {
+	if len(pods) == 0 {
+		if pending > pendingTimeout {
+			return fmt.Sprintf("The Kubernetes Job made no pod within %s.", pendingTimeout.Round(time.Second))
+		}
+		return ""
+	}
+	pod := newest(pods)
+	images := map[string]string{}
+	for _, c := range append(append([]Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		images[c.Name] = c.Image
+	}
+	late := pending > pendingTimeout
+	for _, st := range append(append([]ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		w := st.State.Waiting
+		if w == nil {
+			continue
+		}
+		switch w.Reason {
+		case "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName":
+		case "ErrImagePull":
+			if !late {
+				continue
+			}
+		case "CreateContainerConfigError", "CreateContainerError":
+			r.opts.Log.Warn("a Kubernetes Job's container cannot be created", "pod", pod.Metadata.Name, "container", st.Name, "reason", w.Reason, "message", w.Message)
+			return fmt.Sprintf("The container %s of the worker's pod could not be created (%s).", st.Name, w.Reason)
+		default:
+			continue
+		}
+		r.opts.Log.Warn("a Kubernetes Job's image cannot be pulled", "pod", pod.Metadata.Name, "container", st.Name, "reason", w.Reason, "message", w.Message)
+		what := "The worker's image"
+		if st.Name != WorkerContainer {
+			what = "The jobio image (job.kubernetes.jobio_image)"
+		}
+		return fmt.Sprintf("%s %s could not be pulled (%s).", what, images[st.Name], w.Reason)
+	}
+	if !late || pod.Status.Phase != "Pending" {
+		return ""
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == "PodScheduled" && c.Status == "False" {
+			return fmt.Sprintf("The worker's pod could not be scheduled within %s: %s", pendingTimeout.Round(time.Second), c.Message)
+		}
+	}
+	return fmt.Sprintf("The worker's pod did not start within %s.", pendingTimeout.Round(time.Second))
+}
+
+func containerStatus(sts []ContainerStatus, name string) *ContainerStatus {
+	for i := range sts {
+		if sts[i].Name == name {
+			return &sts[i]
+		}
+	}
+	return nil
+}
+
+func newest(pods []Pod) *Pod {
+	best := &pods[0]
+	for i := range pods {
+		if t, b := pods[i].Metadata.CreationTimestamp, best.Metadata.CreationTimestamp; t != nil && b != nil && t.After(*b) {
+			best = &pods[i]
+		}
+	}
+	return best
+}
+
+// latestPod is the Job's newest pod (nil when it has none or the API server cannot say).
+func (r *Runner) latestPod(ctx context.Context, ns, name string) *Pod {
+	pods, err := r.opts.Client.ListPods(ctx, ns, LabelJobName+"="+name)
+	if err != nil {
+		r.opts.Log.Warn("list a Kubernetes Job's pods", "job", name, "err", err)
+		return nil
+	}
+	if len(pods) == 0 {
+		return nil
+	}
+	return newest(pods)
+}
+
+// logs is the tail of the worker container's log ("" when the API server cannot give it).
+func (r *Runner) logs(ctx context.Context, ns, pod string) string {
+	tail := jobdir.NewTail(r.opts.TailSize)
+	if err := r.opts.Client.PodLog(ctx, ns, pod, WorkerContainer, r.opts.LogLines, 2*r.opts.TailSize, tail); err != nil {
+		r.opts.Log.Warn("read a worker pod's log", "pod", pod, "err", err)
+	}
+	return tail.String()
+}
+
+// Sweep deletes the Jobs this server's earlier processes on this host left (a crash skipped their delete):
+// those whose owner label names this host with another process suffix. It returns how many it deleted.
+func (r *Runner) Sweep(ctx context.Context) (int, error) {
+	host, _, _ := strings.Cut(r.opts.Owner, ".")
+	namespaces := map[string]bool{r.opts.Settings.Namespace: true}
+	for _, p := range r.opts.Profiles {
+		if p.Settings.Namespace != "" {
+			namespaces[p.Settings.Namespace] = true
+		}
+	}
+	n := 0
+	for ns := range namespaces {
+		jobs, err := r.opts.Client.ListJobs(ctx, ns, LabelManagedBy+"="+ManagedBy+","+LabelServer+"="+LabelValue(r.opts.Server))
+		if err != nil {
+			return n, err
+		}
+		for _, j := range jobs {
+			owner := j.Metadata.Labels[LabelOwner]
+			if owner == r.Owner() || !strings.HasPrefix(owner, LabelValue(host)+".") {
+				continue
+			}
+			if err := r.opts.Client.DeleteJob(ctx, ns, j.Metadata.Name); err != nil {
+				return n, err
+			}
+			r.opts.Log.Info("deleted a Kubernetes Job an earlier process left", "job", j.Metadata.Name, "owner", owner)
+			n++
+		}
+	}
+	return n, nil
+}
