@@ -162,6 +162,7 @@ func (tb *tab) clickTab(name string) {
 	tb.must(chromedp.Click(chromedp.CSS(fmt.Sprintf(`nav.tabs a[href]:nth-child(%d)`, map[string]int{
 		"Details": 1, "Tasks": 2, "Observables": 3, "Activity": 4}[name]))))
 	tb.waitFor("the "+name+" tab", `window.__uiTestMark !== true && document.readyState === "complete"`)
+	tb.settle()
 	if got := eval[string](tb, `document.querySelector('nav.tabs a[aria-current="page"]').firstChild.textContent.trim()`); got != name {
 		tb.t.Fatalf("clicked the %s tab, the page shows %q", name, got)
 	}

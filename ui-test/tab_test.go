@@ -247,11 +247,27 @@ func isNavigationError(err error) bool {
 	return false
 }
 
-// open loads a page of case-svc and waits until its script ran.
+// open loads a page of case-svc and waits until it settled.
 func (tb *tab) open(path string) {
 	tb.t.Helper()
 	tb.must(chromedp.Navigate(env.base + path))
-	tb.waitFor("the page to load", `document.readyState === "complete"`)
+	tb.settle()
+}
+
+// settle waits until a page loaded and, for a signed-in page, until its stream exists and its live regions
+// were refreshed once (ui.js does so when the stream opens): a user's click before that can land on a node
+// the refresh replaces. A page that nothing changed must not show the "This page changed" bar then.
+func (tb *tab) settle() {
+	tb.t.Helper()
+	tb.waitFor("the page to settle", `document.readyState === "complete" && (!document.body.hasAttribute("data-stream") ||
+	  (performance.getEntriesByType("resource").some(e => new URL(e.name).pathname === "/api/stream" && e.responseEnd > 0) &&
+	   Array.prototype.every.call(document.querySelectorAll("[data-live-src]:not([data-live-src=''])"), r => r.hasAttribute("data-refreshed"))))`)
+	if eval[bool](tb, `(() => { const l = document.getElementById("live"); return !!l && !l.hidden; })()`) {
+		text := eval[string](tb, `location.pathname + location.search + ": " + document.getElementById("live").textContent`)
+		tb.mu.Lock() // not around eval: the tab's listener takes it
+		tb.problem("the \"This page changed\" bar shows on a page just loaded, " + text)
+		tb.mu.Unlock()
+	}
 }
 
 // navigate loads a page and returns its HTTP status.
@@ -288,6 +304,7 @@ func (tb *tab) login(user, password, shot string) {
 		chromedp.Click(chromedp.CSS(`form[data-api] button[type="submit"]`)),
 	)
 	tb.waitFor("the page after sign-in", `location.pathname !== "/ui/login" && document.readyState === "complete" && !!document.querySelector("header.topbar")`)
+	tb.settle()
 }
 
 // markDocument tags the current document, so that a later check can tell whether the page was reloaded.
@@ -308,6 +325,7 @@ func (tb *tab) submitAndFollow(sel string) {
 	tb.markDocument()
 	tb.must(chromedp.Click(chromedp.CSS(sel)))
 	tb.waitFor("the page after "+sel, `window.__uiTestMark !== true && document.readyState === "complete"`)
+	tb.settle()
 }
 
 // screenshot writes the page as name.png in the screenshots folder and returns its path.
