@@ -315,12 +315,32 @@ func (m *metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)
-		route := c.Path()
+		route := c.Path() // a registered route's pattern, never the request's path
 		if route == "" {
 			route = "unmatched"
 		}
-		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(c.Response().Status)).Inc()
-		m.latency.WithLabelValues(route, c.Request().Method).Observe(time.Since(start).Seconds())
+		method := metricMethod(c.Request().Method)
+		m.requests.WithLabelValues(route, method, metricStatus(c.Response().Status)).Inc()
+		m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// metricMethod is the method label: the methods of RFC 9110 and PATCH, every other one "other". A client
+// chooses the method, and each label value is a series kept for the life of the process.
+func metricMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+// metricStatus is the status label: a status from 100 to 599, else "other".
+func metricStatus(s int) string {
+	if s < 100 || s > 599 {
+		return "other"
+	}
+	return strconv.Itoa(s)
 }
