@@ -41,6 +41,11 @@ type Config struct {
 	Stream struct {
 		Poll    time.Duration // how often other replicas' events are read
 		Refresh time.Duration // how long a stream poll waits
+		// MaxPerUser, MaxPerOrg bound the open streams of a user (the least recently polled closes) and of an
+		// organisation (429) on a replica; Buffer is how many of an organisation's latest events it keeps.
+		MaxPerUser int `mapstructure:"max_per_user"`
+		MaxPerOrg  int `mapstructure:"max_per_org"`
+		Buffer     int
 	}
 	Webhook struct {
 		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
@@ -72,6 +77,9 @@ var ownDefaults = map[string]any{
 	"audit.retention":             "0s",
 	"stream.poll":                 "1s",
 	"stream.refresh":              "1m",
+	"stream.max_per_user":         20,
+	"stream.max_per_org":          200,
+	"stream.buffer":               1000,
 	"webhook.allow_private":       false,
 	"webhook.max_attempts":        10,
 	"webhook.timeout":             "10s",
