@@ -68,7 +68,8 @@ func New(opts Options) *echo.Echo {
 			return apperr.Wrap(apperr.Internal, "panic", fmt.Errorf("%w\n%s", err, stack))
 		},
 	}))
-	e.Use(limitBodies(opts.Limits.withDefaults()))
+	lim := opts.Limits.withDefaults()
+	e.Use(limitBodies(lim, newPools(lim.JSON)))
 	e.Use(requestDeadline(opts.Limits.Request))
 	e.Use(securityHeaders)
 
