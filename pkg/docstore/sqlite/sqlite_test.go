@@ -829,3 +829,28 @@ func TestSQLiteIDListReadsThePrimaryKey(t *testing.T) {
 		}
 	}
 }
+
+// Issue 28: an _or of 998 terms was a 500 (SQLite's expression depth limit, 1000): long AND and OR lists are
+// written as balanced trees. search.MaxNodes terms of each, and nested in each other, are answered.
+func TestSQLiteLongOrAndAnd(t *testing.T) {
+	var docs []string
+	for i := range 50 {
+		docs = append(docs, fmt.Sprintf(`{"_id":"d%02d","x":%d,"name":"n%d"}`, i, i, i))
+	}
+	c := sqliteColl(t, docstore.Spec{Name: "long"}, docs...)
+	var or, and []search.Node
+	for i := range search.MaxNodes {
+		or = append(or, docstore.Eq("x", i*7))   // 0, 7, …, 49 among the documents
+		and = append(and, docstore.Ne("x", i*2)) // the odd ones left
+	}
+	if got := strings.Join(ids(t, c, docstore.Or(or...)), " "); got != "d00 d07 d14 d21 d28 d35 d42 d49" {
+		t.Errorf("long or: %q", got)
+	}
+	odd := ids(t, c, docstore.And(and...))
+	if len(odd) != 25 || odd[0] != "d01" {
+		t.Errorf("long and: %v", odd)
+	}
+	if got := strings.Join(ids(t, c, docstore.And(docstore.Or(or...), docstore.And(and...))), " "); got != "d07 d21 d35 d49" {
+		t.Errorf("long or within long and: %q", got)
+	}
+}
