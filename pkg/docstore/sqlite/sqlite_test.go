@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
@@ -852,5 +853,35 @@ func TestSQLiteLongOrAndAnd(t *testing.T) {
 	}
 	if got := strings.Join(ids(t, c, docstore.And(docstore.Or(or...), docstore.And(and...))), " "); got != "d07 d21 d35 d49" {
 		t.Errorf("long or within long and: %q", got)
+	}
+}
+
+// Issue 28: a costly _like ran for 45 s. A query stops when its context ends (the driver interrupts SQLite),
+// so the request deadline bounds every query's work. The scan here would take many seconds to finish.
+func TestSQLiteQueryStopsAtDeadline(t *testing.T) {
+	var docs []string
+	value := strings.Repeat("a", 2<<10)
+	for i := range 2000 {
+		docs = append(docs, fmt.Sprintf(`{"_id":"d%04d","name":%q}`, i, value))
+	}
+	c := sqliteColl(t, docstore.Spec{Name: "costly"}, docs...)
+	costly := search.Node{Op: search.OpLike, Path: "name", Value: strings.Repeat("a", search.MaxPattern-1) + "b"}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		var out []map[string]any
+		done <- c.Find(ctx, docstore.Query{Filter: costly}, &out)
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the costly query finished before its deadline: make it costlier")
+		}
+		if ctx.Err() == nil {
+			t.Fatalf("the query failed before its deadline: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the query ran 30 s past its deadline of 100 ms")
 	}
 }
