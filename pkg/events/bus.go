@@ -99,7 +99,8 @@ func NewBus(l Log, hooks WebhookStore, sealer Sealer, m *Metrics, cfg Config, no
 	b.hub = newHub(l, cfg, now)
 	if hooks != nil {
 		b.sender = newSender(hooks, sealer, cfg.Webhooks, m, cfg.Log, now)
-		b.webhook = &Webhooks{store: hooks, sender: b.sender, sealer: sealer, allowPrivate: cfg.Webhooks.AllowPrivate, now: now}
+		b.webhook = &Webhooks{store: hooks, sender: b.sender, sealer: sealer, allowPrivate: cfg.Webhooks.AllowPrivate,
+			maxEndpoints: cfg.Webhooks.MaxEndpoints, now: now}
 	}
 	return b
 }

@@ -114,6 +114,10 @@ type WebhookConfig struct {
 	Tick         time.Duration // how often the sender looks for due deliveries (default 500 ms)
 	AllowPrivate bool          // allow loopback, private and link-local targets (tests, labs)
 	UserAgent    string        // the User-Agent of deliveries (default "webhook")
+	// MaxEndpoints bounds the webhooks of one organisation (default 20); MaxInFlightPerOrg the attempts of one
+	// organisation's endpoints under way at once in a process (default 2), so that one organisation's many or
+	// failing endpoints leave the sender's work to the others.
+	MaxEndpoints, MaxInFlightPerOrg int
 }
 
 func (c *WebhookConfig) defaults() {
@@ -131,6 +135,12 @@ func (c *WebhookConfig) defaults() {
 	}
 	if c.Tick <= 0 {
 		c.Tick = 500 * time.Millisecond
+	}
+	if c.MaxEndpoints <= 0 {
+		c.MaxEndpoints = 20
+	}
+	if c.MaxInFlightPerOrg <= 0 {
+		c.MaxInFlightPerOrg = 2
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "webhook"
@@ -222,12 +232,13 @@ type Sender struct {
 
 	mu       sync.Mutex
 	inflight map[string]bool // endpoints with an attempt under way in this process
+	orgBusy  map[string]int  // attempts under way per organisation
 	wg       sync.WaitGroup
 }
 
 func newSender(st WebhookStore, sealer Sealer, cfg WebhookConfig, m *Metrics, log *slog.Logger, now func() time.Time) *Sender {
 	s := &Sender{store: st, sealer: sealer, cfg: cfg, metrics: m, log: log, now: now, kick: make(chan struct{}, 1),
-		inflight: map[string]bool{}}
+		inflight: map[string]bool{}, orgBusy: map[string]int{}}
 	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: guard(cfg.AllowPrivate)}
 	s.client = &http.Client{
 		Timeout: cfg.Timeout,
@@ -478,7 +489,8 @@ func (s *Sender) gauges(ctx context.Context) {
 }
 
 // round starts an attempt for each endpoint whose first pending delivery is due: one delivery at a time per
-// endpoint, in order, so a delivery waiting for its retry holds the later ones back.
+// endpoint, in order, so a delivery waiting for its retry holds the later ones back; at most
+// MaxInFlightPerOrg at once per organisation.
 func (s *Sender) round(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	eps, err := s.store.Endpoints(cctx, "")
@@ -495,7 +507,7 @@ func (s *Sender) round(ctx context.Context) {
 			continue
 		}
 		s.mu.Lock()
-		busy := s.inflight[ep.ID]
+		busy := s.inflight[ep.ID] || s.orgBusy[ep.Org] >= s.cfg.MaxInFlightPerOrg
 		s.mu.Unlock()
 		if busy {
 			continue
@@ -514,6 +526,7 @@ func (s *Sender) round(ctx context.Context) {
 		}
 		s.mu.Lock()
 		s.inflight[ep.ID] = true
+		s.orgBusy[ep.Org]++
 		s.mu.Unlock()
 		s.wg.Add(1)
 		go func(ep Endpoint, d Delivery) {
@@ -521,6 +534,9 @@ func (s *Sender) round(ctx context.Context) {
 			defer func() {
 				s.mu.Lock()
 				delete(s.inflight, ep.ID)
+				if s.orgBusy[ep.Org]--; s.orgBusy[ep.Org] <= 0 {
+					delete(s.orgBusy, ep.Org)
+				}
 				s.mu.Unlock()
 				select { // the next delivery of the endpoint may be due
 				case s.kick <- struct{}{}:

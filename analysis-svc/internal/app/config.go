@@ -69,7 +69,8 @@ type Config struct {
 		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
 		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
 		Timeout      time.Duration // one attempt
-		BackoffMin   time.Duration `mapstructure:"backoff_min"` // first retry delay, doubled per attempt
+		MaxEndpoints int           `mapstructure:"max_endpoints"` // webhooks of one organisation
+		BackoffMin   time.Duration `mapstructure:"backoff_min"`   // first retry delay, doubled per attempt
 		BackoffMax   time.Duration `mapstructure:"backoff_max"`
 	}
 }
@@ -117,6 +118,7 @@ var ownDefaults = map[string]any{
 	"stream.buffer":              1000,
 	"webhook.allow_private":      false,
 	"webhook.max_attempts":       10,
+	"webhook.max_endpoints":      20,
 	"webhook.timeout":            "10s",
 	"webhook.backoff_min":        "1s",
 	"webhook.backoff_max":        "10m",

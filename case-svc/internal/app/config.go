@@ -51,6 +51,7 @@ type Config struct {
 		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
 		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
 		Timeout      time.Duration // one attempt
+		MaxEndpoints int           `mapstructure:"max_endpoints"` // webhooks of one organisation
 	}
 	Datastore struct {
 		Password string // of the zips /api/datastorezip serves, reported as protectDownloadsWith
@@ -82,6 +83,7 @@ var ownDefaults = map[string]any{
 	"stream.buffer":               1000,
 	"webhook.allow_private":       false,
 	"webhook.max_attempts":        10,
+	"webhook.max_endpoints":       20,
 	"webhook.timeout":             "10s",
 	"datastore.password":          "malware",
 }
