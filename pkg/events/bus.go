@@ -24,6 +24,12 @@ type Config struct {
 	// follow the first (default 50 ms: a change's records, written within its request, reach the poll together,
 	// and a waiting poll still answers within 100 ms of the change); Idle drops a stream nobody polled for that long (default 5 min).
 	Refresh, Window, Idle time.Duration
+	// StreamMaxPerUser bounds the open streams of one user in one organisation on a replica (default 20): a new
+	// one closes the user's least recently polled. StreamMaxPerOrg bounds an organisation's (default 200): past
+	// it, opening one is a 429. StreamBuffer is how many of an organisation's latest events a replica keeps for
+	// its streams (default 1000), shared by them: a stream that falls further behind gets a Resync marker
+	// instead of the events it missed.
+	StreamMaxPerUser, StreamMaxPerOrg, StreamBuffer int
 	// Repair is how old a held event must be before the repair sweep finishes its work (default 1 min):
 	// younger ones may still be in the hands of the request that holds them.
 	Repair time.Duration
@@ -49,6 +55,14 @@ func (c *Config) defaults() {
 	def(&c.Window, 50*time.Millisecond)
 	def(&c.Idle, 5*time.Minute)
 	def(&c.Repair, time.Minute)
+	defInt := func(n *int, v int) {
+		if *n <= 0 {
+			*n = v
+		}
+	}
+	defInt(&c.StreamMaxPerUser, 20)
+	defInt(&c.StreamMaxPerOrg, 200)
+	defInt(&c.StreamBuffer, 1000)
 	c.Webhooks.defaults()
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -85,7 +99,8 @@ func NewBus(l Log, hooks WebhookStore, sealer Sealer, m *Metrics, cfg Config, no
 	b.hub = newHub(l, cfg, now)
 	if hooks != nil {
 		b.sender = newSender(hooks, sealer, cfg.Webhooks, m, cfg.Log, now)
-		b.webhook = &Webhooks{store: hooks, sender: b.sender, sealer: sealer, allowPrivate: cfg.Webhooks.AllowPrivate, now: now}
+		b.webhook = &Webhooks{store: hooks, sender: b.sender, sealer: sealer, allowPrivate: cfg.Webhooks.AllowPrivate,
+			maxEndpoints: cfg.Webhooks.MaxEndpoints, now: now}
 	}
 	return b
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -32,21 +33,51 @@ type Hub struct {
 
 	mu      sync.Mutex
 	streams map[string]*stream
+	orgs    map[string]*orgLog // the recent events of each organisation with an open stream
 	cursor  time.Time
 	seen    map[string]time.Time // ids delivered in the lookback window
 }
 
+// A stream is a cursor in its organisation's log: it holds no events of its own, so its memory does not grow
+// with the changes it has not read.
 type stream struct {
 	user, org string
-	events    []Event
-	wake      chan struct{} // closed and replaced when events arrive
+	next      uint64 // sequence number of the next event of the org log to answer
 	last      time.Time
 	since     time.Time // events dated before are not the stream's (its creation minus Lookback)
 }
 
+// orgLog is a ring of the last StreamBuffer events of an organisation, shared by its streams. Event number s
+// is at ring[s%len] once the ring is full, and end is the number of the next event.
+type orgLog struct {
+	ring    []Event
+	end     uint64
+	wake    chan struct{} // closed and replaced when events arrive
+	streams int
+}
+
+func (o *orgLog) first() uint64 { return o.end - uint64(len(o.ring)) }
+
+func (o *orgLog) add(e Event, size int) {
+	if len(o.ring) < size {
+		o.ring = append(o.ring, e)
+	} else {
+		o.ring[o.end%uint64(size)] = e
+	}
+	o.end++
+}
+
+// Resync is the operation of the marker a stream answer starts with when the stream fell behind: more than
+// StreamBuffer events of its organisation came between two of its polls, and the oldest were dropped. Its
+// details.missed is how many; the client reloads what it shows.
+const Resync = "Resync"
+
+// ErrTooManyStreams is the 429 of a stream the organisation has no room for (StreamMaxPerOrg).
+var ErrTooManyStreams = apperr.New(apperr.RateLimited, "too many open streams in this organisation; close idle ones or wait for them to expire")
+
 func newHub(st Log, cfg Config, now func() time.Time) *Hub {
 	return &Hub{store: st, cfg: cfg, now: now, kick: make(chan struct{}, 1), streams: map[string]*stream{},
-		seen: map[string]time.Time{}}
+		orgs: map[string]*orgLog{}, seen: map[string]time.Time{}}
 }
 
 // Kick makes the tailer read new events now.
@@ -57,16 +88,53 @@ func (h *Hub) Kick() {
 	}
 }
 
-// Create opens a stream for a user working in org and returns its id.
-func (h *Hub) Create(user, org string) string {
+// Create opens a stream for a user working in org and returns its id. A user has at most StreamMaxPerUser
+// streams on this replica: a new one closes the user's least recently polled one. An organisation has at most
+// StreamMaxPerOrg: past it the answer is ErrTooManyStreams.
+func (h *Hub) Create(user, org string) (string, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()
-	h.streams[id] = &stream{user: user, org: org, wake: make(chan struct{}), last: now, since: now.Add(-h.cfg.Lookback)}
-	return id
+	var mine []string
+	for sid, st := range h.streams {
+		if st.user == user && st.org == org {
+			mine = append(mine, sid)
+		}
+	}
+	if len(mine) >= h.cfg.StreamMaxPerUser {
+		sort.Slice(mine, func(i, j int) bool { return h.streams[mine[i]].last.Before(h.streams[mine[j]].last) })
+		for _, sid := range mine[:len(mine)-h.cfg.StreamMaxPerUser+1] {
+			h.close(sid)
+		}
+	}
+	o := h.orgs[org]
+	if o != nil && o.streams >= h.cfg.StreamMaxPerOrg {
+		return "", ErrTooManyStreams
+	}
+	if o == nil {
+		o = &orgLog{wake: make(chan struct{})}
+		h.orgs[org] = o
+	}
+	o.streams++
+	h.streams[id] = &stream{user: user, org: org, next: o.end, last: now, since: now.Add(-h.cfg.Lookback)}
+	return id, nil
+}
+
+// close drops a stream, and its organisation's log with its last stream. Called with mu held.
+func (h *Hub) close(id string) {
+	st, ok := h.streams[id]
+	if !ok {
+		return
+	}
+	delete(h.streams, id)
+	if o := h.orgs[st.org]; o != nil {
+		if o.streams--; o.streams <= 0 {
+			delete(h.orgs, st.org)
+		}
+	}
 }
 
 // Count returns the number of open streams.
@@ -74,6 +142,18 @@ func (h *Hub) Count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.streams)
+}
+
+// Buffered returns the number of events held for the streams (at most StreamBuffer per organisation with an
+// open stream).
+func (h *Hub) Buffered() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, o := range h.orgs {
+		n += len(o.ring)
+	}
+	return n
 }
 
 // Poll waits up to the refresh interval for events of the stream, then for the batch window, and returns them
@@ -86,8 +166,9 @@ func (h *Hub) Poll(ctx context.Context, id, user string) ([]Event, error) {
 		return nil, ErrStreamNotFound
 	}
 	st.last = h.now()
-	wake := st.wake
-	has := len(st.events) > 0
+	o := h.orgs[st.org]
+	wake := o.wake
+	has := st.next < o.end
 	h.mu.Unlock()
 
 	if !has {
@@ -112,6 +193,8 @@ func (h *Hub) Poll(ctx context.Context, id, user string) ([]Event, error) {
 	return h.take(id), nil
 }
 
+// take returns the stream's events not answered yet (a Resync marker first when some were dropped) and moves
+// its cursor past them.
 func (h *Hub) take(id string) []Event {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -119,9 +202,34 @@ func (h *Hub) take(id string) []Event {
 	if !ok {
 		return nil
 	}
-	st.last = h.now()
-	ev := st.events
-	st.events = nil
+	now := h.now()
+	st.last = now
+	o := h.orgs[st.org]
+	var ev []Event
+	from, first := st.next, o.first()
+	if from < first {
+		from = first
+	}
+	size := uint64(len(o.ring))
+	for s := from; s < o.end; s++ {
+		e := o.ring[s%size]
+		if !e.Date.Before(st.since) {
+			ev = append(ev, e)
+		}
+	}
+	if st.next < first {
+		// Dated before the events that follow it, so that it comes first in the answer's order.
+		date := now
+		for _, e := range ev {
+			if e.Date.Before(date) {
+				date = e.Date
+			}
+		}
+		marker := Event{ID: fmt.Sprintf("resync-%s-%d", id, first), Operation: Resync, ObjectType: "stream",
+			ObjectID: id, Org: st.org, Date: date.Add(-time.Millisecond), Details: map[string]any{"missed": first - st.next}}
+		ev = append([]Event{marker}, ev...)
+	}
+	st.next = o.end
 	return ev
 }
 
@@ -184,16 +292,11 @@ func (h *Hub) dispatch(evs []Event) {
 		if e.Date.After(h.cursor) {
 			h.cursor = e.Date
 		}
-		for _, st := range h.streams {
-			// A stream sees its creator's organisation only; inside it every member may read every record.
-			if st.org != e.Org || e.Date.Before(st.since) {
-				continue
-			}
-			if len(st.events) < 10000 { // a stream nobody reads keeps a bounded backlog
-				st.events = append(st.events, e)
-			}
-			close(st.wake)
-			st.wake = make(chan struct{})
+		// A stream sees its creator's organisation only; inside it every member may read every record.
+		if o := h.orgs[e.Org]; o != nil {
+			o.add(e, h.cfg.StreamBuffer)
+			close(o.wake)
+			o.wake = make(chan struct{})
 		}
 	}
 	floor := h.cursor.Add(-h.cfg.Lookback)
@@ -210,7 +313,7 @@ func (h *Hub) expire() {
 	defer h.mu.Unlock()
 	for id, st := range h.streams {
 		if h.now().Sub(st.last) > h.cfg.Idle {
-			delete(h.streams, id)
+			h.close(id)
 		}
 	}
 }

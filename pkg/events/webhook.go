@@ -114,6 +114,10 @@ type WebhookConfig struct {
 	Tick         time.Duration // how often the sender looks for due deliveries (default 500 ms)
 	AllowPrivate bool          // allow loopback, private and link-local targets (tests, labs)
 	UserAgent    string        // the User-Agent of deliveries (default "webhook")
+	// MaxEndpoints bounds the webhooks of one organisation (default 20); MaxInFlightPerOrg the attempts of one
+	// organisation's endpoints under way at once in a process (default 2), so that one organisation's many or
+	// failing endpoints leave the sender's work to the others.
+	MaxEndpoints, MaxInFlightPerOrg int
 }
 
 func (c *WebhookConfig) defaults() {
@@ -131,6 +135,12 @@ func (c *WebhookConfig) defaults() {
 	}
 	if c.Tick <= 0 {
 		c.Tick = 500 * time.Millisecond
+	}
+	if c.MaxEndpoints <= 0 {
+		c.MaxEndpoints = 20
+	}
+	if c.MaxInFlightPerOrg <= 0 {
+		c.MaxInFlightPerOrg = 2
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "webhook"
@@ -222,12 +232,13 @@ type Sender struct {
 
 	mu       sync.Mutex
 	inflight map[string]bool // endpoints with an attempt under way in this process
+	orgBusy  map[string]int  // attempts under way per organisation
 	wg       sync.WaitGroup
 }
 
 func newSender(st WebhookStore, sealer Sealer, cfg WebhookConfig, m *Metrics, log *slog.Logger, now func() time.Time) *Sender {
 	s := &Sender{store: st, sealer: sealer, cfg: cfg, metrics: m, log: log, now: now, kick: make(chan struct{}, 1),
-		inflight: map[string]bool{}}
+		inflight: map[string]bool{}, orgBusy: map[string]int{}}
 	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: guard(cfg.AllowPrivate)}
 	s.client = &http.Client{
 		Timeout: cfg.Timeout,
@@ -243,7 +254,7 @@ func newSender(st WebhookStore, sealer Sealer, cfg WebhookConfig, m *Metrics, lo
 var ErrRefusedAddress = errors.New("webhook target address refused (loopback, private, link-local or metadata); set webhook.allow_private to allow it")
 
 // guard checks, on the address actually dialled (after name resolution, so a name that resolves to an
-// internal address is refused too), that it is a public unicast address.
+// internal address is refused too), that it is a public unicast address and none of this host's (allowed).
 func guard(allowPrivate bool) func(network, address string, _ syscall.RawConn) error {
 	return func(_, address string, _ syscall.RawConn) error {
 		if allowPrivate {
@@ -254,22 +265,119 @@ func guard(allowPrivate bool) func(network, address string, _ syscall.RawConn) e
 			return err
 		}
 		ip := net.ParseIP(host)
-		if ip == nil || !Public(ip) {
+		if ip == nil || !allowed(ip) {
 			return ErrRefusedAddress
 		}
 		return nil
 	}
 }
 
-var carrierNAT = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
+// refusedNets are the IPv4 ranges no webhook reaches besides those of the net.IP predicates: "this network"
+// (0.0.0.0/8, which Linux connects to the host itself), carrier NAT, IETF protocol assignments, benchmarking,
+// the reserved 240/4 (broadcast included). IPv6 ranges that are not globally routed unicast: site-local,
+// discard-only, documentation, and the local-use NAT64 prefix (whose embedding varies).
+var refusedNets = func() []*net.IPNet {
+	var out []*net.IPNet
+	for _, c := range []string{"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "198.18.0.0/15", "240.0.0.0/4",
+		"fec0::/10", "100::/64", "2001:db8::/32", "64:ff9b:1::/48"} {
+		_, n, err := net.ParseCIDR(c)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, n)
+	}
+	return out
+}()
 
-// Public reports whether ip is a public unicast address (not loopback, private, link-local, which holds the
-// cloud metadata address 169.254.169.254, carrier NAT, unspecified or multicast).
+// Public reports whether ip is a public unicast address: not loopback, private, link-local (which holds the
+// cloud metadata address 169.254.169.254), carrier NAT, unspecified, multicast or another refused range, and
+// no IPv4 address embedded in an IPv6 one (IPv4-mapped and -compatible, NAT64 64:ff9b::/96, 6to4, Teredo's
+// server and client, ISATAP) is one of those.
 func Public(ip net.IP) bool {
-	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || carrierNAT.Contains(ip) ||
-		ip.Equal(net.IPv4bcast))
+	if !publicOne(ip) {
+		return false
+	}
+	for _, v4 := range embeddedIPv4(ip) {
+		if !publicOne(v4) {
+			return false
+		}
+	}
+	return true
 }
+
+func publicOne(ip net.IP) bool {
+	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
+		return false
+	}
+	for _, n := range refusedNets {
+		if n.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address carries, decoded before the check so that no
+// translation or tunnel form reaches an address refused in its plain form.
+func embeddedIPv4(ip net.IP) []net.IP {
+	b := ip.To16()
+	if b == nil || ip.To4() != nil { // IPv4, or IPv4-mapped (To4 decodes it, the predicates check it)
+		return nil
+	}
+	v4 := func(x []byte) net.IP { return net.IPv4(x[0], x[1], x[2], x[3]) }
+	var out []net.IP
+	zero12 := true
+	for _, x := range b[:12] {
+		zero12 = zero12 && x == 0
+	}
+	switch {
+	case zero12: // IPv4-compatible ::a.b.c.d (:: and ::1 are checked as they are)
+		out = append(out, v4(b[12:]))
+	case b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && allZero(b[4:12]): // NAT64 64:ff9b::/96
+		out = append(out, v4(b[12:]))
+	case b[0] == 0x20 && b[1] == 0x02: // 6to4 2002:a.b.c.d::/48
+		out = append(out, v4(b[2:6]))
+	case b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0: // Teredo 2001::/32: server, then client (inverted)
+		out = append(out, v4(b[4:8]), net.IPv4(^b[12], ^b[13], ^b[14], ^b[15]))
+	}
+	if (b[8]|0x02) == 0x02 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe { // ISATAP interface id ::0:5efe:a.b.c.d
+		out = append(out, v4(b[12:]))
+	}
+	return out
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ownAddress reports whether ip is an address of one of this host's interfaces (read on each call: they
+// change), which reaches the service's own host like the loopback does.
+func ownAddress(ip net.IP) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true // unknown: refused
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	for _, v4 := range embeddedIPv4(ip) {
+		if ownAddress(v4) {
+			return true
+		}
+	}
+	return false
+}
+
+// allowed reports whether a webhook may reach ip: a public address that is none of this host's.
+func allowed(ip net.IP) bool { return Public(ip) && !ownAddress(ip) }
 
 // CheckURL checks an endpoint URL: http or https with a host; a literal address must be public unless
 // allowPrivate (names are checked on each delivery, once resolved).
@@ -278,8 +386,8 @@ func CheckURL(raw string, allowPrivate bool) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(raw) > 2048 || !utf8.ValidString(raw) {
 		return apperr.Fields(apperr.FieldError{Name: "url", Message: "an http or https URL with a host and no credentials"})
 	}
-	if ip := net.ParseIP(strings.Trim(u.Hostname(), "[]")); ip != nil && !allowPrivate && !Public(ip) {
-		return apperr.Fields(apperr.FieldError{Name: "url", Message: "a loopback, private or link-local address is refused"})
+	if ip := net.ParseIP(strings.Trim(u.Hostname(), "[]")); ip != nil && !allowPrivate && !allowed(ip) {
+		return apperr.Fields(apperr.FieldError{Name: "url", Message: "a loopback, private, link-local or reserved address, or one of this host's, is refused"})
 	}
 	return nil
 }
@@ -381,7 +489,8 @@ func (s *Sender) gauges(ctx context.Context) {
 }
 
 // round starts an attempt for each endpoint whose first pending delivery is due: one delivery at a time per
-// endpoint, in order, so a delivery waiting for its retry holds the later ones back.
+// endpoint, in order, so a delivery waiting for its retry holds the later ones back; at most
+// MaxInFlightPerOrg at once per organisation.
 func (s *Sender) round(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	eps, err := s.store.Endpoints(cctx, "")
@@ -398,7 +507,7 @@ func (s *Sender) round(ctx context.Context) {
 			continue
 		}
 		s.mu.Lock()
-		busy := s.inflight[ep.ID]
+		busy := s.inflight[ep.ID] || s.orgBusy[ep.Org] >= s.cfg.MaxInFlightPerOrg
 		s.mu.Unlock()
 		if busy {
 			continue
@@ -417,6 +526,7 @@ func (s *Sender) round(ctx context.Context) {
 		}
 		s.mu.Lock()
 		s.inflight[ep.ID] = true
+		s.orgBusy[ep.Org]++
 		s.mu.Unlock()
 		s.wg.Add(1)
 		go func(ep Endpoint, d Delivery) {
@@ -424,6 +534,9 @@ func (s *Sender) round(ctx context.Context) {
 			defer func() {
 				s.mu.Lock()
 				delete(s.inflight, ep.ID)
+				if s.orgBusy[ep.Org]--; s.orgBusy[ep.Org] <= 0 {
+					delete(s.orgBusy, ep.Org)
+				}
 				s.mu.Unlock()
 				select { // the next delivery of the endpoint may be due
 				case s.kick <- struct{}{}:

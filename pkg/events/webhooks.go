@@ -33,6 +33,7 @@ type Webhooks struct {
 	sender       *Sender
 	sealer       Sealer
 	allowPrivate bool
+	maxEndpoints int // per organisation (WebhookConfig.MaxEndpoints)
 	now          func() time.Time
 }
 
@@ -126,6 +127,16 @@ func (w *Webhooks) Create(ctx context.Context, org, login, id string, in Endpoin
 	}
 	if err := w.apply(&e, in); err != nil {
 		return Endpoint{}, err
+	}
+	// Checked before the write: creations racing each other may pass the bound by their number, not more.
+	if w.maxEndpoints > 0 {
+		eps, err := w.store.Endpoints(ctx, org)
+		if err != nil {
+			return Endpoint{}, fmt.Errorf("count webhooks: %w", err)
+		}
+		if len(eps) >= w.maxEndpoints {
+			return Endpoint{}, apperr.Errorf(apperr.BadRequest, "an organisation has at most %d webhooks (webhook.max_endpoints): delete one first", w.maxEndpoints)
+		}
 	}
 	if err := w.store.CreateEndpoint(ctx, e); err != nil {
 		return Endpoint{}, fmt.Errorf("create webhook: %w", err)

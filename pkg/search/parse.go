@@ -16,7 +16,19 @@ const (
 	MaxDepth = 32
 	// MaxNodes is the most nodes a parsed query may have.
 	MaxNodes = 1000
+	// MaxPattern is the longest value of _like, _wildcard, _startsWith and _endsWith, in bytes: matching
+	// costs about the pattern's length for every byte of every value compared (a 900 KB _like took 45 s over
+	// 67k observables).
+	MaxPattern = 1024
 )
+
+// CheckPattern refuses a text pattern (OpLike, OpWildcard, OpPrefix, OpSuffix) longer than MaxPattern.
+func CheckPattern(name, s string) error {
+	if len(s) > MaxPattern {
+		return bad("the pattern of %s is longer than %d bytes", name, MaxPattern)
+	}
+	return nil
+}
 
 // operators are the keys that make an object an operator object.
 var operators = map[string]bool{
@@ -433,6 +445,11 @@ func (p *parser) text(op string, v any) (Node, error) {
 	s, err := coerce(raw, name, String)
 	if err != nil {
 		return Node{}, err
+	}
+	if str, ok := s.(string); ok {
+		if err := CheckPattern(op, str); err != nil {
+			return Node{}, err
+		}
 	}
 	return p.leaf(Node{Op: textOps[op], Path: f.Path, Value: s})
 }

@@ -331,3 +331,16 @@ func checkBadRequest(t *testing.T, err error, want string) {
 		t.Errorf("message %q does not contain %q", e.Message, want)
 	}
 }
+
+// Issue 28: a 900 KB _like pattern cost 45 s of both cores; text patterns are bounded (400).
+func TestParsePatternLength(t *testing.T) {
+	for _, op := range []string{"_like", "_wildcard", "_startsWith", "_endsWith"} {
+		ok := `{"` + op + `": {"_field": "title", "_value": "` + strings.Repeat("a", MaxPattern) + `"}}`
+		if _, err := ParseJSON([]byte(ok), testFields); err != nil {
+			t.Errorf("%s of %d bytes: %v", op, MaxPattern, err)
+		}
+		long := `{"` + op + `": {"_field": "title", "_value": "` + strings.Repeat("a", 900<<10) + `"}}`
+		_, err := ParseJSON([]byte(long), testFields)
+		checkBadRequest(t, err, "longer than 1024 bytes")
+	}
+}

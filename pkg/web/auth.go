@@ -77,6 +77,9 @@ func Authenticate[P any](a Authenticator[P], cfg AuthConfig) echo.MiddlewareFunc
 			}
 			if b := limiterOf(c); b != nil {
 				b.authenticated()
+				if t, ok := any(p).(Tenant); ok {
+					b.owner = t.Tenant()
+				}
 			}
 			c.Set(callerKey, p)
 			return next(c)

@@ -209,18 +209,10 @@ func readBody(c echo.Context, req *http.Request) ([]byte, error) {
 		closeUnread(b.w)
 		return nil, errTooLarge(max)
 	}
-	if err := b.reserveRaw(c.Request().Context(), max); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if b.declared > 0 {
-		buf.Grow(int(b.declared) + bytes.MinRead) // the right size: ReadFrom needs MinRead free to see the end
-	}
-	_, err := buf.ReadFrom(io.LimitReader(req.Body, max+1))
+	body, err := b.readRaw(c.Request().Context(), req.Body, max)
 	if err != nil {
 		return nil, bodyError(err, "cannot read request body")
 	}
-	body := buf.Bytes()
 	if int64(len(body)) > max {
 		closeUnread(b.w)
 		return nil, errTooLarge(max)

@@ -99,40 +99,24 @@ type bodyLimiter struct {
 	files    []string // spooled uploads, removed when the request ends
 	err      error
 	pools    *pools
-	held     int64   // estimated memory of the request's decoded JSON, reserved in heldFrom
-	heldFrom *budget // until the request ends
-	rawHeld  int64   // the raw body, reserved in rawFrom
-	rawFrom  *budget
+	held     int64      // estimated memory of the request's decoded JSON, reserved in heldFrom
+	heldFrom *budget    // until the request ends
+	raw      *rawReader // the raw body as it is read, in pools.raw
+	owner    string     // the caller's organisation (Tenant), whose share of pools.raw it uses
 }
 
-// pools are the budgets of request memory: the raw bodies of authenticated requests (a quarter of InFlight,
-// reserved before they are read, so that waiting requests leave their bodies in the kernel's buffers), and
-// the estimated memory of
+// pools are the budgets of request memory: the raw bodies of authenticated requests as they are read (a
+// quarter of InFlight, an organisation at most a quarter of that; see rawBudget), and the estimated memory of
 // decoding JSON, one for authenticated requests and a quarter of it for the others. A request takes raw then
 // decoded, never the other way round, and holds both until it ends.
-type pools struct{ raw, authed, anon *budget }
-
-func newPools(l JSONLimits) *pools {
-	return &pools{raw: newBudget(max(l.InFlight/4, 1)), authed: newBudget(l.InFlight), anon: newBudget(max(l.InFlight/4, 1))}
+type pools struct {
+	raw          *rawBudget
+	authed, anon *budget
 }
 
-// reserveRaw reserves the raw body an authenticated request is about to read into memory: its declared
-// length, or max when it is sent chunked. Unauthenticated bodies are small (Unauthenticated) and not counted:
-// a client that sends its body slowly must not hold the room of others.
-func (b *bodyLimiter) reserveRaw(ctx context.Context, max int64) error {
-	if b.pools == nil || !b.authed || b.rawFrom != nil || b.declared == 0 {
-		return nil
-	}
-	n := max
-	if b.declared > 0 && b.declared < max {
-		n = b.declared
-	}
-	n = min(n, b.pools.raw.size)
-	if err := b.pools.raw.acquire(ctx, n); err != nil {
-		return apperr.Wrap(apperr.Unavailable, "request abandoned while waiting for memory to read it", err)
-	}
-	b.rawHeld, b.rawFrom = n, b.pools.raw
-	return nil
+func newPools(l JSONLimits) *pools {
+	raw := max(l.InFlight/4, 1)
+	return &pools{raw: newRawBudget(raw, max(raw/4, 1)), authed: newBudget(l.InFlight), anon: newBudget(max(l.InFlight/4, 1))}
 }
 
 // reserveDecoded reserves the estimated memory of decoding the request's JSON: 413 when it is over the
@@ -211,9 +195,9 @@ func (b *bodyLimiter) cleanup() {
 		b.heldFrom.release(b.held)
 		b.heldFrom, b.held = nil, 0
 	}
-	if b.rawFrom != nil {
-		b.rawFrom.release(b.rawHeld)
-		b.rawFrom, b.rawHeld = nil, 0
+	if b.raw != nil {
+		b.pools.raw.end(b.raw)
+		b.raw = nil
 	}
 	for _, f := range b.files {
 		_ = os.Remove(f)
@@ -221,9 +205,9 @@ func (b *bodyLimiter) cleanup() {
 	b.files = nil
 }
 
-// limitBodies installs the body limiter of every request at the unauthenticated limit.
-func limitBodies(l Limits) echo.MiddlewareFunc {
-	p := newPools(l.JSON)
+// limitBodies installs the body limiter of every request at the unauthenticated limit, with the memory
+// budgets p.
+func limitBodies(l Limits, p *pools) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()

@@ -79,11 +79,6 @@ func readMultipart(c echo.Context, req *http.Request) (*form, error) {
 			fileMax = b.upload
 		}
 	}
-	if b != nil {
-		if err := b.reserveRaw(c.Request().Context(), valueMax); err != nil { // files go to disk
-			return nil, err
-		}
-	}
 	win := &headerWindow{r: req.Body, allow: -1}
 	mr := multipart.NewReader(win, params["boundary"])
 	fm := &form{values: map[string][]string{}, files: map[string][]*File{}}
@@ -109,7 +104,12 @@ func readMultipart(c echo.Context, req *http.Request) (*form, error) {
 			continue // not a form field: NextPart skips its content
 		}
 		if p.FileName() == "" {
-			v, err := io.ReadAll(io.LimitReader(p, valueMax-valueBytes+1))
+			var v []byte
+			if b != nil { // held in the raw budget as it arrives; files go to disk
+				v, err = b.readRaw(c.Request().Context(), p, valueMax-valueBytes)
+			} else {
+				v, err = io.ReadAll(io.LimitReader(p, valueMax-valueBytes+1))
+			}
 			if err != nil {
 				return nil, bodyError(err, "malformed multipart body")
 			}

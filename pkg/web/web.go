@@ -68,7 +68,8 @@ func New(opts Options) *echo.Echo {
 			return apperr.Wrap(apperr.Internal, "panic", fmt.Errorf("%w\n%s", err, stack))
 		},
 	}))
-	e.Use(limitBodies(opts.Limits.withDefaults()))
+	lim := opts.Limits.withDefaults()
+	e.Use(limitBodies(lim, newPools(lim.JSON)))
 	e.Use(requestDeadline(opts.Limits.Request))
 	e.Use(securityHeaders)
 
@@ -315,12 +316,13 @@ func (m *metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)
-		route := c.Path()
+		route := c.Path() // a registered route's pattern, never the request's path
 		if route == "" {
 			route = "unmatched"
 		}
-		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(c.Response().Status)).Inc()
-		m.latency.WithLabelValues(route, c.Request().Method).Observe(time.Since(start).Seconds())
+		method := metricMethod(c.Request().Method)
+		m.requests.WithLabelValues(route, method, metricStatus(c.Response().Status)).Inc()
+		m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 		return err
 	}
 }
@@ -330,4 +332,23 @@ func (m *metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 func ErrorStatus(err error) (int, string) {
 	status, body := toResponse(err)
 	return status, body.Message
+}
+
+// metricMethod is the method label: the methods of RFC 9110 and PATCH, every other one "other". A client
+// chooses the method, and each label value is a series kept for the life of the process.
+func metricMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+// metricStatus is the status label: a status from 100 to 599, else "other".
+func metricStatus(s int) string {
+	if s < 100 || s > 599 {
+		return "other"
+	}
+	return strconv.Itoa(s)
 }

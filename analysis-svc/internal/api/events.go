@@ -54,7 +54,11 @@ func JobObject(j analysis.Job) map[string]any {
 
 func (h *handler) createStream(c echo.Context) error {
 	cl := caller(c)
-	return c.String(http.StatusOK, h.cfg.Events.Hub().Create(cl.Login, cl.Org))
+	id, err := h.cfg.Events.Hub().Create(cl.Login, cl.Org)
+	if err != nil {
+		return err
+	}
+	return c.String(http.StatusOK, id)
 }
 
 func (h *handler) pollStream(c echo.Context) error {

@@ -325,6 +325,9 @@ func (h *handler) searchJobs(c echo.Context) error {
 		extra = append(extra, search.Node{Op: search.OpEq, Path: "dataType", Value: v})
 	}
 	if v := c.QueryParam("dataFilter"); v != "" {
+		if err := search.CheckPattern("dataFilter", v); err != nil {
+			return err
+		}
 		extra = append(extra, search.Node{Op: search.OpLike, Path: "data", Value: v})
 	}
 	if v := c.QueryParam("analyzerFilter"); v != "" {

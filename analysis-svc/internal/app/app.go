@@ -152,9 +152,10 @@ func (a *App) eventBus(ctx context.Context, opts Options) (*events.Bus, error) {
 		return nil, err
 	}
 	cfg := a.Config
-	ecfg := events.Config{Retention: cfg.Events.Retention, Poll: cfg.Stream.Poll, Refresh: cfg.Stream.Refresh, Log: a.Log,
+	ecfg := events.Config{Retention: cfg.Events.Retention, Poll: cfg.Stream.Poll, Refresh: cfg.Stream.Refresh,
+		StreamMaxPerUser: cfg.Stream.MaxPerUser, StreamMaxPerOrg: cfg.Stream.MaxPerOrg, StreamBuffer: cfg.Stream.Buffer, Log: a.Log,
 		Confirm: jobevent.Wrap(jobs, nil, api.JobObject).Confirm, RepairAllAtStart: a.DB.Embedded(),
-		Webhooks: events.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate, MaxAttempts: cfg.Webhook.MaxAttempts,
+		Webhooks: events.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate, MaxAttempts: cfg.Webhook.MaxAttempts, MaxEndpoints: cfg.Webhook.MaxEndpoints,
 			Timeout: cfg.Webhook.Timeout, BackoffMin: cfg.Webhook.BackoffMin, BackoffMax: cfg.Webhook.BackoffMax,
 			UserAgent: "analysis-svc-webhook"}}
 	if opts.Events != nil {

@@ -64,12 +64,18 @@ type Config struct {
 	Stream struct {
 		Poll    time.Duration // how often other replicas' events are read
 		Refresh time.Duration // how long a stream poll waits
+		// MaxPerUser, MaxPerOrg bound the open streams of a user (the least recently polled closes) and of an
+		// organisation (429) on a replica; Buffer is how many of an organisation's latest events it keeps.
+		MaxPerUser int `mapstructure:"max_per_user"`
+		MaxPerOrg  int `mapstructure:"max_per_org"`
+		Buffer     int
 	}
 	Webhook struct {
 		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
 		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
 		Timeout      time.Duration // one attempt
-		BackoffMin   time.Duration `mapstructure:"backoff_min"` // first retry delay, doubled per attempt
+		MaxEndpoints int           `mapstructure:"max_endpoints"` // webhooks of one organisation
+		BackoffMin   time.Duration `mapstructure:"backoff_min"`   // first retry delay, doubled per attempt
 		BackoffMax   time.Duration `mapstructure:"backoff_max"`
 	}
 }
@@ -203,6 +209,10 @@ var ownDefaults = map[string]any{
 	"webhook.timeout":                "10s",
 	"webhook.backoff_min":            "1s",
 	"webhook.backoff_max":            "10m",
+	"stream.max_per_user":            20,
+	"stream.max_per_org":             200,
+	"stream.buffer":                  1000,
+	"webhook.max_endpoints":          20,
 }
 
 // Load reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).

@@ -85,6 +85,10 @@ type Caller struct {
 	Roles []Role
 }
 
+// Tenant is the organisation whose share of the service's memory for request bodies the caller's requests use
+// (pkg/web.Tenant).
+func (c Caller) Tenant() string { return c.Org }
+
 // Has reports whether the caller holds any of the roles.
 func (c Caller) Has(roles ...Role) bool {
 	for _, r := range roles {

@@ -24,17 +24,23 @@ func (h *handler) linkedJSON(cl identity.Caller, lc cases.LinkedCase) linkedCase
 		LinkedWith: route.MapSlice(lc.Shared, observableJSON), LinksCount: len(lc.Shared)}
 }
 
+// LinksTruncatedHeader is set (to "true") on a links answer cut by one of the bounds of cases.LinkedCases.
+const LinksTruncatedHeader = "X-Links-Truncated"
+
 // caseLinks answers GET /api/case/{id}/links (thehive4py get_linked_cases): the cases sharing observables
-// with the case.
+// with the case, bounded (cases.LinksCompareMax…): a cut answer says so in LinksTruncatedHeader.
 func (h *handler) caseLinks(c echo.Context) error {
 	ctx, cl := c.Request().Context(), route.Caller(c)
 	cs, err := h.svc.Case(ctx, cl, c.Param("caseId"))
 	if err != nil {
 		return err
 	}
-	links, err := h.svc.LinkedCases(ctx, cl, cs, search.Node{Op: search.OpAll})
+	links, cut, err := h.svc.LinkedCases(ctx, cl, cs, search.Node{Op: search.OpAll})
 	if err != nil {
 		return err
+	}
+	if cut {
+		c.Response().Header().Set(LinksTruncatedHeader, "true")
 	}
 	return c.JSON(http.StatusOK, route.MapSlice(links, func(lc cases.LinkedCase) linkedCaseResponse { return h.linkedJSON(cl, lc) }))
 }

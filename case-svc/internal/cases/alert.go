@@ -654,7 +654,7 @@ func (s *Service) SimilarCases(ctx context.Context, c identity.Caller, a Alert, 
 	} else if n > SimilarMax {
 		return nil, ErrTooSimilar
 	}
-	similar, err := s.observables.SimilarObservables(ctx, c.Org, keys)
+	similar, err := s.observables.SimilarObservables(ctx, c.Org, keys, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -16,62 +16,85 @@ type LinkedCase struct {
 	Shared []Observable
 }
 
+// Bounds of one case's links (LinkedCases): the case's observables compared, the observables of other cases
+// read for them, and the linked cases answered. Past one, the answer is cut and says so.
+const (
+	LinksCompareMax = 10000
+	LinksSimilarMax = 50000
+	LinksCasesMax   = 100
+)
+
 // LinkedCases returns the cases of the caller's organisation, other than the given one and matching
 // caseFilter, holding an observable with the same value as one of the case's (of any type; files by
 // content), newest case first. Observables marked ignoreSimilarity count on neither side, as for similar
-// cases (one lookup on observables by organisation and key, index organisation_key).
-func (s *Service) LinkedCases(ctx context.Context, c identity.Caller, cs Case, caseFilter search.Node) ([]LinkedCase, error) {
+// cases (one lookup on observables by organisation and key, index organisation_key). The work is bounded
+// whatever the data: at most LinksCompareMax of the case's observables are compared, LinksSimilarMax
+// observables of other cases read and the newest LinksCasesMax linked cases answered; cut reports whether a
+// bound was reached (the answer may then miss links).
+func (s *Service) LinkedCases(ctx context.Context, c identity.Caller, cs Case, caseFilter search.Node) (links []LinkedCase, cut bool, err error) {
 	own, _, err := s.observables.Observables(ctx, record.And(search.Node{Op: search.OpAnd, Children: []search.Node{
 		{Op: search.OpEq, Path: PathCaseID, Value: cs.ID}, {Op: search.OpEq, Path: "ignoreSimilarity", Value: false}}}, record.InOrg(c.Org)),
-		search.Page{})
+		search.Page{Limit: LinksCompareMax + 1})
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if len(own) > LinksCompareMax {
+		own, cut = own[:LinksCompareMax], true
 	}
 	var keys []string
+	seenKey := map[string]bool{}
 	for _, o := range own {
-		if !slices.Contains(keys, o.Key) {
+		if !seenKey[o.Key] {
+			seenKey[o.Key] = true
 			keys = append(keys, o.Key)
 		}
 	}
 	if len(keys) == 0 {
-		return []LinkedCase{}, nil
+		return []LinkedCase{}, cut, nil
 	}
-	similar, err := s.observables.SimilarObservables(ctx, c.Org, keys)
+	similar, err := s.observables.SimilarObservables(ctx, c.Org, keys, LinksSimilarMax+1)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	keysOf := map[string][]string{} // linked case → the shared keys
+	if len(similar) > LinksSimilarMax {
+		similar, cut = similar[:LinksSimilarMax], true
+	}
+	keysOf := map[string]map[string]bool{} // linked case → the shared keys
 	var ids []any
 	for _, o := range similar {
 		if o.CaseID == "" || o.CaseID == cs.ID {
 			continue
 		}
-		if _, seen := keysOf[o.CaseID]; !seen {
+		if keysOf[o.CaseID] == nil {
+			keysOf[o.CaseID] = map[string]bool{}
 			ids = append(ids, o.CaseID)
 		}
-		if !slices.Contains(keysOf[o.CaseID], o.Key) {
-			keysOf[o.CaseID] = append(keysOf[o.CaseID], o.Key)
-		}
+		keysOf[o.CaseID][o.Key] = true
 	}
 	if len(ids) == 0 {
-		return []LinkedCase{}, nil
+		return []LinkedCase{}, cut, nil
 	}
-	css, _, err := s.Cases(ctx, c, record.And(caseFilter, search.Node{Op: search.OpIn, Path: "_id", Values: ids}), search.Page{Limit: len(ids)})
+	css, _, err := s.Cases(ctx, c, record.And(caseFilter, search.Node{Op: search.OpIn, Path: "_id", Values: ids}),
+		search.Page{Limit: LinksCasesMax + 1, Sort: []search.SortKey{{Path: "createdAt", Desc: true}}})
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if len(css) > LinksCasesMax {
+		css, cut = css[:LinksCasesMax], true
 	}
 	out := make([]LinkedCase, 0, len(css))
 	for _, linked := range css {
 		lc := LinkedCase{Case: linked, Shared: []Observable{}}
+		shared := keysOf[linked.ID]
 		for _, o := range own {
-			if slices.Contains(keysOf[linked.ID], o.Key) {
+			if shared[o.Key] {
 				lc.Shared = append(lc.Shared, o)
 			}
 		}
 		out = append(out, lc)
 	}
 	slices.SortStableFunc(out, func(x, y LinkedCase) int { return y.Case.CreatedAt.Compare(x.Case.CreatedAt) })
-	return out, nil
+	return out, cut, nil
 }
 
 // SimilarObservable is an observable of another case with the same value as a given one, with its case.
@@ -91,7 +114,7 @@ func (s *Service) ObservableSimilar(ctx context.Context, c identity.Caller, id s
 	if o.IgnoreSimilarity {
 		return []SimilarObservable{}, nil
 	}
-	similar, err := s.observables.SimilarObservables(ctx, c.Org, []string{o.Key})
+	similar, err := s.observables.SimilarObservables(ctx, c.Org, []string{o.Key}, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -147,8 +147,8 @@ type ObservableStore interface {
 	// CountCaseObservables counts the observables of a case.
 	CountCaseObservables(ctx context.Context, caseID string) (int64, error)
 	// SimilarObservables returns the case observables of the organisation whose Key is among keys, except
-	// ignoreSimilarity ones.
-	SimilarObservables(ctx context.Context, org string, keys []string) ([]Observable, error)
+	// ignoreSimilarity ones, at most limit of them (0 = all).
+	SimilarObservables(ctx context.Context, org string, keys []string, limit int) ([]Observable, error)
 	// CountSimilar counts what SimilarObservables would return, except the observable except (""), without
 	// reading the observables.
 	CountSimilar(ctx context.Context, org string, keys []string, except string) (int64, error)

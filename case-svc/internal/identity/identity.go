@@ -58,6 +58,16 @@ func (u User) Orgs() []string {
 	return out
 }
 
+// Tenant is the organisation whose share of the service's memory for request bodies the user's requests use
+// (pkg/web.Tenant): the default one, whichever organisation a request works in, so that an account in several
+// organisations cannot hold more than one share.
+func (u User) Tenant() string {
+	if len(u.Memberships) == 0 {
+		return "user:" + u.Login
+	}
+	return u.Memberships[0].Org
+}
+
 // ProfileIn returns the user's profile in the organisation.
 func (u User) ProfileIn(org string) (string, bool) {
 	for _, m := range u.Memberships {

@@ -558,7 +558,7 @@ func (e *Engine) Run(ctx context.Context, cl identity.Caller, p *Pipeline, offse
 		}
 	case KindLinked:
 		var l []cases.LinkedCase
-		if l, err = e.svc.LinkedCases(ctx, cl, p.origin, p.Filter); err != nil {
+		if l, _, err = e.svc.LinkedCases(ctx, cl, p.origin, p.Filter); err != nil { // bounded as GET …/links is
 			return nil, 0, err
 		}
 		total = int64(len(l))

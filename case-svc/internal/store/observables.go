@@ -290,10 +290,10 @@ func similarFilter(org string, keys []string) search.Node {
 }
 
 // SimilarObservables finds the case observables of an organisation with one of the keys.
-func (s *ObservableStore) SimilarObservables(ctx context.Context, org string, keys []string) ([]cases.Observable, error) {
+func (s *ObservableStore) SimilarObservables(ctx context.Context, org string, keys []string, limit int) ([]cases.Observable, error) {
 	var docs []observableDoc
 	if err := s.coll.Find(ctx, docstore.Query{Filter: similarFilter(org, keys),
-		Fields: []string{cases.PathCaseID, "dataType", "ioc", "key"}}, &docs); err != nil {
+		Fields: []string{cases.PathCaseID, "dataType", "ioc", "key"}, Limit: limit}, &docs); err != nil {
 		return nil, fmt.Errorf("find similar observables: %w", err)
 	}
 	out := make([]cases.Observable, len(docs))

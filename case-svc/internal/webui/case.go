@@ -23,13 +23,14 @@ import (
 // casePage is a case with one of its tabs: details, tasks, observables, activity.
 type casePage struct {
 	webui.Page
-	Case   cases.Case
-	Stats  cases.Stats
-	Tab    string
-	Tabs   []webui.Link
-	Can    perms
-	Users  []identity.User
-	Linked []cases.LinkedCase
+	Case      cases.Case
+	Stats     cases.Stats
+	Tab       string
+	Tabs      []webui.Link
+	Can       perms
+	Users     []identity.User
+	Linked    []cases.LinkedCase
+	LinkedCut bool // the links' bounds were reached: more cases may share observables
 	// tasks
 	Groups []taskGroup
 	// observables
@@ -122,7 +123,7 @@ func (h *Handler) casePage(c echo.Context) error {
 		{Name: "Activity", Href: base + "?tab=activity", ID: "activity"}}
 	switch p.Tab {
 	case "":
-		if p.Linked, err = h.s.Cases.LinkedCases(ctx, cl, cs, search.Node{Op: search.OpAll}); err != nil {
+		if p.Linked, p.LinkedCut, err = h.s.Cases.LinkedCases(ctx, cl, cs, search.Node{Op: search.OpAll}); err != nil {
 			return err
 		}
 		if p.Responders, err = h.responders(ctx, cl, "case", cs.ID, true); err != nil {

@@ -91,12 +91,7 @@ func (w *sqlWhere) node(n search.Node) {
 			sep = " OR "
 		}
 		w.b.WriteByte('(')
-		for i, c := range n.Children {
-			if i > 0 {
-				w.b.WriteString(sep)
-			}
-			w.node(c)
-		}
+		w.join(n.Children, sep)
 		w.b.WriteByte(')')
 	case search.OpNot:
 		// MongoDB's $nor: a condition that is unknown (NULL: a missing field) counts as not matching, so its
@@ -114,6 +109,30 @@ func (w *sqlWhere) node(n search.Node) {
 	default:
 		w.b.WriteByte('0') // as the MongoDB engine: an unknown operator matches nothing
 	}
+}
+
+// flatJoin is the most operands written as one chain of AND or OR: SQLite parses a chain of n as an
+// expression n deep, and refuses one deeper than 1000 (SQLITE_MAX_EXPR_DEPTH).
+const flatJoin = 16
+
+// join writes cs separated by sep, longer lists as a balanced tree of parenthesised halves, so that the
+// expression's depth grows with the logarithm of the number of operands (a 1000-term _or is about 22 deep).
+func (w *sqlWhere) join(cs []search.Node, sep string) {
+	if len(cs) <= flatJoin {
+		for i, c := range cs {
+			if i > 0 {
+				w.b.WriteString(sep)
+			}
+			w.node(c)
+		}
+		return
+	}
+	half := len(cs) / 2
+	w.b.WriteByte('(')
+	w.join(cs[:half], sep)
+	w.b.WriteString(")" + sep + "(")
+	w.join(cs[half:], sep)
+	w.b.WriteByte(')')
 }
 
 // field writes a condition on one path: on the field itself, or for an array path on any of its elements

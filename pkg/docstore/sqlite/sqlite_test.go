@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
@@ -827,5 +828,60 @@ func TestSQLiteIDListReadsThePrimaryKey(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%v: %q, want %q", tc.f, got, tc.want)
 		}
+	}
+}
+
+// Issue 28: an _or of 998 terms was a 500 (SQLite's expression depth limit, 1000): long AND and OR lists are
+// written as balanced trees. search.MaxNodes terms of each, and nested in each other, are answered.
+func TestSQLiteLongOrAndAnd(t *testing.T) {
+	var docs []string
+	for i := range 50 {
+		docs = append(docs, fmt.Sprintf(`{"_id":"d%02d","x":%d,"name":"n%d"}`, i, i, i))
+	}
+	c := sqliteColl(t, docstore.Spec{Name: "long"}, docs...)
+	var or, and []search.Node
+	for i := range search.MaxNodes {
+		or = append(or, docstore.Eq("x", i*7))   // 0, 7, …, 49 among the documents
+		and = append(and, docstore.Ne("x", i*2)) // the odd ones left
+	}
+	if got := strings.Join(ids(t, c, docstore.Or(or...)), " "); got != "d00 d07 d14 d21 d28 d35 d42 d49" {
+		t.Errorf("long or: %q", got)
+	}
+	odd := ids(t, c, docstore.And(and...))
+	if len(odd) != 25 || odd[0] != "d01" {
+		t.Errorf("long and: %v", odd)
+	}
+	if got := strings.Join(ids(t, c, docstore.And(docstore.Or(or...), docstore.And(and...))), " "); got != "d07 d21 d35 d49" {
+		t.Errorf("long or within long and: %q", got)
+	}
+}
+
+// Issue 28: a costly _like ran for 45 s. A query stops when its context ends (the driver interrupts SQLite),
+// so the request deadline bounds every query's work. The scan here would take many seconds to finish.
+func TestSQLiteQueryStopsAtDeadline(t *testing.T) {
+	var docs []string
+	value := strings.Repeat("a", 2<<10)
+	for i := range 2000 {
+		docs = append(docs, fmt.Sprintf(`{"_id":"d%04d","name":%q}`, i, value))
+	}
+	c := sqliteColl(t, docstore.Spec{Name: "costly"}, docs...)
+	costly := search.Node{Op: search.OpLike, Path: "name", Value: strings.Repeat("a", search.MaxPattern-1) + "b"}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		var out []map[string]any
+		done <- c.Find(ctx, docstore.Query{Filter: costly}, &out)
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the costly query finished before its deadline: make it costlier")
+		}
+		if ctx.Err() == nil {
+			t.Fatalf("the query failed before its deadline: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the query ran 30 s past its deadline of 100 ms")
 	}
 }

@@ -237,7 +237,11 @@ func IsQuery(raw []any) bool {
 
 func (h *Handler) createStream(c echo.Context) error {
 	cl := route.Caller(c)
-	return c.String(http.StatusOK, h.events.Hub().Create(cl.Login, cl.Org))
+	id, err := h.events.Hub().Create(cl.Login, cl.Org)
+	if err != nil {
+		return err
+	}
+	return c.String(http.StatusOK, id)
 }
 
 func (h *Handler) pollStream(c echo.Context) error {
