@@ -368,6 +368,8 @@
     if (!events || !events.length) { return; }
     var roots = {};
     var types = {};
+    // A Resync marker: the stream fell behind and dropped events; every live part may have changed.
+    var resync = events.some(function (e) { return e.operation === "Resync"; });
     events.forEach(function (e) {
       var b = (e.base && typeof e.base === "object") ? e.base : e; // v0 messages are flat; base is a flag
       if (b.rootId) { roots[b.rootId] = true; }
@@ -380,7 +382,7 @@
       Array.prototype.forEach.call(document.querySelectorAll("[data-live]"), function (region) {
         var root = region.getAttribute("data-live-root");
         var kinds = (region.getAttribute("data-live") || "").split(/\s+/).filter(Boolean);
-        var hit = root ? roots[root] : kinds.some(function (k) { return types[k]; });
+        var hit = resync || (root ? roots[root] : kinds.some(function (k) { return types[k]; }));
         if (hit) { refreshRegion(region); }
       });
     }, 150);
