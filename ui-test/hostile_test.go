@@ -119,6 +119,17 @@ func TestHostileStrings(t *testing.T) {
 	tb.open("/ui/alerts/" + al["_id"].(string))
 	tb.hostileCheck("alert", "Alert "+suffix+" "+hScript+hQuote, hImg)
 
+	// An error message that may echo what was typed: a hostile case number in the alert list's merge form. The
+	// API's refusal is expected; its message is shown as text.
+	tb.open("/ui/alerts")
+	tb.allow("/api/alert/merge/_bulk")
+	tb.must(chromedp.Click(chromedp.CSS(`#alert-table input[name="sel"]`)),
+		chromedp.SendKeys(chromedp.ID("am-case"), hImg+hQuote))
+	tb.must(chromedp.Click(chromedp.CSS(`form[aria-label="Merge the selected alerts into a case"] button[type="submit"]`)))
+	tb.waitFor("the refusal's message", `document.getElementById("page-error").textContent.trim() !== ""`)
+	t.Logf("merge into a hostile case number: %q", eval[string](tb, `document.getElementById("page-error").textContent`))
+	tb.hostileCheck("error message")
+
 	// Lists and the search box, with the strings in the URL too.
 	for _, p := range []string{"/ui/cases?q=" + url.QueryEscape(hQuote+hScript), "/ui/cases?tag=" + url.QueryEscape(hImg),
 		"/ui/alerts?q=" + url.QueryEscape(hQuote), "/ui/alerts", "/ui/tasks/mine", "/ui/tasks/waiting", "/ui/cases"} {
