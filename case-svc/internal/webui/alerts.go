@@ -23,7 +23,7 @@ var alertSorts = map[string]bool{"date": true, "title": true, "severity": true, 
 
 type alertListPage struct {
 	webui.Page
-	View     listView
+	View     webui.List
 	Alerts   []cases.Alert
 	CanWrite bool
 	Quick    []webui.Link
@@ -32,7 +32,7 @@ type alertListPage struct {
 func (h *Handler) alertList(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl := route.Caller(c)
-	v, sort, err := view(c, "-date", alertSorts)
+	v, sort, err := webui.ParseList(c.QueryParams(), "-date", alertSorts)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (h *Handler) alertList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v.total(total)
+	v.SetTotal(total)
 	p := alertListPage{Page: h.base(c, "Alerts"), View: v, Alerts: list, CanWrite: cl.Can(identity.ManageAlert)}
 	p.Current = "Alerts"
 	p.Quick = []webui.Link{{Name: "New", Href: "?status=New"}, {Name: "Updated", Href: "?status=Updated"},
@@ -109,7 +109,7 @@ func (h *Handler) alertPage(c echo.Context) error {
 type taskQueuePage struct {
 	webui.Page
 	Mine  bool
-	View  listView
+	View  webui.List
 	Tasks []task.Task
 	Cases map[string]cases.Case
 }
@@ -118,7 +118,7 @@ func (h *Handler) taskQueue(mine bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		cl := route.Caller(c)
-		v, sort, err := view(c, "-flag", map[string]bool{"flag": true, "startDate": true, "title": true, "status": true, "createdAt": true})
+		v, sort, err := webui.ParseList(c.QueryParams(), "-flag", map[string]bool{"flag": true, "startDate": true, "title": true, "status": true, "createdAt": true})
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (h *Handler) taskQueue(mine bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		v.total(total)
+		v.SetTotal(total)
 		p := taskQueuePage{Page: h.base(c, title), Mine: mine, View: v, Tasks: list, Cases: map[string]cases.Case{}}
 		p.Current = title
 		for _, t := range list {

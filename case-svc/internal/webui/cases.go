@@ -24,7 +24,7 @@ var caseSorts = map[string]bool{"caseId": true, "title": true, "severity": true,
 // caseListPage is the case list: quick filters and a free filter in the URL, sortable columns, exact count.
 type caseListPage struct {
 	webui.Page
-	View      listView
+	View      webui.List
 	Cases     []cases.Case
 	Templates []template.Template
 	Users     []identity.User
@@ -80,7 +80,7 @@ func caseFilter(c echo.Context, cl identity.Caller) (search.Node, error) {
 func (h *Handler) caseList(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl := route.Caller(c)
-	v, sort, err := view(c, "-caseId", caseSorts)
+	v, sort, err := webui.ParseList(c.QueryParams(), "-caseId", caseSorts)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (h *Handler) caseList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v.total(total)
+	v.SetTotal(total)
 	p := caseListPage{Page: h.base(c, "Cases"), View: v, Cases: list, CanWrite: cl.Can(identity.ManageCase),
 		Statuses: cases.CaseStatuses()}
 	p.Current = "Cases"

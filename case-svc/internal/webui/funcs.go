@@ -38,15 +38,17 @@ func funcs() template.FuncMap {
 			return cfValue(v)
 		},
 		"list4": func() []int { return []int{1, 2, 3, 4} },
-		"col":   func(v listView, field, label string) column { return column{V: v, F: field, L: label} },
 	}
 }
 
-// Taxonomy is one short-report item: level (info, safe, suspicious, malicious), namespace, predicate, value.
+// Taxonomy is one short-report item of an observable, with the analyzer that reported it.
 type Taxonomy struct {
-	Analyzer, Level, Namespace, Predicate, Value string
+	Analyzer string
+	webui.Taxonomy
 }
 
+// taxonomies lists the summary taxonomies of an observable's reports (per analyzer name, its last summary),
+// by analyzer name.
 func taxonomies(reports map[string]any) []Taxonomy {
 	names := make([]string, 0, len(reports))
 	for n := range reports {
@@ -56,38 +58,11 @@ func taxonomies(reports map[string]any) []Taxonomy {
 	var out []Taxonomy
 	for _, n := range names {
 		r, _ := reports[n].(map[string]any)
-		list, _ := r["taxonomies"].([]any)
-		for _, t := range list {
-			m, _ := t.(map[string]any)
-			if m == nil {
-				continue
-			}
-			str := func(k string) string {
-				switch v := m[k].(type) {
-				case string:
-					return v
-				case nil:
-					return ""
-				default:
-					return fmt.Sprint(v) // numbers, booleans: escaped where the template writes them
-				}
-			}
-			level := str("level")
-			switch level {
-			case "info", "safe", "suspicious", "malicious":
-			default:
-				level = "info"
-			}
-			out = append(out, Taxonomy{Analyzer: n, Level: level, Namespace: str("namespace"), Predicate: str("predicate"), Value: str("value")})
+		for _, t := range webui.Taxonomies(r) {
+			out = append(out, Taxonomy{Analyzer: n, Taxonomy: t})
 		}
 	}
 	return out
-}
-
-// column is a sortable column's header: the list's view, the field, the label.
-type column struct {
-	V    listView
-	F, L string
 }
 
 func itoa[T int | int64](n T) string { return strconv.FormatInt(int64(n), 10) }

@@ -15,8 +15,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -79,7 +77,11 @@ func (h *Handler) Routes(e *echo.Echo, authn, org echo.MiddlewareFunc) {
 	e.GET(webui.Prefix+"/", home)
 	e.GET(webui.Prefix+"/login", h.login)
 	r := web.Routes{E: e} // its routes decode their path parameters, as the API's
-	page := func(path string, fn echo.HandlerFunc) { r.GET(webui.Prefix+path, h.authed(authn, org, fn)) }
+	// A page runs behind the API's middleware: a refused credential leads to the login page (with the page to
+	// come back to), any other error to an error page.
+	page := func(path string, fn echo.HandlerFunc) {
+		r.GET(webui.Prefix+path, webui.Authed(fn, h.errorPage, authn, org))
+	}
 	page("/counters", h.counters)
 	page("/cases", h.caseList)
 	page("/cases/:caseId", h.casePage)
@@ -95,27 +97,6 @@ func (h *Handler) Routes(e *echo.Echo, authn, org echo.MiddlewareFunc) {
 	page("/admin/profiles", h.adminProfiles)
 	page("/admin/customfields", h.adminFields)
 	r.POST(webui.Prefix+"/organisation", h.switchOrg, authn, org)
-}
-
-const authedKey = "webui.authed"
-
-// authed runs a page behind the API's middleware: a refused credential leads to the login page (with the
-// page to come back to), any other error to an error page.
-func (h *Handler) authed(authn, org echo.MiddlewareFunc, fn echo.HandlerFunc) echo.HandlerFunc {
-	inner := authn(org(func(c echo.Context) error {
-		c.Set(authedKey, true)
-		return fn(c)
-	}))
-	return func(c echo.Context) error {
-		err := inner(c)
-		if err == nil {
-			return nil
-		}
-		if authenticated, _ := c.Get(authedKey).(bool); !authenticated && apperr.KindOf(err) == apperr.Unauthenticated {
-			return webui.LoginRedirect(c)
-		}
-		return h.errorPage(c, err)
-	}
 }
 
 // errorPage renders an error with the API's status and message (a 404 for another organisation's record,
@@ -257,85 +238,6 @@ func and(ns ...search.Node) search.Node {
 	}
 	return search.Node{Op: search.OpAnd, Children: kids}
 }
-
-// listView is the paging and sorting of a list page, from its query string.
-type listView struct {
-	Query  url.Values
-	Page   int // from 1
-	Size   int
-	Sort   string // "-field" or "field"
-	Total  int64
-	Pages  int
-	Sizes  []int
-	Offset int
-}
-
-func view(c echo.Context, defaultSort string, sortable map[string]bool) (listView, []search.SortKey, error) {
-	q := c.QueryParams()
-	v := listView{Query: q, Page: 1, Size: 25, Sort: defaultSort, Sizes: []int{15, 25, 50, 100, 500}}
-	if s := q.Get("page"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 1_000_000 {
-			return v, nil, apperr.New(apperr.BadRequest, "page must be a positive number")
-		}
-		v.Page = n
-	}
-	if s := q.Get("size"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 500 {
-			return v, nil, apperr.New(apperr.BadRequest, "size must be between 1 and 500")
-		}
-		v.Size = n
-	}
-	if s := q.Get("sort"); s != "" {
-		if !sortable[strings.TrimPrefix(s, "-")] {
-			return v, nil, apperr.New(apperr.BadRequest, "cannot sort by "+strings.TrimPrefix(s, "-"))
-		}
-		v.Sort = s
-	}
-	v.Offset = (v.Page - 1) * v.Size
-	return v, []search.SortKey{{Path: strings.TrimPrefix(v.Sort, "-"), Desc: strings.HasPrefix(v.Sort, "-")}}, nil
-}
-
-func (v *listView) total(n int64) {
-	v.Total = n
-	v.Pages = int((n + int64(v.Size) - 1) / int64(v.Size))
-}
-
-// SortLink is the query string that sorts by field (descending first, then ascending when already so).
-func (v listView) SortLink(field string) string {
-	s := "-" + field
-	if v.Sort == s {
-		s = field
-	}
-	return webui.WithParam(v.Query, "sort", s)
-}
-
-// SortState is the aria-sort of a column.
-func (v listView) SortState(field string) string {
-	switch v.Sort {
-	case field:
-		return "ascending"
-	case "-" + field:
-		return "descending"
-	}
-	return "none"
-}
-
-func (v listView) PageLink(n int) string { return webui.WithParam(v.Query, "page", strconv.Itoa(n)) }
-
-func (v listView) Prev() int { return v.Page - 1 }
-
-func (v listView) Next() int {
-	if v.Page >= v.Pages {
-		return 0
-	}
-	return v.Page + 1
-}
-
-func (v listView) Is(key, value string) bool { return v.Query.Get(key) == value }
-
-func (v listView) Get(key string) string { return v.Query.Get(key) }
 
 // parseStringFilter parses the free filter of a list (the API's _string language) against fields.
 func parseStringFilter(s string, fields search.Fields) (search.Node, error) {
