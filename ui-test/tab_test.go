@@ -263,10 +263,8 @@ func (tb *tab) settle() {
 	  (performance.getEntriesByType("resource").some(e => new URL(e.name).pathname === "/api/stream" && e.responseEnd > 0) &&
 	   Array.prototype.every.call(document.querySelectorAll("[data-live-src]:not([data-live-src=''])"), r => r.hasAttribute("data-refreshed"))))`)
 	if eval[bool](tb, `(() => { const l = document.getElementById("live"); return !!l && !l.hidden; })()`) {
-		text := eval[string](tb, `location.pathname + location.search + ": " + document.getElementById("live").textContent`)
-		tb.mu.Lock() // not around eval: the tab's listener takes it
-		tb.problem("the \"This page changed\" bar shows on a page just loaded, " + text)
-		tb.mu.Unlock()
+		tb.t.Errorf("%s: the \"This page changed\" bar shows on a page just loaded", eval[string](tb,
+			`location.pathname + location.search + ": " + document.getElementById("live").textContent`))
 	}
 }
 
