@@ -7,7 +7,6 @@ package api_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,177 +15,25 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/openir/platform/pkg/webui"
+	"github.com/openir/platform/pkg/webui/webuitest"
 )
 
 // page GETs a page of the web interface with the client's credentials (a key, or the session cookie of its
-// jar) and returns its status, headers and body; redirects are not followed.
+// jar); redirects are not followed.
 func (c *client) page(t testing.TB, path string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, c.e.srv.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Key)
-	}
-	hc := &http.Client{Jar: c.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.StatusCode, res.Header, string(b)
+	return webuitest.Get(t, c.e.srv.URL+path, c.Key, c.Jar)
 }
 
-// wantPage GETs a page, wants the status and checks its markup; it returns the parsed document.
+// wantPage GETs a page, wants the status and checks its headers, weight and markup (webuitest.CheckPage); it
+// returns the parsed document.
 func (c *client) wantPage(t testing.TB, path string, status int) *html.Node {
 	t.Helper()
 	st, hdr, body := c.page(t, path)
 	if st != status {
 		t.Fatalf("GET %s: %d, want %d: %.400s", path, st, status, body)
 	}
-	if csp := hdr.Get("Content-Security-Policy"); csp != webui.CSP {
-		t.Errorf("GET %s: Content-Security-Policy %q", path, csp)
-	}
-	for h, v := range map[string]string{"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer"} {
-		if hdr.Get(h) != v {
-			t.Errorf("GET %s: %s %q, want %q", path, h, hdr.Get(h), v)
-		}
-	}
-	if len(body) > 150<<10 {
-		t.Errorf("GET %s: %d bytes, over the 150 KB budget", path, len(body))
-	}
-	doc, err := html.Parse(strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkMarkup(t, path, doc)
-	return doc
-}
-
-// checkMarkup checks what every page must hold: html lang, a title, one h1, a label or accessible name for
-// every control, unique ids, text on buttons and links, scope on column headers, no inline script or style,
-// no event-handler attribute, no javascript: URL.
-func checkMarkup(t testing.TB, path string, doc *html.Node) {
-	t.Helper()
-	ids := map[string]int{}
-	labels := map[string]bool{}
-	var h1, titles int
-	var controls []*html.Node
-	walk(doc, func(n *html.Node) {
-		if n.Type != html.ElementNode {
-			return
-		}
-		for _, a := range n.Attr {
-			if a.Key == "id" {
-				ids[a.Val]++
-			}
-			if strings.HasPrefix(a.Key, "on") {
-				t.Errorf("%s: <%s %s=…>: an inline event handler", path, n.Data, a.Key)
-			}
-			if a.Key == "style" {
-				t.Errorf("%s: <%s style=…>: an inline style", path, n.Data)
-			}
-			if (a.Key == "href" || a.Key == "src" || a.Key == "action") && strings.HasPrefix(strings.ToLower(strings.TrimSpace(a.Val)), "javascript:") {
-				t.Errorf("%s: <%s %s=%q>", path, n.Data, a.Key, a.Val)
-			}
-		}
-		switch n.Data {
-		case "html":
-			if attr(n, "lang") == "" {
-				t.Errorf("%s: <html> without lang", path)
-			}
-		case "title":
-			titles++
-		case "h1":
-			h1++
-		case "script":
-			if attr(n, "src") == "" {
-				t.Errorf("%s: an inline <script>", path)
-			}
-		case "style":
-			t.Errorf("%s: an inline <style>", path)
-		case "label":
-			if f := attr(n, "for"); f != "" {
-				labels[f] = true
-			}
-		case "input", "select", "textarea":
-			if attr(n, "type") != "hidden" {
-				controls = append(controls, n)
-			}
-		case "button", "a":
-			if strings.TrimSpace(text(n)) == "" && attr(n, "aria-label") == "" {
-				t.Errorf("%s: <%s> without text", path, n.Data)
-			}
-		case "th":
-			if n.Parent != nil && n.Parent.Parent != nil && n.Parent.Parent.Data == "thead" && attr(n, "scope") == "" {
-				t.Errorf("%s: <th> without scope", path)
-			}
-		}
-	})
-	if titles != 1 || h1 != 1 {
-		t.Errorf("%s: %d titles and %d h1, want one of each", path, titles, h1)
-	}
-	for id, n := range ids {
-		if n > 1 {
-			t.Errorf("%s: id %q used %d times", path, id, n)
-		}
-	}
-	for _, c := range controls {
-		named := attr(c, "aria-label") != "" || labels[attr(c, "id")] && attr(c, "id") != ""
-		for p := c.Parent; p != nil && !named; p = p.Parent {
-			named = p.Data == "label"
-		}
-		if !named {
-			t.Errorf("%s: <%s name=%q> has no label", path, c.Data, attr(c, "name"))
-		}
-	}
-}
-
-func walk(n *html.Node, f func(*html.Node)) {
-	f(n)
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		walk(c, f)
-	}
-}
-
-func attr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val
-		}
-	}
-	return ""
-}
-
-func text(n *html.Node) string {
-	var b strings.Builder
-	walk(n, func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-	})
-	return b.String()
-}
-
-// find returns the elements of doc that match.
-func find(doc *html.Node, match func(*html.Node) bool) []*html.Node {
-	var out []*html.Node
-	walk(doc, func(n *html.Node) {
-		if n.Type == html.ElementNode && match(n) {
-			out = append(out, n)
-		}
-	})
-	return out
-}
-
-// writeControls are the page's controls that change something (forms and buttons sent to the API).
-func writeControls(doc *html.Node) []*html.Node {
-	return find(doc, func(n *html.Node) bool { return attr(n, "data-api") != "" && n.Data != "body" })
+	return webuitest.CheckPage(t, path, hdr, body)
 }
 
 // webuiFixture is a case with a task, a log, an observable and an alert, made through the API.
@@ -240,28 +87,28 @@ func TestWebUI_Pages(t *testing.T) {
 
 	// The custom field column the URL asks for, with the case's value; an unknown one is left out.
 	doc := f.analyst.wantPage(t, "/ui/cases?col=note&col=nosuchfield", http.StatusOK)
-	heads := find(doc, func(n *html.Node) bool { return n.Data == "th" && text(n) == "note" })
-	cells := find(doc, func(n *html.Node) bool { return n.Data == "td" && text(n) == "cf A suspicious **mail**" })
-	if len(heads) != 1 || len(cells) != 1 || len(find(doc, func(n *html.Node) bool { return n.Data == "th" && text(n) == "nosuchfield" })) != 0 {
+	heads := webuitest.Find(doc, func(n *html.Node) bool { return n.Data == "th" && webuitest.Text(n) == "note" })
+	cells := webuitest.Find(doc, func(n *html.Node) bool { return n.Data == "td" && webuitest.Text(n) == "cf A suspicious **mail**" })
+	if len(heads) != 1 || len(cells) != 1 || len(webuitest.Find(doc, func(n *html.Node) bool { return n.Data == "th" && webuitest.Text(n) == "nosuchfield" })) != 0 {
 		t.Errorf("custom field columns: %d headers, %d cells", len(heads), len(cells))
 	}
 	// The edit form offers the custom fields with the case's values.
-	if in := find(f.analyst.wantPage(t, "/ui/cases/"+f.caseID, http.StatusOK), func(n *html.Node) bool {
-		return attr(n, "name") == "customFields.note.string" && attr(n, "value") == "cf A suspicious **mail**"
+	if in := webuitest.Find(f.analyst.wantPage(t, "/ui/cases/"+f.caseID, http.StatusOK), func(n *html.Node) bool {
+		return webuitest.Attr(n, "name") == "customFields.note.string" && webuitest.Attr(n, "value") == "cf A suspicious **mail**"
 	}); len(in) != 1 {
 		t.Errorf("the edit form has no input for the custom field note with its value")
 	}
 	// The observables tab's filters, kept by its live fragment.
 	obsDoc := f.analyst.wantPage(t, "/ui/cases/"+f.caseID+"?tab=observables&dataType=ip", http.StatusOK)
-	if rows := find(obsDoc, func(n *html.Node) bool { return n.Data == "input" && attr(n, "name") == "sel" }); len(rows) != 0 {
+	if rows := webuitest.Find(obsDoc, func(n *html.Node) bool { return n.Data == "input" && webuitest.Attr(n, "name") == "sel" }); len(rows) != 0 {
 		t.Errorf("the ip filter shows %d observables of type other", len(rows))
 	}
-	if live := find(obsDoc, func(n *html.Node) bool { return attr(n, "id") == "observables" }); len(live) != 1 ||
-		attr(live[0], "data-live-src") != "/ui/cases/"+f.caseID+"/observables?dataType=ip" {
+	if live := webuitest.Find(obsDoc, func(n *html.Node) bool { return webuitest.Attr(n, "id") == "observables" }); len(live) != 1 ||
+		webuitest.Attr(live[0], "data-live-src") != "/ui/cases/"+f.caseID+"/observables?dataType=ip" {
 		t.Errorf("the live fragment does not keep the filter")
 	}
-	if rows := find(f.analyst.wantPage(t, "/ui/cases/"+f.caseID+"?tab=observables&dataType=other", http.StatusOK),
-		func(n *html.Node) bool { return n.Data == "input" && attr(n, "name") == "sel" }); len(rows) != 1 {
+	if rows := webuitest.Find(f.analyst.wantPage(t, "/ui/cases/"+f.caseID+"?tab=observables&dataType=other", http.StatusOK),
+		func(n *html.Node) bool { return n.Data == "input" && webuitest.Attr(n, "name") == "sel" }); len(rows) != 1 {
 		t.Errorf("the other filter shows %d observables, want 1", len(rows))
 	}
 	// The markdown description is rendered, the task log too.
@@ -296,8 +143,8 @@ func TestWebUI_Permissions(t *testing.T) {
 	}
 	for _, p := range f.pages() {
 		doc := f.readOnly.wantPage(t, p, http.StatusOK)
-		if w := writeControls(doc); len(w) > 0 {
-			t.Errorf("read-only %s: %d write controls, first %s %s", p, len(w), w[0].Data, attr(w[0], "data-api"))
+		if w := webuitest.WriteControls(doc); len(w) > 0 {
+			t.Errorf("read-only %s: %d write controls, first %s %s", p, len(w), w[0].Data, webuitest.Attr(w[0], "data-api"))
 		}
 	}
 	f.readOnly.Call(t, http.MethodPatch, "/api/case/"+f.caseID, map[string]any{"title": "x"}).WantError(t, http.StatusForbidden, "AuthorizationError")
@@ -334,15 +181,15 @@ func TestWebUI_HostileValues(t *testing.T) {
 			}
 		}
 		doc := f.analyst.wantPage(t, p, http.StatusOK)
-		for _, n := range find(doc, func(n *html.Node) bool { return n.Data == "script" || n.Data == "img" || n.Data == "b" }) {
-			if n.Data == "script" && strings.HasPrefix(attr(n, "src"), webui.Prefix+"/static/") {
+		for _, n := range webuitest.Find(doc, func(n *html.Node) bool { return n.Data == "script" || n.Data == "img" || n.Data == "b" }) {
+			if n.Data == "script" && strings.HasPrefix(webuitest.Attr(n, "src"), webui.Prefix+"/static/") {
 				continue
 			}
 			t.Errorf("%s: a <%s> element came from a value", p, n.Data)
 		}
-		for _, n := range find(doc, func(n *html.Node) bool { return n.Data == "a" }) {
-			if h := strings.ToLower(attr(n, "href")); strings.HasPrefix(h, "data:") {
-				t.Errorf("%s: a link to %q", p, attr(n, "href"))
+		for _, n := range webuitest.Find(doc, func(n *html.Node) bool { return n.Data == "a" }) {
+			if h := strings.ToLower(webuitest.Attr(n, "href")); strings.HasPrefix(h, "data:") {
+				t.Errorf("%s: a link to %q", p, webuitest.Attr(n, "href"))
 			}
 		}
 	}
@@ -363,9 +210,9 @@ func TestWebUI_Login(t *testing.T) {
 	for next, want := range map[string]string{"/ui/cases?x=1": "/ui/cases?x=1", "https://evil.example/": "/ui/",
 		"//evil.example/ui/": "/ui/", "/api/user": "/ui/", `/ui/\evil`: "/ui/"} {
 		doc := tm.anon().wantPage(t, "/ui/login?next="+url.QueryEscape(next), http.StatusOK)
-		forms := find(doc, func(n *html.Node) bool { return n.Data == "form" })
-		if len(forms) != 1 || attr(forms[0], "data-then") != want {
-			t.Errorf("next %q: the login form returns to %q, want %q", next, attr(forms[0], "data-then"), want)
+		forms := webuitest.Find(doc, func(n *html.Node) bool { return n.Data == "form" })
+		if len(forms) != 1 || webuitest.Attr(forms[0], "data-then") != want {
+			t.Errorf("next %q: the login form returns to %q, want %q", next, webuitest.Attr(forms[0], "data-then"), want)
 		}
 	}
 
@@ -374,8 +221,8 @@ func TestWebUI_Login(t *testing.T) {
 	s := tm.sessionClient()
 	s.Call(t, http.MethodPost, "/api/login", map[string]any{"user": "ana", "password": "a long password 1"}).Want(t, http.StatusOK)
 	doc := s.wantPage(t, "/ui/cases", http.StatusOK)
-	metas := find(doc, func(n *html.Node) bool { return n.Data == "meta" && attr(n, "name") == "xsrf-token" })
-	if len(metas) != 1 || attr(metas[0], "content") == "" || attr(metas[0], "content") != s.Cookie("XSRF-TOKEN") {
+	metas := webuitest.Find(doc, func(n *html.Node) bool { return n.Data == "meta" && webuitest.Attr(n, "name") == "xsrf-token" })
+	if len(metas) != 1 || webuitest.Attr(metas[0], "content") == "" || webuitest.Attr(metas[0], "content") != s.Cookie("XSRF-TOKEN") {
 		t.Fatalf("the page's CSRF token is not the session's")
 	}
 	switchOrg := func(org, csrf string) int {
@@ -443,13 +290,13 @@ func TestWebUI_AnalyzersAndResponders(t *testing.T) {
 	ip := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"203.0.113.5"}})[0]
 
 	doc := tm.analyst.wantPage(t, "/ui/cases/"+caseID+"?tab=observables", http.StatusOK)
-	boxes := find(doc, func(n *html.Node) bool {
-		return attr(n, "name") == "analyzer" && attr(n, "value") == "local|"+as.Analyzers["Echo"]
+	boxes := webuitest.Find(doc, func(n *html.Node) bool {
+		return webuitest.Attr(n, "name") == "analyzer" && webuitest.Attr(n, "value") == "local|"+as.Analyzers["Echo"]
 	})
 	if len(boxes) != 1 {
 		t.Fatalf("the run form has no checkbox for Echo on local")
 	}
-	if n := find(tm.readOnly.wantPage(t, "/ui/cases/"+caseID+"?tab=observables", http.StatusOK), func(n *html.Node) bool { return attr(n, "name") == "analyzer" }); len(n) != 0 {
+	if n := webuitest.Find(tm.readOnly.wantPage(t, "/ui/cases/"+caseID+"?tab=observables", http.StatusOK), func(n *html.Node) bool { return webuitest.Attr(n, "name") == "analyzer" }); len(n) != 0 {
 		t.Errorf("the read-only user is offered %d analyzers", len(n))
 	}
 
@@ -464,20 +311,20 @@ func TestWebUI_AnalyzersAndResponders(t *testing.T) {
 		t.Errorf("the observables fragment has no taxonomy badge or is a whole page: %.300s", frag)
 	}
 	odoc := tm.analyst.wantPage(t, "/ui/observables/"+ip.Str(t, "id"), http.StatusOK)
-	if len(find(odoc, func(n *html.Node) bool { return attr(n, "class") == "jsontree" })) == 0 {
+	if len(webuitest.Find(odoc, func(n *html.Node) bool { return webuitest.Attr(n, "class") == "jsontree" })) == 0 {
 		t.Errorf("the observable's page shows no report tree")
 	}
 
 	// Responders of the case: offered, then the action with its operations.
 	ddoc := tm.analyst.wantPage(t, "/ui/cases/"+caseID, http.StatusOK)
-	runs := find(ddoc, func(n *html.Node) bool {
-		return attr(n, "data-api") == "/api/connector/analysis/action" && strings.Contains(attr(n, "data-body"), as.Responder["Tagger"])
+	runs := webuitest.Find(ddoc, func(n *html.Node) bool {
+		return webuitest.Attr(n, "data-api") == "/api/connector/analysis/action" && strings.Contains(webuitest.Attr(n, "data-body"), as.Responder["Tagger"])
 	})
 	if len(runs) != 1 {
 		t.Fatalf("the case offers no Tagger responder")
 	}
 	var body map[string]any
-	if err := json.Unmarshal([]byte(attr(runs[0], "data-body")), &body); err != nil {
+	if err := json.Unmarshal([]byte(webuitest.Attr(runs[0], "data-body")), &body); err != nil {
 		t.Fatal(err)
 	}
 	a := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/action", body).Want(t, http.StatusCreated).Object(t)
@@ -491,13 +338,13 @@ func TestWebUI_AnalyzersAndResponders(t *testing.T) {
 	// A task's responders: offered in its section of the tasks tab.
 	tk := tm.analyst.Call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "triage"}).Want(t, http.StatusCreated).Object(t)
 	tdoc := tm.analyst.wantPage(t, "/ui/cases/"+caseID+"?tab=tasks", http.StatusOK)
-	if n := find(tdoc, func(n *html.Node) bool {
-		return attr(n, "data-api") == "/api/connector/analysis/action" && strings.Contains(attr(n, "data-body"), tk.Str(t, "id"))
+	if n := webuitest.Find(tdoc, func(n *html.Node) bool {
+		return webuitest.Attr(n, "data-api") == "/api/connector/analysis/action" && strings.Contains(webuitest.Attr(n, "data-body"), tk.Str(t, "id"))
 	}); len(n) == 0 {
 		t.Errorf("the task offers no responder")
 	}
 	rdoc := tm.readOnly.wantPage(t, "/ui/cases/"+caseID, http.StatusOK)
-	if w := writeControls(rdoc); len(w) != 0 {
+	if w := webuitest.WriteControls(rdoc); len(w) != 0 {
 		t.Errorf("the read-only user has %d write controls (responders?)", len(w))
 	}
 }
