@@ -11,6 +11,7 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/web"
 	"github.com/openir/platform/pkg/webui"
 )
 
@@ -131,9 +132,9 @@ func (h *Handler) enablePage(kind analysis.Kind) echo.HandlerFunc {
 		if err := cl.Require(identity.RoleOrgAdmin); err != nil {
 			return err
 		}
-		d, ok := h.s.Workers.Catalog().Definition(kind, c.Param("definitionId"))
+		d, ok := h.s.Workers.Catalog().Definition(kind, web.Param(c, "definitionId"))
 		if !ok {
-			return apperr.Errorf(apperr.NotFound, "%s definition %s not found", kind, c.Param("definitionId"))
+			return apperr.Errorf(apperr.NotFound, "%s definition %s not found", kind, web.Param(c, "definitionId"))
 		}
 		p := enablePage{Page: h.base(c, "Enable "+d.Name), Kind: kind, Plural: plural(kind), Definition: d,
 			Items: d.ConfigurationItems, Globals: analysis.GlobalItems(kind),

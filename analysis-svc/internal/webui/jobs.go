@@ -13,6 +13,7 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
+	"github.com/openir/platform/pkg/web"
 	"github.com/openir/platform/pkg/webui"
 )
 
@@ -116,7 +117,7 @@ type jobPage struct {
 
 func (h *Handler) jobPage(c echo.Context) error {
 	cl := caller(c)
-	j, r, err := h.s.Jobs.Report(c.Request().Context(), cl, c.Param("id"))
+	j, r, err := h.s.Jobs.Report(c.Request().Context(), cl, web.Param(c, "id"))
 	if err != nil {
 		return err
 	}

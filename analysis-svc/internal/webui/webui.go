@@ -66,7 +66,8 @@ func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, webui.Prefix+"/") })
 	e.GET(webui.Prefix+"/login", h.login)
 	// A page without a valid session goes to the login page with the page to come back to.
-	page := func(path string, fn echo.HandlerFunc) { e.GET(webui.Prefix+path, webui.Authed(fn, h.errorPage, authn)) }
+	r := web.Routes{E: e} // its routes decode their path parameters, as the API's
+	page := func(path string, fn echo.HandlerFunc) { r.GET(webui.Prefix+path, webui.Authed(fn, h.errorPage, authn)) }
 	page("", h.home)
 	page("/", h.home)
 	page("/counters", h.counters)
