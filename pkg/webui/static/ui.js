@@ -338,18 +338,28 @@
     }).catch(function () {});
   }
 
+  // busy says whether the user works in a region (rows selected, a field focused): it is then not re-rendered
+  // under them (selection, scroll, typing), a bar offers the refresh instead.
+  function busy(region) {
+    return region.querySelector('input[name="sel"]:checked') || region.contains(document.activeElement) &&
+      /INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName);
+  }
+
+  function offerRefresh() {
+    if (live) { live.hidden = false; live.textContent = "This page changed. "; live.appendChild(reloadLink()); }
+  }
+
   function refreshRegion(region) {
     var src = region.getAttribute("data-live-src");
-    if (!src || region.querySelector('input[name="sel"]:checked') || region.contains(document.activeElement) &&
-        /INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName)) {
-      // A list the user works in is not re-rendered under them (selection, scroll, typing): a bar offers it.
-      if (live) { live.hidden = false; live.textContent = "This page changed. "; live.appendChild(reloadLink()); }
+    if (!src || busy(region)) {
+      offerRefresh();
       return;
     }
     fetch(src, { credentials: "same-origin", headers: { "Accept": "text/html" } }).then(function (r) {
       return r.ok ? r.text() : null;
     }).then(function (html) {
       if (html === null) { return; }
+      if (busy(region)) { offerRefresh(); return; } // the user began to work in it while it loaded
       var open = Array.prototype.map.call(region.querySelectorAll("details[open][id]"), function (d) { return d.id; });
       region.innerHTML = html; // server-rendered, escaped fragment of this origin
       open.forEach(function (id) { var d = document.getElementById(id); if (d) { d.open = true; } });
@@ -397,7 +407,7 @@
       // What changed between the page's render and its stream (a job that ended meanwhile) is in no event the
       // stream will deliver: the live parts are refreshed once now.
       refreshCounters();
-      Array.prototype.forEach.call(document.querySelectorAll("[data-live][data-live-src]"), refreshRegion);
+      Array.prototype.forEach.call(document.querySelectorAll('[data-live][data-live-src]:not([data-live-src=""])'), refreshRegion);
       function poll() {
         fetch(url + "/" + encodeURIComponent(streamId), { credentials: "same-origin", headers: { "Accept": "application/json" } })
           .then(function (r) {
