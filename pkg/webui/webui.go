@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -27,6 +28,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/web"
 )
 
 // Prefix is where the interface is served.
@@ -165,8 +167,10 @@ func Parse(pages fs.FS, glob, partials string, funcs template.FuncMap) (*Templat
 		t.pages[name] = p
 		return nil
 	}
-	if err := add("login", shared, "templates/page/login.html"); err != nil {
-		return nil, err
+	for _, name := range []string{"login", "error"} {
+		if err := add(name, shared, "templates/page/"+name+".html"); err != nil {
+			return nil, err
+		}
 	}
 	files, err := fs.Glob(pages, glob)
 	if err != nil {
@@ -229,4 +233,31 @@ func SafeNext(next string) string {
 // LoginRedirect sends an unauthenticated page request to the login page with the page to return to.
 func LoginRedirect(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, Prefix+"/login?next="+url.QueryEscape(c.Request().URL.RequestURI())+"&expired=1")
+}
+
+// ErrorData is the data of the shared error page.
+type ErrorData struct {
+	Page
+	Code    int
+	Message string
+}
+
+// ErrorPage renders err as the shared error page, with the status and message the API answers for it (an
+// internal error's cause is logged, never shown); base is the layout's data of the request.
+func (t *Templates) ErrorPage(c echo.Context, err error, log *slog.Logger, base Page) error {
+	status, msg := web.ErrorStatus(err)
+	if status >= 500 {
+		log.Error("page failed", "request_id", web.RequestID(c), "route", c.Path(), "err", err)
+	}
+	base.Title = http.StatusText(status)
+	return t.Render(c, status, "error", "", ErrorData{Page: base, Code: status, Message: msg})
+}
+
+// Login serves the shared login page of service, which signs in through its API route api and returns to
+// the page named by next (a page of this interface only).
+func (t *Templates) Login(service, api string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return t.Render(c, http.StatusOK, "login", "", LoginPage{Page: Base(c, service, "Sign in"), API: api,
+			Next: SafeNext(c.QueryParam("next")), Expired: c.QueryParam("expired") != ""})
+	}
 }

@@ -64,7 +64,7 @@ func New(s Services, log *slog.Logger) (*Handler, error) {
 func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	webui.Assets(e)
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, webui.Prefix+"/") })
-	e.GET(webui.Prefix+"/login", h.login)
+	e.GET(webui.Prefix+"/login", h.pages.Login(Service, "/api/login"))
 	// A page without a valid session goes to the login page with the page to come back to.
 	r := web.Routes{E: e} // its routes decode their path parameters, as the API's
 	page := func(path string, fn echo.HandlerFunc) { r.GET(webui.Prefix+path, webui.Authed(fn, h.errorPage, authn)) }
@@ -87,25 +87,10 @@ func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 
 func caller(c echo.Context) identity.Caller { return web.Caller[identity.Caller](c) }
 
-// errorPage renders an error with the API's status and message (a 404 for another organization's job, as
+// errorPage renders an error with the API's status and message (a 404 for another organization's record, as
 // the API answers); an internal error's cause is never shown.
 func (h *Handler) errorPage(c echo.Context, err error) error {
-	status, msg := web.ErrorStatus(err)
-	if status >= 500 {
-		h.log.Error("page failed", "request_id", web.RequestID(c), "route", c.Path(), "err", err)
-	}
-	p := h.base(c, http.StatusText(status))
-	return h.pages.Render(c, status, "error", "", struct {
-		webui.Page
-		Code    int
-		Message string
-	}{p, status, msg})
-}
-
-func (h *Handler) login(c echo.Context) error {
-	p := webui.Base(c, Service, "Sign in")
-	return h.pages.Render(c, http.StatusOK, "login", "", webui.LoginPage{Page: p, API: "/api/login",
-		Next: webui.SafeNext(c.QueryParam("next")), Expired: c.QueryParam("expired") != ""})
+	return h.pages.ErrorPage(c, err, h.log, h.base(c, ""))
 }
 
 // home sends the caller to its first page: a superadmin to the organizations, anyone else to the jobs.

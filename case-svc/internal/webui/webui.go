@@ -75,7 +75,7 @@ func (h *Handler) Routes(e *echo.Echo, authn, org echo.MiddlewareFunc) {
 	e.GET("/", home)
 	e.GET(webui.Prefix, home)
 	e.GET(webui.Prefix+"/", home)
-	e.GET(webui.Prefix+"/login", h.login)
+	e.GET(webui.Prefix+"/login", h.pages.Login(Service, "/api/login"))
 	r := web.Routes{E: e} // its routes decode their path parameters, as the API's
 	// A page runs behind the API's middleware: a refused credential leads to the login page (with the page to
 	// come back to), any other error to an error page.
@@ -99,25 +99,10 @@ func (h *Handler) Routes(e *echo.Echo, authn, org echo.MiddlewareFunc) {
 	r.POST(webui.Prefix+"/organisation", h.switchOrg, authn, org)
 }
 
-// errorPage renders an error with the API's status and message (a 404 for another organisation's record,
-// as the API answers); an internal error's cause is never shown.
+// errorPage renders an error with the API's status and message (a 404 for another organisation's record, as
+// the API answers); an internal error's cause is never shown.
 func (h *Handler) errorPage(c echo.Context, err error) error {
-	status, msg := web.ErrorStatus(err)
-	if status >= 500 {
-		h.log.Error("page failed", "request_id", web.RequestID(c), "route", c.Path(), "err", err)
-	}
-	p := h.base(c, http.StatusText(status))
-	return h.pages.Render(c, status, "error", "", struct {
-		webui.Page
-		Code    int
-		Message string
-	}{p, status, msg})
-}
-
-func (h *Handler) login(c echo.Context) error {
-	p := webui.Base(c, Service, "Sign in")
-	return h.pages.Render(c, http.StatusOK, "login", "", webui.LoginPage{Page: p, API: "/api/login",
-		Next: webui.SafeNext(c.QueryParam("next")), Expired: c.QueryParam("expired") != ""})
+	return h.pages.ErrorPage(c, err, h.log, h.base(c, ""))
 }
 
 // base is the layout's data for the caller: its name, organisations, the top bar.
