@@ -5,8 +5,8 @@
 // Discovery, as the reference does it:
 //
 //   - A configured directory is an analyzers root: every <root>/<sub>/*.json is read (one level down, sorted,
-//     not recursive; symlinks followed). A configured regular file (or file:// URL) is read alone; its root is
-//     the folder above the file's folder. http(s) URLs are not fetched (warning): download the catalog and
+//     not recursive; a link is followed only when it stays in the root). A configured regular file (or
+//     file:// URL) is read alone; its root is the folder above the file's folder. http(s) URLs are not fetched (warning): download the catalog and
 //     configure the file.
 //   - A file holds one definition object or an array of them.
 //   - Required strings: name, version, description, author, url, license. name and version must not be
@@ -73,6 +73,13 @@ type loader struct {
 	seen    map[string]string // id → file it came from
 	refused []analysis.RefusedDefinition
 	missing string // why the last path read found nothing (does not exist, URL…), for its warning
+	root    string // the real (symlinks resolved) root of the last path read
+}
+
+// inside reports whether path p is root or under it (both cleaned, symlinks resolved).
+func inside(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 func newLoader(kind analysis.Kind, log *slog.Logger) *loader {
@@ -115,21 +122,29 @@ func (l *loader) path(p string) error {
 	if err != nil {
 		return fmt.Errorf("definition path %s: %w", abs, err)
 	}
+	// The configured path may itself be a link; what it reads is confined to where it leads.
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return fmt.Errorf("definition path %s: %w", abs, err)
+	}
 	switch {
 	case st.Mode().IsRegular():
-		if err := l.file(abs, filepath.Dir(filepath.Dir(abs))); err != nil {
+		l.root = filepath.Dir(filepath.Dir(real))
+		if err := l.file(real, l.root); err != nil {
 			return fmt.Errorf("definition file %s: %w", abs, err)
 		}
 		return nil
 	case st.IsDir():
-		return l.root(abs)
+		l.root = real
+		return l.root_(real)
 	default:
 		return fmt.Errorf("definition path %s is neither a file nor a directory", abs)
 	}
 }
 
-// root reads <root>/<sub>/*.json.
-func (l *loader) root(root string) error {
+// root_ reads <root>/<sub>/*.json, root a real path: a worker folder or file that is a link out of the root
+// is refused, not followed.
+func (l *loader) root_(root string) error {
 	subs, err := os.ReadDir(root)
 	if err != nil {
 		return fmt.Errorf("definition path %s: %w", root, err)
@@ -137,6 +152,11 @@ func (l *loader) root(root string) error {
 	for _, sub := range subs { // ReadDir sorts by name
 		dir := filepath.Join(root, sub.Name())
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(dir); err != nil || !inside(root, real) {
+			l.log.Warn("worker folder refused: a link out of the definitions root", "path", dir)
+			l.refuse(dir, "", "the worker folder is a link out of the definitions root")
 			continue
 		}
 		entries, err := os.ReadDir(dir)
@@ -151,6 +171,11 @@ func (l *loader) root(root string) error {
 			}
 			file := filepath.Join(dir, e.Name())
 			if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+			if real, err := filepath.EvalSymlinks(file); err != nil || !inside(root, real) {
+				l.log.Warn("definition file refused: a link out of the definitions root", "path", file)
+				l.refuse(file, "", "the file is a link out of the definitions root")
 				continue
 			}
 			if err := l.file(file, root); err != nil {
@@ -307,7 +332,15 @@ func resolve(root, command string, kind analysis.Kind) (string, error) {
 	}
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("command %q is outside the %ss root %s", command, kind, root)
+		return "", fmt.Errorf("command %q is outside the %ss root", command, kind)
+	}
+	// A command that exists is run as the real file it names, which must be in the root too: a link inside the
+	// root to a program outside it is refused.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		if !inside(root, real) || real == root {
+			return "", fmt.Errorf("command %q is a link out of the %ss root", command, kind)
+		}
+		abs = real
 	}
 	return abs, nil
 }

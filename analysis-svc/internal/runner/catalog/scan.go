@@ -32,7 +32,7 @@ func Scan(setting string, paths []string, kind analysis.Kind, runnable Runnable,
 	res := analysis.ScanResult{}
 	for i, p := range paths {
 		before, refusedBefore := len(l.defs), len(l.refused)
-		l.missing = ""
+		l.missing, l.root = "", ""
 		err := l.path(p)
 		if err != nil {
 			l.log.Warn("definition path unreadable", "path", p, "err", err)
@@ -50,6 +50,7 @@ func Scan(setting string, paths []string, kind analysis.Kind, runnable Runnable,
 			res.Definitions = append(res.Definitions, d)
 			kept++
 		}
+		relativeRefusals(l, refusedBefore, len(l.refused), p, fmt.Sprintf("%s[%d]", setting, i))
 		if kept > 0 || strings.TrimSpace(p) == "" {
 			continue
 		}
@@ -103,5 +104,29 @@ func Scanner(analyzerPaths, responderPaths []string, runnable Runnable, log *slo
 			return Scan("responder.paths", responderPaths, kind, runnable, log)
 		}
 		return Scan("analyzer.paths", analyzerPaths, kind, runnable, log)
+	}
+}
+
+// relativeRefusals rewrites the paths of refusals [from, to) (their file and their reason) relative to the
+// configured path p, named by its setting (analyzer.paths[0]/Sub/flavor.json): the scan's answer goes to
+// org-admins, who need not learn the server's layout. The log has the absolute paths.
+func relativeRefusals(l *loader, from, to int, p, name string) {
+	var bases []string
+	if l.root != "" {
+		bases = append(bases, l.root)
+	}
+	if abs, err := filepath.Abs(strings.TrimSpace(p)); err == nil {
+		bases = append(bases, abs)
+	}
+	rel := func(s string) string {
+		for _, b := range bases {
+			s = strings.ReplaceAll(s, b+string(filepath.Separator), name+"/")
+			s = strings.ReplaceAll(s, b, name)
+		}
+		return s
+	}
+	for i := from; i < to && i < len(l.refused); i++ {
+		l.refused[i].File = rel(l.refused[i].File)
+		l.refused[i].Reason = rel(l.refused[i].Reason)
 	}
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,10 +57,15 @@ func TestScan(t *testing.T) {
 		filepath.Join(onlyBad, "B", "b.json"):       "invalid JSON",
 	}
 	for file, why := range wantRefused {
+		// The answer names files relative to their configured path (issue 28: no server paths for org-admins).
+		answered := strings.Replace(strings.Replace(file, root, "analyzer.paths[0]", 1), onlyBad, "analyzer.paths[4]", 1)
 		found := false
 		for _, r := range res.Refused {
-			if r.File == file && strings.Contains(r.Reason, why) {
+			if r.File == answered && strings.Contains(r.Reason, why) {
 				found = true
+			}
+			if strings.Contains(r.File, base) || strings.Contains(r.Reason, base) {
+				t.Errorf("a refusal names a server path: %+v", r)
 			}
 		}
 		if !found {
@@ -104,5 +110,58 @@ func TestScan_responderHints(t *testing.T) {
 	}
 	if len(res.Refused) != 1 || !strings.Contains(res.Refused[0].Reason, "outside the responders root") {
 		t.Errorf("refused %+v", res.Refused)
+	}
+}
+
+// Issue 28: the scan followed symlinks out of the definitions root, so code outside the configured folders
+// ran. A worker folder, a definition file or a command that is a link out of the root is refused; links
+// inside the root still work.
+func TestScan_LinksOutOfTheRootRefused(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "analyzers")
+	outside := filepath.Join(base, "elsewhere")
+	def := func(name, extra string) string {
+		return `{"name": "` + name + `", "version": "1", "author": "a", "url": "u", "license": "l", "description": "d"` + extra + `}`
+	}
+	write(t, filepath.Join(outside, "Evil", "evil.json"), def("Evil", `, "command": "Evil/run.sh"`), 0o644)
+	write(t, filepath.Join(outside, "Evil", "run.sh"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(outside, "lone.json"), def("Lone", `, "command": "Good/good.sh"`), 0o644)
+	write(t, filepath.Join(root, "Good", "good.sh"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(root, "Good", "Good.json"), def("Good", `, "command": "Good/good.sh"`), 0o644)
+	write(t, filepath.Join(root, "Sneaky", "Sneaky.json"), def("Sneaky", `, "command": "Sneaky/run.sh"`), 0o644)
+	for _, l := range []struct{ target, link string }{
+		{filepath.Join(outside, "Evil"), filepath.Join(root, "Evil")},                       // a worker folder out
+		{filepath.Join(outside, "lone.json"), filepath.Join(root, "Good", "Lone.json")},     // a file out
+		{filepath.Join(outside, "Evil", "run.sh"), filepath.Join(root, "Sneaky", "run.sh")}, // a command out
+		{filepath.Join(root, "Good"), filepath.Join(root, "Alias")},                         // a folder inside: fine
+	} {
+		if err := os.Symlink(l.target, l.link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := Scan("analyzer.paths", []string{root}, analysis.KindAnalyzer, nil, nil)
+	for _, d := range res.Definitions {
+		if d.ID == "Evil_1" || d.ID == "Lone_1" || d.ID == "Sneaky_1" {
+			t.Errorf("%s loaded from %s (command %s)", d.ID, d.Source, d.Command)
+		}
+		if strings.HasPrefix(d.Command, outside) {
+			t.Errorf("%s runs %s, outside the root", d.ID, d.Command)
+		}
+	}
+	if got := ids(res.Definitions); strings.Join(got, ",") != "Good_1" {
+		t.Errorf("definitions = %v, want Good_1 (the Alias link inside the root reads it again: a duplicate)", got)
+	}
+	want := map[string]string{"analyzer.paths[0]/Evil": "link out of", "analyzer.paths[0]/Good/Lone.json": "link out of",
+		"analyzer.paths[0]/Sneaky/Sneaky.json": "link out of"}
+	for file, why := range want {
+		found := false
+		for _, r := range res.Refused {
+			if r.File == file && strings.Contains(r.Reason, why) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no refusal of %s (%s) in %+v", file, why, res.Refused)
+		}
 	}
 }

@@ -42,8 +42,20 @@ type UserResponse struct {
 }
 
 // UserJSON renders a user as seen from an organisation: organisation, profile and permissions are those of
-// that organisation when the user belongs to it, else of the user's default organisation.
-func UserJSON(u identity.User, org string) UserResponse {
+// that organisation when the user belongs to it, else of the user's default organisation. Its memberships
+// (organisations) list that organisation's only: members of one organisation do not learn the user's
+// others (UserJSONAll lists them, for the user and the platform administrator).
+func UserJSON(u identity.User, org string) UserResponse { return userJSON(u, org, false) }
+
+// UserJSONAll is UserJSON with every membership of the user.
+func UserJSONAll(u identity.User, org string) UserResponse { return userJSON(u, org, true) }
+
+// userJSONFor renders u for the caller: every membership for the user and the platform administrator.
+func userJSONFor(cl identity.Caller, u identity.User, org string) UserResponse {
+	return userJSON(u, org, cl.Login == u.Login || cl.PlatformAdmin())
+}
+
+func userJSON(u identity.User, org string, all bool) UserResponse {
 	r := UserResponse{Meta: route.MetaOf("~"+u.Login, "user", u.Meta), Login: u.Login, Name: u.Name,
 		Permissions: []identity.Permission{}, Organisations: []membershipResponse{}, Status: "Ok", Locked: u.Locked,
 		HasKey: u.HasKey(), HasPassword: u.HasPassword()}
@@ -51,7 +63,9 @@ func UserJSON(u identity.User, org string) UserResponse {
 		r.Status = "Locked"
 	}
 	for _, m := range u.Memberships {
-		r.Organisations = append(r.Organisations, membershipResponse{Organisation: m.Org, Profile: m.Profile})
+		if all || m.Org == org {
+			r.Organisations = append(r.Organisations, membershipResponse{Organisation: m.Org, Profile: m.Profile})
+		}
 		if r.Organisation == "" || m.Org == org {
 			r.Organisation, r.Profile = m.Org, m.Profile
 		}
@@ -63,8 +77,8 @@ func UserJSON(u identity.User, org string) UserResponse {
 }
 
 func (h *Handler) usersJSON(c echo.Context, us []identity.User) []UserResponse {
-	org := route.Caller(c).Org
-	return route.MapSlice(us, func(u identity.User) UserResponse { return UserJSON(u, org) })
+	cl := route.Caller(c)
+	return route.MapSlice(us, func(u identity.User) UserResponse { return userJSONFor(cl, u, cl.Org) })
 }
 
 // OrgResponse is an organisation as the API renders it.
@@ -145,7 +159,7 @@ func (h *Handler) Login(c echo.Context) error {
 		ck.Value, ck.MaxAge = "", -1
 	}
 	c.SetCookie(ck)
-	return c.JSON(http.StatusOK, UserJSON(u, cl.Org))
+	return c.JSON(http.StatusOK, UserJSONAll(u, cl.Org))
 }
 
 // Logout ends the user's sessions server-side (a copy of the cookie no longer works either) and clears the
@@ -165,7 +179,7 @@ func (h *Handler) CurrentUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, UserJSON(u, route.Caller(c).Org))
+	return c.JSON(http.StatusOK, UserJSONAll(u, route.Caller(c).Org))
 }
 
 // --- users ---
@@ -211,7 +225,7 @@ func (h *Handler) CreateUser(c echo.Context) error {
 	if req.Organisation != "" {
 		org = identity.IDName(req.Organisation)
 	}
-	return c.JSON(http.StatusCreated, UserJSON(u, org))
+	return c.JSON(http.StatusCreated, userJSONFor(route.Caller(c), u, org))
 }
 
 // requireSecure applies the HTTPS rule of the password and key routes to a request that carries a password.
@@ -225,7 +239,7 @@ func (h *Handler) GetUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, UserJSON(u, route.Caller(c).Org))
+	return c.JSON(http.StatusOK, userJSONFor(route.Caller(c), u, route.Caller(c).Org))
 }
 
 type membershipRequest struct {
@@ -285,7 +299,7 @@ func (h *Handler) UpdateUser(c echo.Context) error {
 	if req.Organisation != "" {
 		org = identity.IDName(req.Organisation)
 	}
-	return c.JSON(http.StatusOK, UserJSON(user, org))
+	return c.JSON(http.StatusOK, userJSONFor(route.Caller(c), user, org))
 }
 
 // LockUser is DELETE /user/{id}.
