@@ -239,20 +239,17 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 
 	start := time.Now()
 	if err := r.create(ctx, s.Namespace, spec); err != nil {
+		if ctx.Err() != nil && IsQuotaExceeded(err) {
+			return jobdir.Failure(fmt.Sprintf("The job ended after %s without running: the Kubernetes namespace's quota (ResourceQuota) did not allow its Job.",
+				time.Since(start).Round(time.Second))), nil
+		}
 		if ctx.Err() != nil {
-			return jobdir.Interrupted(ctx.Err(), time.Since(start), quotaNote(err)), nil
+			return jobdir.Interrupted(ctx.Err(), time.Since(start), ""), nil
 		}
 		return analysis.RunOutput{}, err
 	}
 	defer r.delete(ctx, s.Namespace, name)
 	return r.wait(ctx, s, name, def, job.Dir, run, start)
-}
-
-func quotaNote(err error) string {
-	if IsQuotaExceeded(err) {
-		return "The Kubernetes Job could not be created: the namespace's quota stayed exhausted."
-	}
-	return ""
 }
 
 // create creates the Job. A quota refusal is retried with backoff until ctx ends; AlreadyExists is retried

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 )
 
@@ -310,5 +312,35 @@ func TestStartProblem(t *testing.T) {
 		if got := r.startProblem(c.pods, c.pending, limit); got != c.want {
 			t.Errorf("%+v after %s: got %q, want %q", c.pods, c.pending, got, c.want)
 		}
+	}
+}
+
+// A ResourceQuota refusal is waited out (the create is retried) within the job's timeout; when the timeout
+// comes first, the job fails saying so, not as a worker's failure.
+func TestQuotaRefusalIsRetried(t *testing.T) {
+	var creates int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			creates++
+		}
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"kind":"Status","status":"Failure","reason":"Forbidden","code":403,`+
+			`"message":"jobs.batch \"an-j-1\" is forbidden: exceeded quota: analysis-jobs, requested: count/jobs.batch=1, used: count/jobs.batch=50, limited: count/jobs.batch=50"}`)
+	}))
+	defer srv.Close()
+	c, _ := NewClient(ClientConfig{Server: srv.URL, Namespace: "jobs"})
+	r, err := New(Options{Client: c, JobioImage: "jobio:1", CallbackURL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(runner.WithJob(t.Context(), runner.Job{ID: "j", Attempt: 1}), 2500*time.Millisecond)
+	defer cancel()
+	out, err := r.Run(ctx, analysis.Definition{ID: "D_1", Kind: analysis.KindAnalyzer, DockerImage: "img"},
+		analysis.RunInput{Data: "x", DataType: "ip"}, filepath.Join(t.TempDir(), "run"))
+	if err != nil || out.Success || !strings.Contains(out.ErrorMessage, "quota (ResourceQuota) did not allow its Job") {
+		t.Fatalf("got %+v, %v", out, err)
+	}
+	if creates < 2 {
+		t.Fatalf("the create was tried %d times, want retries", creates)
 	}
 }
