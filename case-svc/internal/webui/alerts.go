@@ -2,7 +2,6 @@ package webui
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -13,7 +12,6 @@ import (
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/case-svc/internal/template"
-	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
 	"github.com/openir/platform/pkg/webui"
@@ -37,16 +35,9 @@ func (h *Handler) alertList(c echo.Context) error {
 		return err
 	}
 	q := c.QueryParams()
-	var parts []search.Node
-	if s := q.Get("status"); s != "" {
-		parts = append(parts, eq("status", s))
-	}
-	if s := q.Get("severity"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 4 {
-			return apperr.New(apperr.BadRequest, "severity must be 1 to 4")
-		}
-		parts = append(parts, eq("severity", int64(n)))
+	parts, err := statusSeverity(q)
+	if err != nil {
+		return err
 	}
 	for _, k := range []string{"source", "type", "tags"} {
 		if s := q.Get(k); s != "" {

@@ -13,7 +13,6 @@ import (
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/template"
-	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/webui"
 )
@@ -39,16 +38,9 @@ type caseListPage struct {
 // flag, q (a case number, or words of the title) and filter (the API's _string language).
 func caseFilter(c echo.Context, cl identity.Caller) (search.Node, error) {
 	q := c.QueryParams()
-	var parts []search.Node
-	if s := q.Get("status"); s != "" {
-		parts = append(parts, eq("status", s))
-	}
-	if s := q.Get("severity"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 4 {
-			return search.Node{}, apperr.New(apperr.BadRequest, "severity must be 1 to 4")
-		}
-		parts = append(parts, eq("severity", int64(n)))
+	parts, err := statusSeverity(q)
+	if err != nil {
+		return search.Node{}, err
 	}
 	if s := q.Get("tag"); s != "" {
 		parts = append(parts, eq("tags", s))

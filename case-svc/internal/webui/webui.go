@@ -15,6 +15,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -222,6 +224,22 @@ func and(ns ...search.Node) search.Node {
 		return kids[0]
 	}
 	return search.Node{Op: search.OpAnd, Children: kids}
+}
+
+// statusSeverity is the status and severity filter of a list (cases, alerts) from its query string.
+func statusSeverity(q url.Values) ([]search.Node, error) {
+	var parts []search.Node
+	if s := q.Get("status"); s != "" {
+		parts = append(parts, eq("status", s))
+	}
+	if s := q.Get("severity"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 4 {
+			return nil, apperr.New(apperr.BadRequest, "severity must be 1 to 4")
+		}
+		parts = append(parts, eq("severity", int64(n)))
+	}
+	return parts, nil
 }
 
 // parseStringFilter parses the free filter of a list (the API's _string language) against fields.
