@@ -218,11 +218,20 @@ var echoKinds = map[int]apperr.Kind{
 	http.StatusTooManyRequests:       apperr.RateLimited,
 }
 
+// StatusClientClosed is the status of a request whose client went away before the answer.
+const StatusClientClosed = 499
+
 // ErrorHandler is the one place where errors become HTTP responses: {"type","message"} with the status of
 // DECISIONS.md. The cause is logged (5xx only, once, with the request id) and never sent.
 func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
+			return
+		}
+		if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
+			// The client went away (a page left while its stream's long poll waited): nobody reads the answer,
+			// and it is no server error. 499 is the status proxies log for it.
+			_ = c.NoContent(StatusClientClosed)
 			return
 		}
 		status, body := toResponse(err)
