@@ -864,6 +864,7 @@ func azPageRows() []azRow {
 		{name: "page case tasks", method: "GET", path: "/ui/cases/{case}?tab=tasks", abs: true, page: true, want: azMembers(200)},
 		{name: "page case observables", method: "GET", path: "/ui/cases/{case}/observables", abs: true, page: true, want: azMembers(200)},
 		{name: "page observable", method: "GET", path: "/ui/observables/{observable}", abs: true, page: true, want: azMembers(200)},
+		{name: "page case actions", method: "GET", path: "/ui/actions/case/{case}", abs: true, page: true, want: azMembers(200)},
 		{name: "page alerts", method: "GET", path: "/ui/alerts", abs: true, page: true, want: cases},
 		{name: "page alert", method: "GET", path: "/ui/alerts/{alert}", abs: true, page: true, want: azMembers(200)},
 		{name: "page my tasks", method: "GET", path: "/ui/tasks/mine", abs: true, page: true, want: cases},

@@ -335,6 +335,32 @@ func TestWebUI_AnalyzersAndResponders(t *testing.T) {
 	if !strings.Contains(page, "Tagger") || !strings.Contains(page, "Success") || !strings.Contains(page, "AddTagToCase") {
 		t.Errorf("the case page does not show the responder's action and operations")
 	}
+	// The actions list alone (the live region's source while an action runs): the caller's organisation's
+	// actions only; an unknown object type is refused.
+	if st, _, frag := tm.analyst.page(t, "/ui/actions/case/"+caseID); st != http.StatusOK || !strings.Contains(frag, `id="action-`+a.Str(t, "id")+`"`) ||
+		!strings.Contains(frag, "AddTagToCase") || strings.Contains(frag, "<html") {
+		t.Errorf("the actions fragment: %d %.300s", st, frag)
+	}
+	if st, _, frag := tm.other.page(t, "/ui/actions/case/"+caseID); st != http.StatusNotFound || strings.Contains(frag, "action-") {
+		t.Errorf("another organisation's actions fragment: %d %.300s", st, frag)
+	}
+	if st, _, _ := tm.analyst.page(t, "/ui/actions/nothing/"+caseID); st != http.StatusBadRequest {
+		t.Errorf("an unknown object type's actions: %d, want 400", st)
+	}
+	// An action that has not ended makes its list a live region (root: the case).
+	running := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{
+		"analysisId": "local", "responderId": as.Responder["Tagger"], "objectType": "case", "objectId": caseID,
+		"parameters": map[string]any{"tag": "second"}}).Want(t, http.StatusCreated).Object(t)
+	if rs := running.Str(t, "status"); rs == "Waiting" || rs == "InProgress" {
+		ld := tm.analyst.wantPage(t, "/ui/cases/"+caseID, http.StatusOK)
+		live := webuitest.Find(ld, func(n *html.Node) bool { return webuitest.Attr(n, "id") == "actions-"+caseID })
+		if len(live) != 1 || webuitest.Attr(live[0], "data-live-root") != caseID || webuitest.Attr(live[0], "data-live-src") != "/ui/actions/case/"+caseID {
+			t.Errorf("a running action's list is not a live region of the case")
+		}
+	}
+	eventually(t, "second responder", func() obj {
+		return tm.analyst.Call(t, http.MethodGet, "/api/connector/analysis/action/"+running.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
+	}, func(o obj) bool { return o["status"] == "Success" || o["status"] == "Failure" })
 	// A task's responders: offered in its section of the tasks tab.
 	tk := tm.analyst.Call(t, http.MethodPost, "/api/case/"+caseID+"/task", map[string]any{"title": "triage"}).Want(t, http.StatusCreated).Object(t)
 	tdoc := tm.analyst.wantPage(t, "/ui/cases/"+caseID+"?tab=tasks", http.StatusOK)
@@ -342,6 +368,26 @@ func TestWebUI_AnalyzersAndResponders(t *testing.T) {
 		return webuitest.Attr(n, "data-api") == "/api/connector/analysis/action" && strings.Contains(webuitest.Attr(n, "data-body"), tk.Str(t, "id"))
 	}); len(n) == 0 {
 		t.Errorf("the task offers no responder")
+	}
+	// A log's responders: offered on the log, its actions read with the other logs' in one request.
+	lg := tm.analyst.Call(t, http.MethodPost, "/api/case/task/"+tk.Str(t, "id")+"/log", map[string]any{"message": "seen"}).Want(t, http.StatusCreated).Object(t)
+	la := tm.analyst.Call(t, http.MethodPost, "/api/connector/analysis/action", map[string]any{"analysisId": "local",
+		"responderId": as.Responder["Tagger"], "objectType": "case_task_log", "objectId": lg.Str(t, "id")}).Want(t, http.StatusCreated).Object(t)
+	eventually(t, "log responder", func() obj {
+		return tm.analyst.Call(t, http.MethodGet, "/api/connector/analysis/action/"+la.Str(t, "id"), nil).Want(t, http.StatusOK).Object(t)
+	}, func(o obj) bool { return o["status"] == "Success" })
+	tdoc = tm.analyst.wantPage(t, "/ui/cases/"+caseID+"?tab=tasks", http.StatusOK)
+	logArt := webuitest.Find(tdoc, func(n *html.Node) bool { return webuitest.Attr(n, "id") == "log-"+lg.Str(t, "id") })
+	if len(logArt) != 1 {
+		t.Fatalf("the tasks tab does not show the log")
+	}
+	if n := webuitest.Find(logArt[0], func(n *html.Node) bool {
+		return webuitest.Attr(n, "data-api") == "/api/connector/analysis/action" && strings.Contains(webuitest.Attr(n, "data-body"), lg.Str(t, "id"))
+	}); len(n) == 0 {
+		t.Errorf("the log offers no responder")
+	}
+	if n := webuitest.Find(logArt[0], func(n *html.Node) bool { return webuitest.Attr(n, "id") == "action-"+la.Str(t, "id") }); len(n) != 1 {
+		t.Errorf("the log does not show its action")
 	}
 	rdoc := tm.readOnly.wantPage(t, "/ui/cases/"+caseID, http.StatusOK)
 	if w := webuitest.WriteControls(rdoc); len(w) != 0 {

@@ -171,7 +171,11 @@ func (h *Handler) observablePage(c echo.Context) error {
 			return err
 		}
 	}
-	if p.Responders, err = h.responders(ctx, cl, "case_artifact", o.ID, true); err != nil {
+	root := o.CaseID
+	if root == "" {
+		root = o.AlertID
+	}
+	if p.Responders, err = h.responders(ctx, cl, "case_artifact", o.ID, root, true); err != nil {
 		return err
 	}
 	if h.s.Connector != nil && p.Can.Analyse {

@@ -60,8 +60,9 @@ type taskGroup struct {
 
 type taskView struct {
 	task.Task
-	Logs       []task.Log
-	Responders respondersView
+	Logs          []task.Log
+	LogResponders []respondersView // of each log, in the order of Logs
+	Responders    respondersView
 }
 
 // observablesView is the observables tab's table, also rendered alone as the live region's fragment.
@@ -126,7 +127,7 @@ func (h *Handler) casePage(c echo.Context) error {
 		if p.Linked, p.LinkedCut, err = h.s.Cases.LinkedCases(ctx, cl, cs, search.Node{Op: search.OpAll}); err != nil {
 			return err
 		}
-		if p.Responders, err = h.responders(ctx, cl, "case", cs.ID, true); err != nil {
+		if p.Responders, err = h.responders(ctx, cl, "case", cs.ID, cs.ID, true); err != nil {
 			return err
 		}
 		if p.Can.Case {
@@ -142,20 +143,8 @@ func (h *Handler) casePage(c echo.Context) error {
 		if p.Groups, err = h.taskGroups(ctx, cl, cs.ID); err != nil {
 			return err
 		}
-		// The responders of tasks: listed once, each task with its own actions.
-		var offered respondersView
-		asked := false
-		for gi := range p.Groups {
-			for ti := range p.Groups[gi].Tasks {
-				tv := &p.Groups[gi].Tasks[ti]
-				if tv.Responders, err = h.responders(ctx, cl, "case_task", tv.ID, !asked); err != nil {
-					return err
-				}
-				if !asked {
-					offered, asked = tv.Responders, true
-				}
-				tv.Responders.Responders, tv.Responders.Warnings = offered.Responders, offered.Warnings
-			}
+		if err := h.taskResponders(ctx, cl, cs.ID, p.Groups); err != nil {
+			return err
 		}
 		if p.Can.Task {
 			if p.Users, err = h.assignable(c); err != nil {
@@ -295,4 +284,40 @@ func (h *Handler) caseObservablesFragment(c echo.Context) error {
 		return err
 	}
 	return h.pages.Render(c, http.StatusOK, "case", "observable-table", v)
+}
+
+// taskResponders fills the responders sections of the tasks and their logs: the actions of all the tasks in
+// one request and of all the logs in another, the responders each type accepts asked once.
+func (h *Handler) taskResponders(ctx context.Context, cl identity.Caller, caseID string, groups []taskGroup) error {
+	var taskIDs, logIDs []string
+	for _, g := range groups {
+		for _, t := range g.Tasks {
+			taskIDs = append(taskIDs, t.ID)
+			for _, l := range t.Logs {
+				logIDs = append(logIDs, l.ID)
+			}
+		}
+	}
+	tasks, offeredTasks, err := h.respondersOf(ctx, cl, "case_task", taskIDs, caseID, len(taskIDs) > 0)
+	if err != nil {
+		return err
+	}
+	logs, offeredLogs, err := h.respondersOf(ctx, cl, "case_task_log", logIDs, caseID, len(logIDs) > 0)
+	if err != nil {
+		return err
+	}
+	for gi := range groups {
+		for ti := range groups[gi].Tasks {
+			tv := &groups[gi].Tasks[ti]
+			tv.Responders = tasks[tv.ID]
+			tv.Responders.Responders, tv.Responders.Warnings = offeredTasks.Responders, offeredTasks.Warnings
+			tv.LogResponders = make([]respondersView, len(tv.Logs))
+			for li, l := range tv.Logs {
+				lv := logs[l.ID]
+				lv.Responders, lv.Warnings = offeredLogs.Responders, offeredLogs.Warnings
+				tv.LogResponders[li] = lv
+			}
+		}
+	}
+	return nil
 }

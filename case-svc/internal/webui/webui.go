@@ -89,6 +89,7 @@ func (h *Handler) Routes(e *echo.Echo, authn, org echo.MiddlewareFunc) {
 	page("/cases/:caseId", h.casePage)
 	page("/cases/:caseId/observables", h.caseObservablesFragment)
 	page("/observables/:observableId", h.observablePage)
+	page("/actions/:objectType/:objectId", h.actionsFragment)
 	page("/alerts", h.alertList)
 	page("/alerts/:alertId", h.alertPage)
 	page("/tasks/mine", h.taskQueue(true))
