@@ -169,20 +169,35 @@ func (h *Handler) casePage(c echo.Context) error {
 }
 
 // taskGroups lists a case's tasks by group (in their order) with their logs, oldest log first.
+// maxLogs is how many task logs the tasks tab shows (the oldest first).
+const maxLogs = 5000
+
 func (h *Handler) taskGroups(ctx context.Context, cl identity.Caller, caseID string) ([]taskGroup, error) {
 	ts, _, err := h.s.Tasks.List(ctx, cl, caseID, search.Node{Op: search.OpAll},
 		search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "order"}, {Path: "createdAt"}}})
 	if err != nil {
 		return nil, err
 	}
-	var groups []taskGroup
-	index := map[string]int{}
-	for _, t := range ts {
-		logs, _, err := h.s.Tasks.Logs(ctx, cl, t.ID, search.Node{Op: search.OpAll},
-			search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "date"}}})
+	// The logs of all the tasks in one request (by task: a log keeps its task through a merge).
+	byTask := map[string][]task.Log{}
+	if len(ts) > 0 {
+		ids := make([]any, len(ts))
+		for i, t := range ts {
+			ids[i] = t.ID
+		}
+		logs, _, err := h.s.Tasks.Logs(ctx, cl, "", search.Node{Op: search.OpIn, Path: task.PathTaskID, Values: ids},
+			search.Page{Limit: maxLogs, Sort: []search.SortKey{{Path: "date"}, {Path: "_id"}}})
 		if err != nil {
 			return nil, err
 		}
+		for _, l := range logs {
+			byTask[l.TaskID] = append(byTask[l.TaskID], l)
+		}
+	}
+	var groups []taskGroup
+	index := map[string]int{}
+	for _, t := range ts {
+		logs := byTask[t.ID]
 		i, ok := index[t.Group]
 		if !ok {
 			i = len(groups)
