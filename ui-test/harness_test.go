@@ -41,6 +41,7 @@ type harness struct {
 	root         string // the repository
 	runDir       string // run.py's RUN_DIR
 	base         string // case-svc's URL
+	analysisBase string // analysis-svc's URL
 	chrome       string // the browser binary
 	shots        string // where screenshots go
 	browser      context.Context
@@ -199,6 +200,7 @@ func (h *harness) startServices(bin string) error {
 		return err
 	}
 	h.base = fmt.Sprintf("http://127.0.0.1:%d", casePort)
+	h.analysisBase = fmt.Sprintf("http://127.0.0.1:%d", analysisPort)
 	h.runOut = newLineWatcher("make run stays in the foreground")
 	cmd := exec.Command("python3", filepath.Join(h.root, "deploy", "dev", "run.py"))
 	cmd.Dir = h.root
@@ -297,6 +299,16 @@ func (h *harness) setupAccounts() error {
 
 // api calls case-svc's REST API with a key; want is the expected status (0: any 2xx).
 func (h *harness) api(key, method, path string, body any, want int) ([]byte, error) {
+	return h.call(h.base, key, method, path, body, want)
+}
+
+// analysisAPI calls analysis-svc's REST API with a key, as api does case-svc's.
+func (h *harness) analysisAPI(key, method, path string, body any, want int) ([]byte, error) {
+	return h.call(h.analysisBase, key, method, path, body, want)
+}
+
+// call calls the REST API at base with a key; want is the expected status (0: any 2xx).
+func (h *harness) call(base, key, method, path string, body any, want int) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -307,7 +319,7 @@ func (h *harness) api(key, method, path string, body any, want int) ([]byte, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), apiDeadline)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, h.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ type tab struct {
 	t      *testing.T
 	ctx    context.Context
 	cancel context.CancelFunc
+	base   string // the service whose pages the tab opens (case-svc's or analysis-svc's URL)
 
 	mu       sync.Mutex
 	problems []string          // since the last check
@@ -39,7 +40,7 @@ type tab struct {
 func newTab(t *testing.T) *tab {
 	t.Helper()
 	h := need(t)
-	tb := &tab{t: t, urls: map[string]string{}}
+	tb := &tab{t: t, urls: map[string]string{}, base: h.base}
 	ctx, cancel := chromedp.NewContext(h.browser, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.listen))
 	tb.ctx, tb.cancel = ctx, cancel
 	t.Cleanup(func() {
@@ -65,6 +66,14 @@ func newTab(t *testing.T) *tab {
 	case <-time.After(waitDeadline):
 		t.Fatalf("open a tab: not open after %s", waitDeadline)
 	}
+	return tb
+}
+
+// newAnalysisTab is newTab on analysis-svc's pages.
+func newAnalysisTab(t *testing.T) *tab {
+	t.Helper()
+	tb := newTab(t)
+	tb.base = env.analysisBase
 	return tb
 }
 
@@ -247,10 +256,10 @@ func isNavigationError(err error) bool {
 	return false
 }
 
-// open loads a page of case-svc and waits until it settled.
+// open loads a page of the tab's service and waits until it settled.
 func (tb *tab) open(path string) {
 	tb.t.Helper()
-	tb.must(chromedp.Navigate(env.base + path))
+	tb.must(chromedp.Navigate(tb.base + path))
 	tb.settle()
 }
 
@@ -273,7 +282,7 @@ func (tb *tab) navigate(path string) int64 {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, waitDeadline)
 	defer cancel()
-	resp, err := chromedp.Run(ctx, chromedp.NavigateResponse(env.base+path))
+	resp, err := chromedp.Run(ctx, chromedp.NavigateResponse(tb.base+path))
 	if err != nil {
 		tb.fatal(fmt.Errorf("navigate to %s: %w", path, err))
 	}
