@@ -214,6 +214,7 @@ func (tb *tab) tabOrder() []string {
 		Desc    string `json:"desc"`
 		Visible bool   `json:"visible"`
 		Out     bool   `json:"out"`
+		Parts   bool   `json:"parts"` // a field with parts that Tab walks (date, time)
 	}
 	prev := step{Index: -1}
 	steps, left := 0, false
@@ -226,13 +227,14 @@ func (tb *tab) tabOrder() []string {
 		  const ring = (s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== "none";
 		  return { index: Array.prototype.indexOf.call(document.getElementsByTagName("*"), el),
 		    desc: el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + " \"" + (el.textContent || el.value || el.getAttribute("aria-label") || "").trim().slice(0, 30) + "\"",
-		    visible: ring, out: false }; })()`)
+		    visible: ring, out: false, parts: el.tagName === "INPUT" && /^(date|time|datetime-local|month|week)$/.test(el.type) }; })()`)
 		if s.Out {
 			left = true
 			break
 		}
 		steps++
-		if s.Index <= prev.Index {
+		// Tab walks the parts of a date or time field (day, month, year) on the same element.
+		if s.Index < prev.Index || s.Index == prev.Index && !s.Parts {
 			out = append(out, fmt.Sprintf("Tab %d went back from %s to %s", steps, prev.Desc, s.Desc))
 		}
 		if !s.Visible {
