@@ -23,7 +23,9 @@ func TestBulkCaseActions(t *testing.T) {
 			"description": "For the bulk actions.", "tags": []string{tag}}, http.StatusCreated)
 		ids[i] = cs["id"].(string)
 	}
-	caseOf := func(id string) map[string]any { return apiObject(t, h.analyst.Key, "GET", "/api/case/"+id, nil, http.StatusOK) }
+	caseOf := func(id string) map[string]any {
+		return apiObject(t, h.analyst.Key, "GET", "/api/case/"+id, nil, http.StatusOK)
+	}
 	list := "/ui/cases?tag=" + tag
 	tb := newTab(t)
 	tb.login(h.analyst.Login, h.analyst.Password, "")
