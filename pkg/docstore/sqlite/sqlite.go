@@ -628,14 +628,14 @@ func (c *coll) Update(ctx context.Context, f search.Node, u []engine.Op, many, u
 
 // applyAndWrite applies u to the stored document d and writes it back; it returns the new JSON.
 func (c *coll) applyAndWrite(ctx context.Context, tx *wtx, d engine.Raw, u []engine.Op) ([]byte, error) {
-	doc, err := decodeDocMap(d.JSON)
+	doc, err := parseDoc(d.JSON)
 	if err != nil {
 		return nil, fmt.Errorf("document %s: %w", d.ID, err)
 	}
 	if err := applyUpdate(doc, u); err != nil {
 		return nil, fmt.Errorf("document %s: %w", d.ID, err)
 	}
-	b, err := encodeDocMap(doc)
+	b, err := encodeDoc(doc, len(d.JSON))
 	if err != nil {
 		return nil, err
 	}
@@ -654,7 +654,7 @@ func (c *coll) upsert(ctx context.Context, tx *wtx, f search.Node, u []engine.Op
 	if err := applyUpdate(doc, u); err != nil {
 		return nil, err
 	}
-	b, err := encodeDocMap(doc)
+	b, err := encodeDoc(doc, 0)
 	if err != nil {
 		return nil, err
 	}
