@@ -9,8 +9,10 @@
 //
 // Documents are Go values that encode to a JSON object (struct fields with `json` tags) holding a string
 // "_id". They cross the engine boundary as JSON, so both engines store and return exactly what encoding/json
-// writes: numbers without a fraction or exponent are 64-bit integers, others are doubles; keys must not
-// contain "." or start with "$" (stores keep client-chosen keys as JSON text in a string field).
+// writes: numbers without a fraction or exponent are integers (64-bit, or larger ones kept as written),
+// others are doubles; the order of keys is kept, through updates too; keys must not contain "." or start with
+// "$" (stores keep client-chosen keys as JSON text in a string field). Arrays may only be stored at the paths a
+// collection declares (Spec.Arrays); see check.go for the checks both engines get.
 //
 // Semantics follow MongoDB's and are pinned by the conformance suite (conformance_test.go), run on both
 // engines: a value matches an array that contains it (for the fields a collection declares as arrays),

@@ -685,7 +685,7 @@ func bsonNumber(n json.Number) (any, error) {
 // bsonToJSON appends the JSON of a document: what encoding/json would write for the same values, so that the
 // stores' structs decode it. Int32 and int64 are plain integers; doubles are written as encoding/json writes a
 // float64 (an integral double without a fraction); dates as RFC 3339 strings, object ids as hex strings,
-// binaries as base64 strings, decimals as numbers; other BSON types as their relaxed extended JSON.
+// binaries as base64 strings, decimals as numbers (integral ones with all their digits); other BSON types as their relaxed extended JSON.
 func bsonToJSON(dst []byte, doc bson.Raw) ([]byte, error) {
 	elems, err := doc.Elements()
 	if err != nil {
