@@ -566,7 +566,7 @@ var confUpdates = []struct {
 
 func TestConformanceUpdates(t *testing.T) {
 	forEngines(t, func(t *testing.T, e confEngine, db *docstore.DB) {
-		c := confColl(t, db, docstore.Spec{Name: "upd", Arrays: []string{"t"}})
+		c := confColl(t, db, docstore.Spec{Name: "upd", Arrays: []string{"t", "arr", "o.y", "o.t", "p"}})
 		ctx := confCtx(t)
 		for i, r := range confUpdates {
 			t.Run(r.name, func(t *testing.T) {

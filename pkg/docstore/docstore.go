@@ -9,8 +9,10 @@
 //
 // Documents are Go values that encode to a JSON object (struct fields with `json` tags) holding a string
 // "_id". They cross the engine boundary as JSON, so both engines store and return exactly what encoding/json
-// writes: numbers without a fraction or exponent are 64-bit integers, others are doubles; keys must not
-// contain "." or start with "$" (stores keep client-chosen keys as JSON text in a string field).
+// writes: numbers without a fraction or exponent are integers (64-bit, or larger ones kept as written),
+// others are doubles; the order of keys is kept, through updates too; keys must not contain "." or start with
+// "$" (stores keep client-chosen keys as JSON text in a string field). Arrays may only be stored at the paths a
+// collection declares (Spec.Arrays); see check.go for the checks both engines get.
 //
 // Semantics follow MongoDB's and are pinned by the conformance suite (conformance_test.go), run on both
 // engines: a value matches an array that contains it (for the fields a collection declares as arrays),
@@ -26,7 +28,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/openir/platform/pkg/apperr"
@@ -98,7 +99,7 @@ func (d *DB) Collections(ctx context.Context) ([]string, error) { return d.eng.C
 
 // checkTallies refuses, on both engines, a tally the embedded engine could not keep: unnamed, a name used
 // twice or holding a character a collection name may not, no path, a path twice, the _id or an array path.
-func checkTallies(spec Spec) error {
+func checkTallies(spec Spec, arrays arrayPaths) error {
 	names := map[string]bool{}
 	for _, t := range spec.Tallies {
 		if t.Name == "" || names[t.Name] || strings.ContainsAny(t.Name, "\"$") || len(t.Paths) == 0 {
@@ -107,10 +108,10 @@ func checkTallies(spec Spec) error {
 		names[t.Name] = true
 		paths := map[string]bool{}
 		for _, p := range t.Paths {
-			if err := engine.CheckPath(p); err != nil {
+			if err := arrays.path(p); err != nil {
 				return fmt.Errorf("docstore: collection %s tally %s: %w", spec.Name, t.Name, err)
 			}
-			if p == "_id" || paths[p] || slices.Contains(spec.Arrays, p) {
+			if p == "_id" || paths[p] || arrays[p] {
 				return fmt.Errorf("docstore: collection %s tally %s: %s is the _id, an array path or there twice", spec.Name, t.Name, p)
 			}
 			paths[p] = true
@@ -124,29 +125,35 @@ func (d *DB) Collection(ctx context.Context, spec Spec) (*Collection, error) {
 	if spec.Name == "" {
 		return nil, errors.New("docstore: collection name is empty")
 	}
+	arrays, err := newArrayPaths(spec)
+	if err != nil {
+		return nil, err
+	}
 	for _, ix := range spec.Indexes {
 		if ix.Name == "" || len(ix.Keys) == 0 {
 			return nil, fmt.Errorf("docstore: collection %s: an index needs a name and keys", spec.Name)
 		}
 		for _, k := range ix.Keys {
-			if err := engine.CheckPath(k.Path); err != nil {
+			if err := arrays.path(k.Path); err != nil {
 				return nil, fmt.Errorf("docstore: collection %s index %s: %w", spec.Name, ix.Name, err)
 			}
 		}
 	}
-	if err := checkTallies(spec); err != nil {
+	if err := checkTallies(spec, arrays); err != nil {
 		return nil, err
 	}
 	c, err := d.eng.Collection(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	return &Collection{name: spec.Name, c: c}, nil
+	return &Collection{name: spec.Name, c: c, arrays: arrays}, nil
 }
 
 // Spec declares a collection: its Name, its Indexes (created on both engines) and its Arrays, the paths whose
 // values are arrays (a filter on such a path matches a document whose array holds a matching element, MongoDB's
-// rule; on SQLite the translator needs to know which paths they are).
+// rule; on SQLite the translator needs to know which paths they are). Arrays must list every path where a
+// document holds an array (outside the elements of another declared array): a write that would store an array
+// anywhere else is ErrUndeclaredArray, on both engines (check.go).
 type Spec = engine.Spec
 
 // Index is one index of a collection: a Name, its Keys, Unique or not. On SQLite it is an expression index on
@@ -172,8 +179,9 @@ type Group = engine.Group
 
 // Collection is a named set of documents with an _id each.
 type Collection struct {
-	name string
-	c    engine.Coll
+	name   string
+	c      engine.Coll
+	arrays arrayPaths
 }
 
 // Name is the collection's name.
@@ -181,7 +189,7 @@ func (c *Collection) Name() string { return c.name }
 
 // Insert stores doc. A document whose _id (or unique key) exists is ErrDuplicate.
 func (c *Collection) Insert(ctx context.Context, doc any) error {
-	id, raw, err := encodeDoc(doc)
+	id, raw, err := c.encodeDoc(doc)
 	if err != nil {
 		return fmt.Errorf("insert into %s: %w", c.name, err)
 	}
@@ -200,7 +208,7 @@ func (c *Collection) InsertMany(ctx context.Context, docs []any) ([]error, error
 	}
 	raws := make([]Raw, len(docs))
 	for i, d := range docs {
-		id, raw, err := encodeDoc(d)
+		id, raw, err := c.encodeDoc(d)
 		if err != nil {
 			return nil, fmt.Errorf("insert into %s: document %d: %w", c.name, i, err)
 		}
@@ -230,7 +238,7 @@ type Insertion struct {
 func (d *DB) InsertAll(ctx context.Context, ins ...Insertion) ([]error, error) {
 	raws := make([]engine.Insertion, len(ins))
 	for i, in := range ins {
-		id, raw, err := encodeDoc(in.Doc)
+		id, raw, err := in.Coll.encodeDoc(in.Doc)
 		if err != nil {
 			return nil, fmt.Errorf("insert into %s: %w", in.Coll.name, err)
 		}
@@ -250,7 +258,7 @@ func (c *Collection) Get(ctx context.Context, id string, out any) error {
 
 // FindOne decodes the first document matching f in sort's order into out; ErrNotFound when none matches.
 func (c *Collection) FindOne(ctx context.Context, f search.Node, sort []search.SortKey, out any) error {
-	docs, err := c.c.Find(ctx, Query{Filter: f, Sort: sort, Limit: 1})
+	docs, err := c.find(ctx, Query{Filter: f, Sort: sort, Limit: 1})
 	if err != nil {
 		return fmt.Errorf("find in %s: %w", c.name, err)
 	}
@@ -265,7 +273,7 @@ func (c *Collection) FindOne(ctx context.Context, f search.Node, sort []search.S
 
 // Find decodes the documents q selects into out, a pointer to a slice.
 func (c *Collection) Find(ctx context.Context, q Query, out any) error {
-	docs, err := c.c.Find(ctx, q)
+	docs, err := c.find(ctx, q)
 	if err != nil {
 		return fmt.Errorf("find in %s: %w", c.name, err)
 	}
@@ -277,7 +285,7 @@ func (c *Collection) Find(ctx context.Context, q Query, out any) error {
 
 // FindRaw returns the documents q selects as stored (for copies between engines).
 func (c *Collection) FindRaw(ctx context.Context, q Query) ([][]byte, error) {
-	docs, err := c.c.Find(ctx, q)
+	docs, err := c.find(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("find in %s: %w", c.name, err)
 	}
@@ -330,6 +338,9 @@ func StableSort(keys []search.SortKey) []search.SortKey {
 
 // Count returns how many documents match f.
 func (c *Collection) Count(ctx context.Context, f search.Node) (int64, error) {
+	if err := c.arrays.filter(f); err != nil {
+		return 0, fmt.Errorf("count %s: %w", c.name, err)
+	}
 	n, err := c.c.Count(ctx, f)
 	if err != nil {
 		return 0, fmt.Errorf("count %s: %w", c.name, err)
@@ -339,7 +350,7 @@ func (c *Collection) Count(ctx context.Context, f search.Node) (int64, error) {
 
 // Exists reports whether a document matches f (it reads at most one).
 func (c *Collection) Exists(ctx context.Context, f search.Node) (bool, error) {
-	docs, err := c.c.Find(ctx, Query{Filter: f, Limit: 1, Fields: []string{"_id"}})
+	docs, err := c.find(ctx, Query{Filter: f, Limit: 1, Fields: []string{"_id"}})
 	if err != nil {
 		return false, fmt.Errorf("find in %s: %w", c.name, err)
 	}
@@ -350,7 +361,7 @@ func (c *Collection) Exists(ctx context.Context, f search.Node) (bool, error) {
 // it inserts a document made of f's equality conditions (f must be an Eq or an And of Eqs holding _id) with u
 // applied, and reports true.
 func (c *Collection) UpdateOne(ctx context.Context, f search.Node, u Update, upsert bool) (bool, error) {
-	if err := u.check(); err != nil {
+	if err := c.checkUpdate(f, u, upsert); err != nil {
 		return false, err
 	}
 	n, err := c.c.Update(ctx, f, u.ops, false, upsert)
@@ -362,7 +373,7 @@ func (c *Collection) UpdateOne(ctx context.Context, f search.Node, u Update, ups
 
 // UpdateMany applies u to every document matching f and returns how many matched.
 func (c *Collection) UpdateMany(ctx context.Context, f search.Node, u Update) (int64, error) {
-	if err := u.check(); err != nil {
+	if err := c.checkUpdate(f, u, false); err != nil {
 		return 0, err
 	}
 	n, err := c.c.Update(ctx, f, u.ops, true, false)
@@ -377,8 +388,13 @@ func (c *Collection) UpdateMany(ctx context.Context, f search.Node, u Update) (i
 // (the decoded document is then the inserted one, or nothing before it: ErrNotFound). ErrNotFound when
 // nothing matched and upsert is false.
 func (c *Collection) FindOneAndUpdate(ctx context.Context, f search.Node, sort []search.SortKey, u Update, opts FindAndUpdate, out any) error {
-	if err := u.check(); err != nil {
+	if err := c.checkUpdate(f, u, opts.Upsert); err != nil {
 		return err
+	}
+	for _, k := range sort {
+		if err := c.arrays.path(k.Path); err != nil {
+			return fmt.Errorf("update %s: %w", c.name, err)
+		}
 	}
 	doc, err := c.c.FindOneAndUpdate(ctx, f, sort, u.ops, opts)
 	if err != nil {
@@ -404,7 +420,7 @@ type FindAndUpdate = engine.FindAndUpdate
 
 // Replace replaces the whole document with doc's _id by doc; ErrNotFound when there is none, unless upsert.
 func (c *Collection) Replace(ctx context.Context, doc any, upsert bool) error {
-	id, raw, err := encodeDoc(doc)
+	id, raw, err := c.encodeDoc(doc)
 	if err != nil {
 		return fmt.Errorf("replace in %s: %w", c.name, err)
 	}
@@ -420,6 +436,9 @@ func (c *Collection) Replace(ctx context.Context, doc any, upsert bool) error {
 
 // DeleteOne deletes one document matching f and reports whether there was one.
 func (c *Collection) DeleteOne(ctx context.Context, f search.Node) (bool, error) {
+	if err := c.arrays.filter(f); err != nil {
+		return false, fmt.Errorf("delete from %s: %w", c.name, err)
+	}
 	n, err := c.c.Delete(ctx, f, false)
 	if err != nil {
 		return false, fmt.Errorf("delete from %s: %w", c.name, err)
@@ -429,6 +448,9 @@ func (c *Collection) DeleteOne(ctx context.Context, f search.Node) (bool, error)
 
 // DeleteMany deletes every document matching f and returns how many.
 func (c *Collection) DeleteMany(ctx context.Context, f search.Node) (int64, error) {
+	if err := c.arrays.filter(f); err != nil {
+		return 0, fmt.Errorf("delete from %s: %w", c.name, err)
+	}
 	n, err := c.c.Delete(ctx, f, true)
 	if err != nil {
 		return 0, fmt.Errorf("delete from %s: %w", c.name, err)
@@ -439,14 +461,52 @@ func (c *Collection) DeleteMany(ctx context.Context, f search.Node) (int64, erro
 // GroupCount counts the documents matching f by the value of path (each element, for an array path), largest
 // count first, then by value; at most limit groups (0 = all). Documents without the path form the group nil.
 func (c *Collection) GroupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error) {
-	if err := engine.CheckPath(path); err != nil {
-		return nil, err
+	if err := c.arrays.path(path); err != nil {
+		return nil, fmt.Errorf("group %s by %s: %w", c.name, path, err)
+	}
+	if err := c.arrays.filter(f); err != nil {
+		return nil, fmt.Errorf("group %s by %s: %w", c.name, path, err)
 	}
 	g, err := c.c.GroupCount(ctx, f, path, limit)
 	if err != nil {
 		return nil, fmt.Errorf("group %s by %s: %w", c.name, path, err)
 	}
 	return g, nil
+}
+
+// find checks the paths of q and runs it.
+func (c *Collection) find(ctx context.Context, q Query) ([][]byte, error) {
+	if err := c.arrays.query(q); err != nil {
+		return nil, err
+	}
+	return c.c.Find(ctx, q)
+}
+
+// checkUpdate checks an update and the filter it applies to (their paths, and the arrays it would store).
+func (c *Collection) checkUpdate(f search.Node, u Update, upsert bool) error {
+	if err := u.check(); err != nil {
+		return err
+	}
+	if err := c.arrays.filter(f); err != nil {
+		return fmt.Errorf("update %s: %w", c.name, err)
+	}
+	if err := c.arrays.update(u.ops, f, upsert); err != nil {
+		return fmt.Errorf("update %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// encodeDoc returns the _id and the JSON of doc (see encodeDoc), which must store arrays only at the paths the
+// collection declares.
+func (c *Collection) encodeDoc(doc any) (string, []byte, error) {
+	id, raw, err := encodeDoc(doc)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := c.arrays.doc(raw); err != nil {
+		return "", nil, err
+	}
+	return id, raw, nil
 }
 
 // encodeDoc returns the _id and the JSON of doc, which must encode to an object with a non-empty string _id.

@@ -60,7 +60,7 @@ func Specs() []docstore.Spec {
 		// The organizations' base configurations (/api/analyzerconfig): an organization's of a kind at once.
 		{Name: baseName, Indexes: []docstore.Index{
 			{Name: "organization_kind", Keys: []docstore.Key{asc("organization"), asc("kind"), asc("_id")}}}},
-		{Name: queueName,
+		{Name: queueName, Arrays: []string{"attachment.hashes"},
 			Indexes: []docstore.Index{
 				// Claim: the organizations with Waiting jobs (one seek each) and an organization's oldest one.
 				{Name: "status_organization_createdAt", Keys: []docstore.Key{asc("status"), asc("organization"), asc("createdAt"), asc("_id")}},
@@ -73,9 +73,9 @@ func Specs() []docstore.Spec {
 			}},
 		// The job search's X-Total (an exact count) of the filters clients use (status, data type, analyzer,
 		// within the organization) is a sum over a tally on SQLite rather than a visit of every match.
-		{Name: jobsName, Indexes: jobIndexes(), Tallies: []docstore.Tally{
+		{Name: jobsName, Arrays: []string{"attachment.hashes"}, Indexes: jobIndexes(), Tallies: []docstore.Tally{
 			{Name: "search", Paths: []string{"organization", "status", "dataType", "workerId"}}}},
-		{Name: reportsName},
+		{Name: reportsName, Arrays: []string{"artifacts"}},
 		// Cache tags, rate windows and idempotency keys are read by _id; Prune deletes by date.
 		{Name: cacheName, Indexes: []docstore.Index{{Name: "at", Keys: []docstore.Key{asc("at")}}}},
 		{Name: ratesName, Indexes: []docstore.Index{{Name: "expires", Keys: []docstore.Key{asc("expires")}}}},

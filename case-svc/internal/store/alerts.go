@@ -23,7 +23,7 @@ var _ cases.AlertStore = (*AlertStore)(nil)
 
 // alertSpec: the alert list of an organisation in its default order (_id) and by date, by status, the alerts
 // of a case.
-var alertSpec = docstore.Spec{Name: "alerts", Arrays: []string{"tags"}, Tallies: []docstore.Tally{
+var alertSpec = docstore.Spec{Name: "alerts", Arrays: []string{"tags", "observables"}, Tallies: []docstore.Tally{
 	// X-Total of the usual alert lists (status, read, severity within the organisation), on SQLite.
 	{Name: "list", Paths: []string{record.PathOrg, "status", "read", "severity"}},
 }, Indexes: []docstore.Index{

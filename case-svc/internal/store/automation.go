@@ -26,7 +26,7 @@ var (
 
 // setSpec: the unique name per organisation (also the lookup by name), and the organisation's set list in its
 // default order (_id).
-var setSpec = docstore.Spec{Name: "analyzerSets", Arrays: []string{automation.PathSetDataTypes}, Indexes: []docstore.Index{
+var setSpec = docstore.Spec{Name: "analyzerSets", Arrays: []string{automation.PathSetDataTypes, "analyzers"}, Indexes: []docstore.Index{
 	{Name: "organisation_name", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("name")}, Unique: true},
 	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 }}
@@ -34,7 +34,7 @@ var setSpec = docstore.Spec{Name: "analyzerSets", Arrays: []string{automation.Pa
 // ruleSpec: the unique name per organisation, the organisation's list (_id), the enabled rules of an event.
 // firingSpec: a rule's history newest first; the unfinished firings (Pending, Held) oldest first.
 var (
-	ruleSpec = docstore.Spec{Name: "rules", Indexes: []docstore.Index{
+	ruleSpec = docstore.Spec{Name: "rules", Arrays: []string{"actions"}, Indexes: []docstore.Index{
 		{Name: "organisation_name", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("name")}, Unique: true},
 		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 		{Name: "organisation_event_enabled", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("event"), docstore.Asc("enabled")}},

@@ -82,7 +82,7 @@ type CustomFieldStore struct {
 var _ customfield.Store = (*CustomFieldStore)(nil)
 
 // customFieldSpec: the unique name, and the default order of the list (_id).
-var customFieldSpec = docstore.Spec{Name: "customFields", Indexes: []docstore.Index{
+var customFieldSpec = docstore.Spec{Name: "customFields", Arrays: []string{"options"}, Indexes: []docstore.Index{
 	{Name: "name", Keys: []docstore.Key{docstore.Asc("name")}, Unique: true},
 }}
 

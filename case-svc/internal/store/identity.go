@@ -26,7 +26,7 @@ var (
 	orgSpec = docstore.Spec{Name: "organisations"}
 	// userSpec: the users of an organisation (organisations holds each membership's organisation) in the
 	// default order (_id).
-	userSpec = docstore.Spec{Name: "users", Arrays: []string{identity.PathUserOrgs}, Indexes: []docstore.Index{
+	userSpec = docstore.Spec{Name: "users", Arrays: []string{identity.PathUserOrgs, "memberships"}, Indexes: []docstore.Index{
 		{Name: "organisations__id", Keys: []docstore.Key{docstore.Asc(identity.PathUserOrgs), docstore.Asc("_id")}},
 	}}
 	apiKeySpec = docstore.Spec{Name: "apikeys"}

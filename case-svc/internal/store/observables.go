@@ -37,7 +37,7 @@ var observableSpec = docstore.Spec{Name: "observables", Arrays: []string{"tags",
 	{Name: "organisation_data", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("data")}},
 }}
 
-var grantSpec = docstore.Spec{Name: "fileGrants"}
+var grantSpec = docstore.Spec{Name: "fileGrants", Arrays: []string{"hashes"}}
 
 // NewObservableStore returns the store and creates the indexes its lists and similarity lookups use.
 func NewObservableStore(ctx context.Context, db *docstore.DB) (*ObservableStore, error) {

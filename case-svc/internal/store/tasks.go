@@ -37,7 +37,7 @@ var (
 	}}
 	// logSpec: the logs of a task (default order _id, and by date), the logs of a case (deleted with it), the
 	// organisation's log search, and the log holding a file.
-	logSpec = docstore.Spec{Name: "logs", Indexes: []docstore.Index{
+	logSpec = docstore.Spec{Name: "logs", Arrays: []string{"attachment.hashes"}, Indexes: []docstore.Index{
 		{Name: "task_organisation__id", Keys: []docstore.Key{docstore.Asc(task.PathTaskID), docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 		{Name: "task_organisation_date", Keys: []docstore.Key{docstore.Asc(task.PathTaskID), docstore.Asc(record.PathOrg), docstore.Asc("date")}},
 		{Name: "case", Keys: []docstore.Key{docstore.Asc(cases.PathCaseID)}},

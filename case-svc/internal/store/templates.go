@@ -20,7 +20,7 @@ var _ template.Store = (*TemplateStore)(nil)
 
 // templateSpec: the unique name per organisation (also the lookup by name), and the organisation's template
 // list in its default order (_id).
-var templateSpec = docstore.Spec{Name: "caseTemplates", Arrays: []string{"tags"}, Indexes: []docstore.Index{
+var templateSpec = docstore.Spec{Name: "caseTemplates", Arrays: []string{"tags", "tasks"}, Indexes: []docstore.Index{
 	{Name: "organisation_name", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("name")}, Unique: true},
 	{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 }}

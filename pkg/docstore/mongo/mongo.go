@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -658,17 +659,33 @@ func jsonValue(dec *json.Decoder) (any, error) {
 		}
 		return nil, fmt.Errorf("unexpected %v", t)
 	case json.Number:
-		return engine.Number(t), nil
+		return bsonNumber(t)
 	case string, bool, nil:
 		return t, nil
 	}
 	return nil, fmt.Errorf("unexpected JSON token %v", tok)
 }
 
+// bsonNumber returns a JSON number as it is stored: an int64 when it is an integer that fits, a decimal128 when
+// it is a larger integer (exact up to 34 digits: a double would round 18446744073709551615 to
+// 18446744073709551616), a double otherwise. An integer of more than 34 significant digits is an error, since
+// MongoDB cannot keep it as written.
+func bsonNumber(n json.Number) (any, error) {
+	v := engine.Number(n)
+	if _, ok := v.(float64); !ok || strings.ContainsAny(string(n), ".eE") {
+		return v, nil
+	}
+	d, err := bson.ParseDecimal128(string(n))
+	if err != nil {
+		return nil, fmt.Errorf("integer %s: more digits than MongoDB keeps exactly (34)", n)
+	}
+	return d, nil
+}
+
 // bsonToJSON appends the JSON of a document: what encoding/json would write for the same values, so that the
 // stores' structs decode it. Int32 and int64 are plain integers; doubles are written as encoding/json writes a
 // float64 (an integral double without a fraction); dates as RFC 3339 strings, object ids as hex strings,
-// binaries as base64 strings, decimals as numbers; other BSON types as their relaxed extended JSON.
+// binaries as base64 strings, decimals as numbers (integral ones with all their digits); other BSON types as their relaxed extended JSON.
 func bsonToJSON(dst []byte, doc bson.Raw) ([]byte, error) {
 	elems, err := doc.Elements()
 	if err != nil {
@@ -727,6 +744,13 @@ func appendJSONValue(dst []byte, v bson.RawValue) ([]byte, error) {
 		_, data := v.Binary()
 		return appendJSONString(dst, base64.StdEncoding.EncodeToString(data)), nil
 	case bson.TypeDecimal128:
+		// An integer (as bsonNumber stores one) is written with all its digits, as it was written.
+		if bi, exp, err := v.Decimal128().BigInt(); err == nil && exp >= 0 {
+			if exp > 0 {
+				bi.Mul(bi, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(exp)), nil))
+			}
+			return bi.Append(dst, 10), nil
+		}
 		s := v.Decimal128().String()
 		if _, err := strconv.ParseFloat(s, 64); err != nil {
 			return append(dst, "null"...), nil

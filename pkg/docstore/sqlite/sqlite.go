@@ -19,14 +19,20 @@
 // serializes the writers instead of SQLite's sleeping busy handler, and concurrent writes share one commit
 // (group commit, group.go). Reads use a pool of query_only connections and see the last committed state (WAL
 // snapshots). Updates read the matching documents, apply the operations in Go (update.go) and write them back,
-// all in one transaction, so that queue claims, counters and upserts are atomic. Tallies (tally.go) are
+// all in one transaction, so that queue claims, counters and upserts are atomic. An update rewrites only what
+// its operations change: the rest of the document keeps its text (the order of every object's keys, numbers
+// as written, integers of any size included), as MongoDB keeps a document through an update. Tallies (tally.go) are
 // counts per combination of a few paths' values, kept by triggers in those same transactions, that answer a
 // Count testing only those paths without visiting the documents.
 //
 // Differences from MongoDB that remain (the conformance suite pins what both engines do):
-//   - A filter on a path matches an array's elements only for the paths the collection declares in
-//     Spec.Arrays; on other paths an array value is compared as a whole (as its JSON text). A numeric path
-//     segment ("a.0") is an object key in filters, sorts and indexes, never an array index.
+//   - A filter on a path matches an array's elements for the paths the collection declares in Spec.Arrays,
+//     and pkg/docstore refuses, on both engines, a write that would put an array anywhere else (outside the
+//     elements of a declared array) and a filter, sort or group on a path through a declared array. A numeric
+//     path segment ("a.0") is an object key in filters, sorts and indexes, never an array index.
+//   - json_extract reads an integer beyond int64 as a double: filters and sorts compare such a number as the
+//     nearest double (MongoDB, which keeps it as a decimal128, compares it exactly). The document keeps it as
+//     written; an increment of it gives a double (MongoDB: a decimal128).
 //   - json_extract reads true and false as 1 and 0. Equality, In and ranges check the JSON type where a 0 or 1
 //     could be involved (only then, to keep counts on the index), and GroupCount splits bools from 0/1; but
 //     sorting puts bools among the numbers (MongoDB: after everything else).
@@ -628,14 +634,14 @@ func (c *coll) Update(ctx context.Context, f search.Node, u []engine.Op, many, u
 
 // applyAndWrite applies u to the stored document d and writes it back; it returns the new JSON.
 func (c *coll) applyAndWrite(ctx context.Context, tx *wtx, d engine.Raw, u []engine.Op) ([]byte, error) {
-	doc, err := decodeDocMap(d.JSON)
+	doc, err := parseDoc(d.JSON)
 	if err != nil {
 		return nil, fmt.Errorf("document %s: %w", d.ID, err)
 	}
 	if err := applyUpdate(doc, u); err != nil {
 		return nil, fmt.Errorf("document %s: %w", d.ID, err)
 	}
-	b, err := encodeDocMap(doc)
+	b, err := encodeDoc(doc, len(d.JSON))
 	if err != nil {
 		return nil, err
 	}
@@ -654,7 +660,7 @@ func (c *coll) upsert(ctx context.Context, tx *wtx, f search.Node, u []engine.Op
 	if err := applyUpdate(doc, u); err != nil {
 		return nil, err
 	}
-	b, err := encodeDocMap(doc)
+	b, err := encodeDoc(doc, 0)
 	if err != nil {
 		return nil, err
 	}

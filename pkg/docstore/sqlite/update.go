@@ -1,11 +1,11 @@
 package sqlite
 
 import (
-	"bytes"
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,99 +13,115 @@ import (
 	"github.com/openir/platform/pkg/search"
 )
 
-// Updates of the SQLite engine, applied in Go to the decoded document as MongoDB applies them: $set creates
+// Updates of the SQLite engine, applied in Go to the stored document as MongoDB applies them: $set creates
 // the missing intermediate objects, $inc keeps int64 + int64 an int64 (an overflow is an error) and gives a
-// double otherwise, $addToSet compares deeply (5 equals 5.0), $pull removes every equal element.
+// double otherwise, $addToSet compares deeply (5 equals 5.0), $pull removes every equal element. The document
+// is a jv tree (jsontree.go): what the operations do not touch keeps its text, so the order of keys and the
+// numbers stay as written. The operations run in MongoDB's order (by path, array indexes by number), so the
+// fields an update adds to an object come in the order MongoDB adds them.
 
-// decodeDocMap decodes a stored document, numbers normalized (int64 when integral, float64 otherwise).
-func decodeDocMap(b []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("stored document: %w", err)
-	}
-	if m == nil {
+// parseDoc reads a stored document for an update.
+func parseDoc(b []byte) (*jv, error) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
 		return nil, errors.New("stored document is not an object")
 	}
-	for k, v := range m {
-		m[k] = engine.Normalize(v)
-	}
-	return m, nil
-}
-
-func encodeDocMap(m map[string]any) ([]byte, error) {
-	b, err := json.Marshal(m)
+	end, err := skipValue(b, i)
 	if err != nil {
-		return nil, fmt.Errorf("encode document: %w", err)
+		return nil, err
 	}
-	return b, nil
+	doc := &jv{raw: b[i:end]}
+	if err := doc.open(); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
-// applyUpdate applies the operations of u to doc.
-func applyUpdate(doc map[string]any, u []engine.Op) error {
+// encodeDoc returns the JSON text of a document.
+func encodeDoc(doc *jv, size int) ([]byte, error) {
+	return doc.appendJSON(make([]byte, 0, size+64))
+}
+
+// applyUpdate applies the operations of u to doc, in MongoDB's order.
+func applyUpdate(doc *jv, u []engine.Op) error {
+	if len(u) > 1 {
+		u = slices.Clone(u)
+		slices.SortStableFunc(u, func(a, b engine.Op) int { return comparePaths(a.Path, b.Path) })
+	}
 	for _, op := range u {
 		segs := strings.Split(op.Path, ".")
 		switch op.Kind {
 		case engine.OpSet:
-			if err := setPath(doc, segs, op.Value); err != nil {
+			if err := setPath(doc, segs, &jv{kind: jGo, val: op.Value}); err != nil {
 				return fmt.Errorf("set %s: %w", op.Path, err)
 			}
 		case engine.OpUnset:
-			unsetPath(doc, segs)
+			if err := unsetPath(doc, segs); err != nil {
+				return err
+			}
 		case engine.OpInc:
-			cur, found := getPath(doc, segs)
-			var nv any
-			if !found {
-				nv = op.Value
-			} else {
-				v, err := addNumbers(cur, op.Value)
-				if err != nil {
+			cur, found, err := getPath(doc, segs)
+			if err != nil {
+				return err
+			}
+			nv := op.Value
+			if found {
+				if cur.jtype() != '0' {
+					return fmt.Errorf("inc %s: cannot increment a non-number", op.Path)
+				}
+				if nv, err = addNumbers(cur.value(), op.Value); err != nil {
 					return fmt.Errorf("inc %s: %w", op.Path, err)
 				}
-				nv = v
 			}
-			if err := setPath(doc, segs, nv); err != nil {
+			if err := setPath(doc, segs, &jv{kind: jGo, val: nv}); err != nil {
 				return fmt.Errorf("inc %s: %w", op.Path, err)
 			}
 		case engine.OpAddToSet:
-			cur, found := getPath(doc, segs)
-			var arr []any
-			if found {
-				a, ok := cur.([]any)
-				if !ok {
-					return fmt.Errorf("addToSet %s: the field is not an array", op.Path)
+			cur, found, err := getPath(doc, segs)
+			if err != nil {
+				return err
+			}
+			if !found {
+				cur = &jv{kind: jArray}
+				if err := setPath(doc, segs, cur); err != nil {
+					return fmt.Errorf("addToSet %s: %w", op.Path, err)
 				}
-				arr = a
-			} else {
-				arr = []any{}
+			} else if cur.jtype() != '[' {
+				return fmt.Errorf("addToSet %s: the field is not an array", op.Path)
+			} else if err := cur.open(); err != nil {
+				return err
+			}
+			have := make([]any, len(cur.elems), len(cur.elems)+len(op.Items))
+			for i, e := range cur.elems {
+				have[i] = e.value()
 			}
 			for _, it := range op.Items {
-				if !containsValue(arr, it) {
-					arr = append(arr, it)
+				if !containsValue(have, it) {
+					have = append(have, it)
+					cur.elems = append(cur.elems, &jv{kind: jGo, val: it})
 				}
 			}
-			if err := setPath(doc, segs, arr); err != nil {
-				return fmt.Errorf("addToSet %s: %w", op.Path, err)
-			}
 		case engine.OpPull:
-			cur, found := getPath(doc, segs)
+			cur, found, err := getPath(doc, segs)
+			if err != nil {
+				return err
+			}
 			if !found {
 				continue
 			}
-			arr, ok := cur.([]any)
-			if !ok {
+			if cur.jtype() != '[' {
 				return fmt.Errorf("pull %s: the field is not an array", op.Path)
 			}
-			kept := make([]any, 0, len(arr))
-			for _, e := range arr {
-				if !containsValue(op.Items, e) {
+			if err := cur.open(); err != nil {
+				return err
+			}
+			kept := cur.elems[:0]
+			for _, e := range cur.elems {
+				if !containsValue(op.Items, e.value()) {
 					kept = append(kept, e)
 				}
 			}
-			if err := setPath(doc, segs, kept); err != nil {
-				return fmt.Errorf("pull %s: %w", op.Path, err)
-			}
+			cur.elems = kept
 		default:
 			return fmt.Errorf("unknown update operation %d", op.Kind)
 		}
@@ -113,83 +129,164 @@ func applyUpdate(doc map[string]any, u []engine.Op) error {
 	return nil
 }
 
-// getPath returns the value at segs and whether it is present.
-func getPath(doc map[string]any, segs []string) (any, bool) {
-	var cur any = doc
-	for _, s := range segs {
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[s]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(s)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
+// comparePaths orders update paths as MongoDB applies them: segment by segment, by bytes, except two segments
+// that are both numbers (array indexes), by value.
+func comparePaths(a, b string) int {
+	for a != "" && b != "" {
+		sa, ra, _ := strings.Cut(a, ".")
+		sb, rb, _ := strings.Cut(b, ".")
+		if c := compareSegments(sa, sb); c != 0 {
+			return c
 		}
+		a, b = ra, rb
 	}
-	return cur, true
+	return cmp.Compare(len(a), len(b))
 }
 
-// setPath sets the value at segs, creating missing intermediate objects. An array element is addressed by
-// its index; going through a scalar is an error.
-func setPath(doc map[string]any, segs []string, v any) error {
-	var cur any = doc
+func compareSegments(a, b string) int {
+	if isDigits(a) && isDigits(b) {
+		a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+		if len(a) != len(b) {
+			return cmp.Compare(len(a), len(b))
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// getPath returns the value at segs and whether it is present.
+func getPath(doc *jv, segs []string) (*jv, bool, error) {
+	cur := doc
+	for _, s := range segs {
+		switch cur.jtype() {
+		case '{':
+			if err := cur.open(); err != nil {
+				return nil, false, err
+			}
+			i := cur.member(s)
+			if i < 0 {
+				return nil, false, nil
+			}
+			cur = cur.elems[i]
+		case '[':
+			if err := cur.open(); err != nil {
+				return nil, false, err
+			}
+			i, err := strconv.Atoi(s)
+			if err != nil || i < 0 || i >= len(cur.elems) {
+				return nil, false, nil
+			}
+			cur = cur.elems[i]
+		default:
+			return nil, false, nil
+		}
+	}
+	return cur, true, nil
+}
+
+// setPath sets the value at segs, creating missing intermediate objects (also in place of a null). An array
+// element is addressed by its index; going through a scalar is an error.
+func setPath(doc *jv, segs []string, v *jv) error {
+	cur := doc
 	for i, s := range segs {
 		last := i == len(segs)-1
-		switch c := cur.(type) {
-		case map[string]any:
+		switch cur.jtype() {
+		case '{':
+			if err := cur.open(); err != nil {
+				return err
+			}
+			at := cur.member(s)
 			if last {
-				c[s] = v
+				if at >= 0 {
+					cur.elems[at] = v
+				} else {
+					cur.rkeys = append(cur.rkeys, quoteKey(s))
+					cur.elems = append(cur.elems, v)
+				}
 				return nil
 			}
-			next, ok := c[s]
-			if !ok || next == nil {
-				next = map[string]any{}
-				c[s] = next
+			var next *jv
+			if at >= 0 {
+				next = cur.elems[at]
+			}
+			if next == nil || next.jtype() == 'n' {
+				next = &jv{kind: jObject}
+				if at >= 0 {
+					cur.elems[at] = next
+				} else {
+					cur.rkeys = append(cur.rkeys, quoteKey(s))
+					cur.elems = append(cur.elems, next)
+				}
 			}
 			cur = next
-		case []any:
+		case '[':
+			if err := cur.open(); err != nil {
+				return err
+			}
 			idx, err := strconv.Atoi(s)
-			if err != nil || idx < 0 || idx >= len(c) {
+			if err != nil || idx < 0 || idx >= len(cur.elems) {
 				return fmt.Errorf("cannot create field %q in an array", s)
 			}
 			if last {
-				c[idx] = v
+				cur.elems[idx] = v
 				return nil
 			}
-			if c[idx] == nil {
-				c[idx] = map[string]any{}
+			if cur.elems[idx].jtype() == 'n' {
+				cur.elems[idx] = &jv{kind: jObject}
 			}
-			cur = c[idx]
+			cur = cur.elems[idx]
 		default:
-			return fmt.Errorf("cannot create field %q in a %T value", s, cur)
+			return fmt.Errorf("cannot create field %q in a %s", s, jtypeName(cur.jtype()))
 		}
 	}
 	return nil
 }
 
+func jtypeName(t byte) string {
+	switch t {
+	case '"':
+		return "string"
+	case 't':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
 // unsetPath removes the field at segs (nothing when absent; an array element becomes null, as MongoDB).
-func unsetPath(doc map[string]any, segs []string) {
-	parent, ok := getPath(doc, segs[:len(segs)-1])
-	if !ok {
-		return
+func unsetPath(doc *jv, segs []string) error {
+	parent, ok, err := getPath(doc, segs[:len(segs)-1])
+	if !ok || err != nil {
+		return err
 	}
 	last := segs[len(segs)-1]
-	switch c := parent.(type) {
-	case map[string]any:
-		delete(c, last)
-	case []any:
-		if i, err := strconv.Atoi(last); err == nil && i >= 0 && i < len(c) {
-			c[i] = nil
+	switch parent.jtype() {
+	case '{', '[':
+		if err := parent.open(); err != nil {
+			return err
 		}
 	}
+	switch parent.jtype() {
+	case '{':
+		if i := parent.member(last); i >= 0 {
+			parent.rkeys = slices.Delete(parent.rkeys, i, i+1)
+			parent.elems = slices.Delete(parent.elems, i, i+1)
+		}
+	case '[':
+		if i, err := strconv.Atoi(last); err == nil && i >= 0 && i < len(parent.elems) {
+			parent.elems[i] = &jv{kind: jGo}
+		}
+	}
+	return nil
 }
 
 // addNumbers adds two numbers: int64 + int64 is an int64 (overflow: an error), anything else a float64.
@@ -281,9 +378,9 @@ func valuesEqual(a, b any) bool {
 }
 
 // upsertSeed returns the document an upsert starts from: the equalities of f (an Eq or an And of them), which
-// must include a string _id.
-func upsertSeed(f search.Node) (map[string]any, string, error) {
-	doc := map[string]any{}
+// must include a string _id: the _id first, then the others in MongoDB's order of paths.
+func upsertSeed(f search.Node) (*jv, string, error) {
+	var eqs []search.Node
 	var walk func(n search.Node) error
 	walk = func(n search.Node) error {
 		switch n.Op {
@@ -300,15 +397,35 @@ func upsertSeed(f search.Node) (map[string]any, string, error) {
 			if err := engine.CheckPath(n.Path); err != nil {
 				return err
 			}
-			return setPath(doc, strings.Split(n.Path, "."), engine.Normalize(n.Value))
+			eqs = append(eqs, n)
+			return nil
 		}
 		return fmt.Errorf("docstore: an upsert needs a filter of equalities, not %s", n.Op)
 	}
 	if err := walk(f); err != nil {
 		return nil, "", err
 	}
-	id, ok := doc["_id"].(string)
-	if !ok || id == "" {
+	slices.SortStableFunc(eqs, func(a, b search.Node) int {
+		switch {
+		case a.Path == "_id" && b.Path != "_id":
+			return -1
+		case b.Path == "_id" && a.Path != "_id":
+			return 1
+		}
+		return comparePaths(a.Path, b.Path)
+	})
+	doc := &jv{kind: jObject}
+	id := ""
+	for _, n := range eqs {
+		v := engine.Normalize(n.Value)
+		if n.Path == "_id" {
+			id, _ = v.(string)
+		}
+		if err := setPath(doc, strings.Split(n.Path, "."), &jv{kind: jGo, val: v}); err != nil {
+			return nil, "", err
+		}
+	}
+	if id == "" {
 		return nil, "", errors.New("docstore: an upsert needs a filter on a string _id")
 	}
 	return doc, id, nil

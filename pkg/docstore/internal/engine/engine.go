@@ -151,21 +151,39 @@ type Coll interface {
 	GroupCount(ctx context.Context, f search.Node, path string, limit int) ([]Group, error)
 }
 
+// ErrBadPath is returned (wrapped, naming the path) for a path that neither engine takes: see CheckPath, and
+// pkg/docstore's check of the paths that go through a declared array.
+var ErrBadPath = errors.New("docstore: bad path")
+
+// ErrUndeclaredArray is returned (wrapped, naming the path) for a write that would put an array at a path the
+// collection does not declare in Spec.Arrays (outside the elements of a declared array).
+var ErrUndeclaredArray = errors.New("docstore: array at a path not declared in Spec.Arrays")
+
 // CheckPath refuses paths the engines cannot take literally: empty segments, quotes, "$" at a segment's start,
 // control characters. Paths come from code and allow-lists, never from clients, so a refusal is a bug.
 func CheckPath(p string) error {
 	if p == "" {
-		return errors.New("docstore: empty path")
+		return fmt.Errorf("%w: empty path", ErrBadPath)
 	}
-	for _, seg := range strings.Split(p, ".") {
-		if seg == "" || (strings.HasPrefix(seg, "$") && seg != "$") {
-			return fmt.Errorf("docstore: bad path %q", p)
+	start := true // at a segment's start
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c < 0x20 || c == '"' || c == '\'' || c == '\\' || c == 0x7f:
+			return fmt.Errorf("%w %q", ErrBadPath, p)
+		case c == '.':
+			if start {
+				return fmt.Errorf("%w %q", ErrBadPath, p)
+			}
+			start = true
+			continue
+		case c == '$' && start && i+1 < len(p) && p[i+1] != '.':
+			return fmt.Errorf("%w %q", ErrBadPath, p)
 		}
+		start = false
 	}
-	for _, r := range p {
-		if r < 0x20 || r == '"' || r == '\'' || r == '\\' || r == 0x7f {
-			return fmt.Errorf("docstore: bad path %q", p)
-		}
+	if start { // a trailing "."
+		return fmt.Errorf("%w %q", ErrBadPath, p)
 	}
 	return nil
 }

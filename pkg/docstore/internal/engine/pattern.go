@@ -25,8 +25,11 @@ func Quote(s string) string {
 
 // Wildcard returns the regular expression (without anchors) of a wildcard pattern: "*" matches any run of
 // characters, "?" any one character, everything else is literal. Runs of "*" are collapsed into one, which
-// matches the same strings and keeps backtracking regex engines from blowing up on "a****b". "." must match
-// newlines too: the engines compile it with the s flag.
+// matches the same strings and keeps backtracking regex engines from blowing up on "a****b". "*" is lazy
+// (".*?"): the same strings match, but a backtracking engine (MongoDB's PCRE) then tries the earliest place of
+// each part first, which for a wildcard is the one that matches when any does, instead of running into its
+// match limit (and answering no) on "*a*a*a…*b" against a long text that matches. RE2 (the SQLite engine's,
+// FerretDB's) is linear either way. "." must match newlines too: the engines compile it with the s flag.
 func Wildcard(p string) string {
 	var b strings.Builder
 	lit := 0 // start of the pending literal run
@@ -39,7 +42,7 @@ func Wildcard(p string) string {
 		case '*':
 			b.WriteString(Quote(p[lit:i]))
 			if i == 0 || p[i-1] != '*' {
-				b.WriteString(".*")
+				b.WriteString(".*?")
 			}
 			lit = i + 1
 		}
