@@ -8,6 +8,7 @@ require (
 	github.com/gabriel-vasile/mimetype v1.4.16
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/openir/platform/pkg v0.0.0
+	github.com/spf13/cobra v1.10.2
 	golang.org/x/net v0.60.0
 )
 
@@ -35,6 +36,7 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect

@@ -131,6 +131,10 @@ func (s *Jobs) execute(ctx context.Context, owner string, j Job) {
 		return
 	default:
 	}
+	if final.Status == JobWaiting { // deferred (see runJob)
+		s.deferJob(wctx, owner, final)
+		return
+	}
 	if err := s.store.Finish(OnFinishedReadable(wctx, func(end *Ended) { s.notify(j.ID, end) }), final, report, owner); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			s.cfg.Log.Info("job lease lost; result dropped", "job", j.ID)
@@ -164,9 +168,23 @@ func (s *Jobs) giveBack(ctx context.Context, owner string, j Job, started bool) 
 	}
 }
 
+// deferJob puts back a job its executor deferred (DeferError), claimable again after the time it has been
+// deferred so far, within JobsConfig.DeferMin and DeferMax, with its attempt refunded.
+func (s *Jobs) deferJob(ctx context.Context, owner string, j Job) {
+	now := s.clock()
+	wait := min(max(now.Sub(j.DeferredSince), s.cfg.DeferMin), s.cfg.DeferMax)
+	s.cfg.Log.Info("job deferred", "job", j.ID, "reason", j.ErrorMessage, "retry_in", wait.String(),
+		"deferred_for", now.Sub(j.DeferredSince).Round(time.Millisecond).String())
+	if err := s.store.Defer(ctx, j.ID, owner, j.DeferredSince, now.Add(wait)); err != nil && !errors.Is(err, ErrLeaseLost) {
+		s.cfg.Log.Warn("defer a job", "job", j.ID, "err", err) // its lease expires and the sweeper requeues it
+	}
+}
+
 // runJob prepares the input, has the definition's executor run the worker with its timeout and turns the
 // output into the final job and report; release removes the job folder once they are stored. started says
-// whether the executor was asked to run the worker (from then on it may have acted).
+// whether the executor was asked to run the worker (from then on it may have acted). A job the executor
+// deferred (DeferError: nothing ran) comes back Waiting, without a report, with DeferredSince set and the reason
+// as ErrorMessage; one deferred for longer than its timeout fails instead.
 func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, release func(), started bool) {
 	release = func() {}
 	var secrets jobSecrets // the worker's credentials, removed where the job echoes its configuration (secrets.go)
@@ -211,6 +229,19 @@ func (s *Jobs) runJob(ctx context.Context, j Job) (final Job, report *Report, re
 	}
 	started = true
 	out, folder, err := def.executor.Execute(ctx, Execution{JobID: j.ID, Attempt: j.Attempts, Organization: j.Organization, Input: in, File: j.Attachment, Timeout: timeout})
+	if d := (*DeferError)(nil); errors.As(err, &d) {
+		now := s.clock()
+		since := j.DeferredSince
+		if since.IsZero() {
+			since = now
+		}
+		if now.Sub(since) >= timeout {
+			s.cfg.Log.Warn("job deferred for longer than its timeout; failing it", "job", j.ID, "err", err)
+			return fail(fmt.Sprintf("The job ended after %s without running: %s.", now.Sub(since).Round(time.Second), d.Reason))
+		}
+		j.Status, j.ErrorMessage, j.DeferredSince = JobWaiting, d.Reason, since
+		return j, nil, release, false
+	}
 	if err != nil {
 		if e := (*ExecError)(nil); errors.As(err, &e) {
 			return failOn(e.Err, e.Message)

@@ -59,6 +59,9 @@ type Job struct {
 	UpdatedBy    string
 	Attempts     int
 	FromCache    bool // set on a cache hit; never stored
+	// DeferredSince is when the job was first deferred (DeferError) since its last run or requeue; zero when
+	// it was not. Kept in the queue only.
+	DeferredSince time.Time
 }
 
 // Finished reports whether the job will not change any more (except being deleted).
@@ -132,6 +135,9 @@ type JobStore interface {
 	// Requeue puts a job back to Waiting if owner still holds it; refund gives back the attempt its claim
 	// counted (a graceful shutdown is not the job's fault).
 	Requeue(ctx context.Context, id, owner string, refund bool) error
+	// Defer puts a job back to Waiting if owner still holds it, with the attempt its claim counted given back,
+	// not claimable before notBefore, and deferred since since (Job.DeferredSince).
+	Defer(ctx context.Context, id, owner string, since, notBefore time.Time) error
 	// Owner returns who holds a queued job's lease.
 	Owner(ctx context.Context, id string) (string, error)
 	// MarkDeleted sets a job Deleted (a queued job leaves the queue).

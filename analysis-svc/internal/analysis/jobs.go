@@ -33,6 +33,9 @@ type JobsConfig struct {
 	WaitMax        time.Duration // cap of waitreport (atMost=Inf)
 	Poll           time.Duration // how often idle workers and waiters look at the database (other replicas)
 	MaxFileSize    int64         // largest observable file
+	// DeferMin and DeferMax bound the wait of a deferred job (DeferError) before its next claim: the time it
+	// has been deferred so far, at least DeferMin (1 s) and at most DeferMax (30 s), so the wait doubles.
+	DeferMin, DeferMax time.Duration
 	// Extract finds artifacts in a built-in analyzer's report when auto_extract_artifacts is on.
 	Extract func(full any, ignore string) []OutputArtifact
 	Log     *slog.Logger
@@ -59,6 +62,12 @@ func (c *JobsConfig) defaults() {
 	}
 	if c.MaxFileSize <= 0 {
 		c.MaxFileSize = 1 << 30
+	}
+	if c.DeferMin <= 0 {
+		c.DeferMin = time.Second
+	}
+	if c.DeferMax < c.DeferMin {
+		c.DeferMax = max(30*time.Second, c.DeferMin)
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)

@@ -149,6 +149,23 @@ func (e *ExecError) Error() string {
 }
 func (e *ExecError) Unwrap() error { return e.Err }
 
+// DeferError is an Executor's answer that the job cannot start now for a reason outside the job, and that
+// nothing ran: the Kubernetes namespace's ResourceQuota refused the job's Kubernetes Job. The job goes back
+// to the queue without using an attempt and is claimed again after a backoff (JobsConfig.DeferMin, DeferMax);
+// once it has been deferred for longer than its timeout it fails with Reason.
+type DeferError struct {
+	Reason string // for the job's readers, e.g. "the Kubernetes namespace's quota (ResourceQuota) did not allow its Job"
+	Err    error  // logged only
+}
+
+func (e *DeferError) Error() string {
+	if e.Err == nil {
+		return "deferred: " + e.Reason
+	}
+	return "deferred: " + e.Reason + ": " + e.Err.Error()
+}
+func (e *DeferError) Unwrap() error { return e.Err }
+
 // Worker is a definition enabled in an organization (an "analyzer" or "responder" of the API).
 type Worker struct {
 	ID            string

@@ -20,13 +20,20 @@ import (
 var runs sync.Map
 
 // testDefinitions are in-process workers whose behaviour the job's parameters steer: sleep (ms, honouring
-// cancellation), fail (a failure message), n (counted in runs), gate (held until the test opens it, see
-// fair_test.go), artifact (echo the data as an ip artifact). The test responder honours gate too.
+// cancellation), fail (a failure message), n (counted in runs), defer (the first runs of its n, up to this
+// number, end with analysis.DeferError, as the kubernetes runner's on a quota refusal), gate (held until the
+// test opens it, see fair_test.go), artifact (echo the data as an ip artifact). The test responder honours
+// gate too.
 func testDefinitions() []analysis.Definition {
 	echo := func(ctx context.Context, in analysis.RunInput) (analysis.RunOutput, error) {
 		if n, ok := in.Parameters["n"]; ok {
 			c, _ := runs.LoadOrStore(fmt.Sprint(n), new(atomic.Int64))
-			c.(*atomic.Int64).Add(1)
+			count := c.(*atomic.Int64).Add(1)
+			if d, ok := in.Parameters["defer"].(json.Number); ok {
+				if limit, _ := d.Int64(); count <= limit {
+					return analysis.RunOutput{}, &analysis.DeferError{Reason: "no room for the test's job"}
+				}
+			}
 		}
 		if name, ok := in.Parameters["gate"].(string); ok { // fair_test.go: held until the test opens the gate
 			group, _ := in.Parameters["group"].(string)

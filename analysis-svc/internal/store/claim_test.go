@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,5 +96,64 @@ func TestJobStore_ClaimFairAndCappedConcurrent(t *testing.T) {
 	}
 	if j, err := stores[0].Claim(ctx, "w12", until, time.Now(), 0); err != nil || j.Organization != "a" {
 		t.Fatalf("uncapped claim: %+v, %v", j, err)
+	}
+}
+
+// A deferred job (Defer) goes back to Waiting with its attempt refunded and is not claimed before its
+// notBefore, while the jobs behind it, of its organization or another, are; from notBefore on it is claimed
+// with its deferral's start. Requeue forgets the deferral.
+func TestJobStore_DeferWaitsUntilNotBefore(t *testing.T) {
+	s, err := NewJobStore(t.Context(), docstoretest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	t0 := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	until := t0.Add(24 * time.Hour)
+	for i, id := range []string{"a-1", "a-2", "b-1"} {
+		j := analysis.Job{ID: id, Kind: analysis.KindAnalyzer, Organization: id[:1], Status: analysis.JobWaiting,
+			CreatedAt: t0.Add(time.Duration(i) * time.Millisecond), Parameters: map[string]any{}}
+		if err := s.Enqueue(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := s.Claim(ctx, "w1", until, t0, 0)
+	if err != nil || j.ID != "a-1" || j.Attempts != 1 || !j.DeferredSince.IsZero() {
+		t.Fatalf("first claim: %+v, %v", j, err)
+	}
+	if err := s.Defer(ctx, "a-1", "other-worker", t0, t0.Add(time.Minute)); !errors.Is(err, analysis.ErrLeaseLost) {
+		t.Fatalf("a defer by a worker that does not hold the job: %v", err)
+	}
+	if err := s.Defer(ctx, "a-1", "w1", t0, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := s.Job(ctx, "a-1"); err != nil || q.Status != analysis.JobWaiting || q.Attempts != 0 || !q.DeferredSince.Equal(t0) {
+		t.Fatalf("deferred job: %+v, %v", q, err)
+	}
+	// Before notBefore: the others go, a-1 does not.
+	var got []string
+	for {
+		j, err := s.Claim(ctx, "w2", until, t0.Add(59*time.Second), 0)
+		if errors.Is(err, analysis.ErrNoJob) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, j.ID)
+	}
+	if strings.Join(got, ",") != "a-2,b-1" && strings.Join(got, ",") != "b-1,a-2" {
+		t.Fatalf("claimed before notBefore: %v, want a-2 and b-1", got)
+	}
+	j, err = s.Claim(ctx, "w3", until, t0.Add(time.Minute), 0)
+	if err != nil || j.ID != "a-1" || j.Attempts != 1 || !j.DeferredSince.Equal(t0) {
+		t.Fatalf("claim at notBefore: %+v, %v", j, err)
+	}
+	if err := s.Requeue(ctx, "a-1", "w3", true); err != nil {
+		t.Fatal(err)
+	}
+	j, err = s.Claim(ctx, "w4", until, t0, 0)
+	if err != nil || j.ID != "a-1" || !j.DeferredSince.IsZero() {
+		t.Fatalf("after a requeue: %+v, %v", j, err)
 	}
 }

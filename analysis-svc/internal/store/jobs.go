@@ -109,6 +109,10 @@ type jobDoc struct {
 	Attempts     int        `json:"attempts"`
 	Owner        string     `json:"owner,omitempty"`
 	LeaseUntil   int64      `json:"leaseUntil,omitempty"`
+	// DeferredSince is when a deferred job was first deferred (analysis.Job.DeferredSince) and NotBefore when
+	// it may be claimed again (Defer); Requeue sets both to 0. Only queue documents have them.
+	DeferredSince int64 `json:"deferredSince,omitempty"`
+	NotBefore     int64 `json:"notBefore,omitempty"`
 	// Slot is the queue's unique concurrency slot (see Claim): the job's own _id while Waiting or running
 	// uncapped, "<organization>/<k>" while it holds one of its organization's job.org_max slots. Only queue
 	// documents have one.
@@ -148,7 +152,8 @@ func (d jobDoc) job() analysis.Job {
 		WorkerName: d.WorkerName, DefinitionID: d.DefinitionID, DataType: d.DataType, Message: d.Message,
 		Label: d.Label, TLP: d.TLP, PAP: d.PAP, Status: d.Status, ErrorMessage: d.ErrorMessage, CacheTag: d.CacheTag,
 		StartDate: docstore.Time(d.StartDate), EndDate: docstore.Time(d.EndDate), CreatedAt: docstore.Time(d.CreatedAt),
-		CreatedBy: d.CreatedBy, UpdatedAt: docstore.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy, Attempts: d.Attempts}
+		CreatedBy: d.CreatedBy, UpdatedAt: docstore.Time(d.UpdatedAt), UpdatedBy: d.UpdatedBy, Attempts: d.Attempts,
+		DeferredSince: docstore.Time(d.DeferredSince)}
 	if d.DataJSON != "" {
 		var v any
 		_ = decodeNumbers(d.DataJSON, &v)
@@ -320,7 +325,7 @@ func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time
 	// A round ends without a claim when other workers took the picked organization's last job or free slot
 	// meanwhile; the next round sees their claims. The bound only stops a pathological race: the worker polls.
 	for range 8 {
-		waiting, err := s.waitingOrgs(ctx)
+		waiting, err := s.waitingOrgs(ctx, now)
 		if err != nil {
 			return analysis.Job{}, err
 		}
@@ -349,7 +354,7 @@ func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time
 				u = u.Set("slot", slot)
 			}
 			var d jobDoc
-			err := s.queue.FindOneAndUpdate(ctx, docstore.And(docstore.Eq("status", analysis.JobWaiting), docstore.Eq("organization", org)),
+			err := s.queue.FindOneAndUpdate(ctx, docstore.And(claimable(now), docstore.Eq("organization", org)),
 				docstore.Sort("createdAt", "_id"), u, docstore.FindAndUpdate{}, &d)
 			switch {
 			case err == nil:
@@ -393,11 +398,17 @@ type waitingOrg struct {
 	CreatedAt    int64  `json:"createdAt"`
 }
 
-// waitingOrgs lists the organizations with Waiting jobs, each with its oldest Waiting job's date, by skipping
-// through the status_organization_createdAt index: one seek per organization.
-func (s *JobStore) waitingOrgs(ctx context.Context) ([]waitingOrg, error) {
+// claimable matches the Waiting jobs that may be claimed at now: all but those deferred until later (Defer).
+func claimable(now time.Time) search.Node {
+	return docstore.And(docstore.Eq("status", analysis.JobWaiting),
+		docstore.Or(docstore.Missing("notBefore"), docstore.Lte("notBefore", docstore.Millis(now))))
+}
+
+// waitingOrgs lists the organizations with Waiting jobs claimable at now, each with its oldest such job's
+// date, by skipping through the status_organization_createdAt index: one seek per organization.
+func (s *JobStore) waitingOrgs(ctx context.Context, now time.Time) ([]waitingOrg, error) {
 	var out []waitingOrg
-	var f search.Node = docstore.Eq("status", analysis.JobWaiting)
+	f := claimable(now)
 	for {
 		var d waitingOrg
 		err := s.queue.FindOne(ctx, f, docstore.Sort("organization", "createdAt", "_id"), &d)
@@ -408,7 +419,7 @@ func (s *JobStore) waitingOrgs(ctx context.Context) ([]waitingOrg, error) {
 			return nil, fmt.Errorf("find waiting jobs: %w", err)
 		}
 		out = append(out, d)
-		f = docstore.And(docstore.Eq("status", analysis.JobWaiting), docstore.Gt("organization", d.Organization))
+		f = docstore.And(claimable(now), docstore.Gt("organization", d.Organization))
 	}
 }
 
@@ -602,10 +613,23 @@ func (s *JobStore) Requeue(ctx context.Context, id, owner string, refund bool) e
 		}
 		return nil
 	}
-	update := docstore.Set("status", analysis.JobWaiting).Set("owner", "").Set("leaseUntil", int64(0)).Set("slot", id)
+	update := docstore.Set("status", analysis.JobWaiting).Set("owner", "").Set("leaseUntil", int64(0)).Set("slot", id).
+		Set("deferredSince", int64(0)).Set("notBefore", int64(0))
 	if refund {
 		update = update.Inc("attempts", -1)
 	}
+	return s.putBack(ctx, id, owner, update)
+}
+
+// Defer puts a job back to Waiting with its attempt refunded, claimable from notBefore on, deferred since
+// since.
+func (s *JobStore) Defer(ctx context.Context, id, owner string, since, notBefore time.Time) error {
+	return s.putBack(ctx, id, owner, docstore.Set("status", analysis.JobWaiting).Set("owner", "").Set("leaseUntil", int64(0)).
+		Set("slot", id).Set("deferredSince", docstore.Millis(since)).Set("notBefore", docstore.Millis(notBefore)).Inc("attempts", -1))
+}
+
+// putBack applies update (back to Waiting) to a job owner holds.
+func (s *JobStore) putBack(ctx context.Context, id, owner string, update docstore.Update) error {
 	matched, err := s.queue.UpdateOne(ctx, owned(id, owner), update, false)
 	if err != nil {
 		return fmt.Errorf("requeue %s: %w", id, err)
@@ -621,6 +645,7 @@ func (s *JobStore) MarkDeleted(ctx context.Context, id, by string, at time.Time)
 	set := docstore.Set("status", analysis.JobDeleted).Set("updatedAt", docstore.Millis(at)).Set("updatedBy", by)
 	if d, err := s.find(ctx, s.queue, id); err == nil {
 		d.Status, d.UpdatedAt, d.UpdatedBy, d.Owner, d.LeaseUntil, d.Slot = analysis.JobDeleted, docstore.Millis(at), by, "", 0, ""
+		d.DeferredSince, d.NotBefore = 0, 0
 		if err := s.jobs.Insert(ctx, d); err != nil && !docstore.IsDuplicate(err) {
 			return fmt.Errorf("delete job %s: %w", id, err)
 		}

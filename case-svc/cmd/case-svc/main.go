@@ -3,32 +3,26 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/openir/platform/case-svc/internal/api"
 	"github.com/openir/platform/case-svc/internal/app"
 	"github.com/openir/platform/case-svc/internal/store"
-	"github.com/openir/platform/pkg/dbcmd"
+	"github.com/openir/platform/pkg/cli"
 	"github.com/openir/platform/pkg/docstore"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var err error
-	if args := os.Args[1:]; dbcmd.Is(args) { // backup, migrate
-		err = dbcmd.Run(ctx, "case-svc", args, databaseConfig, store.Specs(), os.Stdout)
-	} else {
-		err = run(ctx, args, os.Stdout)
-	}
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+func main() { cli.Exec(service()) }
+
+// service is the command line: serve (the default), backup, migrate, version and help.
+func service() cli.Service {
+	return cli.Service{
+		Name:     "case-svc",
+		Short:    "case-svc keeps security cases, alerts, observables, tasks and case templates, and drives analysis servers",
+		Version:  api.Version,
+		Serve:    run,
+		Database: databaseConfig,
+		Specs:    store.Specs(),
 	}
 }
 

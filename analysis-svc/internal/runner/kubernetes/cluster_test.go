@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -503,6 +504,78 @@ func TestCluster_OutOfMemory(t *testing.T) {
 		t.Fatalf("got %+v", out)
 	}
 	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-oom", 1))
+}
+
+// A ResourceQuota that leaves no room for a Job (count/jobs.batch 0, counted by the quota controller): the
+// start-up dry run still passes (jobs wait, the runner is not disabled), a run creates no Job and returns an
+// analysis.DeferError (the job service puts the job back without using an attempt); once the quota is gone a
+// run of the same attempt succeeds.
+func TestCluster_QuotaRefusalDefers(t *testing.T) {
+	c := needCluster(t)
+	r := newRunner(t, c, "replica-a.x8", Settings{})
+	quotas := "/api/v1/namespaces/" + c.Namespace + "/resourcequotas"
+	quota := map[string]any{"apiVersion": "v1", "kind": "ResourceQuota", "metadata": map[string]any{"name": "test-no-jobs"},
+		"spec": map[string]any{"hard": map[string]any{"count/jobs.batch": "0"}}}
+	if err := c.Do(t.Context(), c.AdminToken, http.MethodPost, quotas, quota, nil); err != nil {
+		t.Fatal(err)
+	}
+	removed := false
+	remove := func() {
+		if !removed {
+			removed = true
+			if err := c.Do(context.WithoutCancel(t.Context()), c.AdminToken, http.MethodDelete, quotas+"/test-no-jobs", nil, nil); err != nil {
+				t.Errorf("delete the quota: %v", err)
+			}
+		}
+	}
+	defer remove()
+	// The API server enforces a quota once the controller has counted its usage.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		var q struct {
+			Status struct{ Hard, Used map[string]string }
+		}
+		if err := c.Do(t.Context(), c.AdminToken, http.MethodGet, quotas+"/test-no-jobs", nil, &q); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := q.Status.Used["count/jobs.batch"]; ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the quota controller did not count the quota's usage within a minute")
+		}
+	}
+	if err := r.Check(t.Context()); err != nil {
+		t.Fatalf("the start-up check with the quota used up: %v", err)
+	}
+	const jobID = "job-quota"
+	name := JobName(analysis.KindAnalyzer, jobID, 1)
+	in := analysis.RunInput{Data: "8.8.8.8", DataType: "ip"}
+	out, _, err := run(t, r, analyzerDef(images.analyzer), jobID, in, 3*time.Minute)
+	var d *analysis.DeferError
+	if !errors.As(err, &d) || d.Reason != QuotaReason || !strings.Contains(d.Err.Error(), "exceeded quota") || out.Success {
+		t.Fatalf("a run under a full quota: %+v, %v; want a DeferError", out, err)
+	}
+	if err := c.Do(t.Context(), c.AdminToken, http.MethodGet, "/apis/batch/v1/namespaces/"+c.Namespace+"/jobs/"+name, nil, nil); err == nil ||
+		!strings.Contains(err.Error(), "404") {
+		t.Fatalf("a Job exists after the refusal: %v", err)
+	}
+
+	// Room again: the same attempt runs (as the job service's next claim would, after its backoff). The API
+	// server sees the quota's deletion within moments; each run until then is deferred again.
+	remove()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		out, _, err = run(t, r, analyzerDef(images.analyzer), jobID, in, 3*time.Minute)
+		if !errors.As(err, &d) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still deferred a minute after the quota was deleted: %v", err)
+		}
+	}
+	if err != nil || !out.Success {
+		t.Fatalf("the run once the quota is gone: %+v, %v", out, err)
+	}
+	assertGone(t, c, name)
 }
 
 // Two replicas that both believe they hold one attempt (a stale lease) create one Job: the second create is

@@ -15,7 +15,8 @@
 //     the worker's log tail, deletes the Job and returns the "timed out" failure.
 //   - Failures a user understands: image pull errors, unschedulable or pending too long, out of memory with
 //     the limit, deadline, no output with the log tail, a refused upload. A ResourceQuota refusal of the
-//     create is waited out with backoff within the job's timeout: it is not a failure.
+//     create is not a failure: Run returns an analysis.DeferError and the job goes back to the queue, without
+//     using an attempt, to be claimed again after a backoff.
 //   - Cleanup: every Job is deleted with propagationPolicy Background when its run ends; Sweep deletes the
 //     Jobs of this server's earlier processes on the same host; the Job has an owner reference to the
 //     analysis-svc pod when both share a namespace.
@@ -182,6 +183,10 @@ func (r *Runner) Check(ctx context.Context) error {
 	s := r.settings(def.ID, "")
 	job := buildJob(r.spec(JobName(def.Kind, "probe", 0), def, jobRef{id: "probe"}, "", "", "", &jobdir.Job{}, time.Minute), s)
 	_, err := r.opts.Client.CreateJob(ctx, s.Namespace, job, true)
+	if IsQuotaExceeded(err) { // admission got as far as the quota: the rest passed; jobs wait for room
+		r.opts.Log.Warn("the Kubernetes namespace's quota is used up: jobs are deferred until it has room", "err", err)
+		return nil
+	}
 	return err
 }
 
@@ -239,9 +244,8 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 
 	start := time.Now()
 	if err := r.create(ctx, s.Namespace, spec); err != nil {
-		if ctx.Err() != nil && IsQuotaExceeded(err) {
-			return jobdir.Failure(fmt.Sprintf("The job ended after %s without running: the Kubernetes namespace's quota (ResourceQuota) did not allow its Job.",
-				time.Since(start).Round(time.Second))), nil
+		if IsQuotaExceeded(err) {
+			return analysis.RunOutput{}, &analysis.DeferError{Reason: QuotaReason, Err: err}
 		}
 		if ctx.Err() != nil {
 			return jobdir.Interrupted(ctx.Err(), time.Since(start), ""), nil
@@ -252,25 +256,24 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 	return r.wait(ctx, s, name, def, job.Dir, run, start)
 }
 
-// create creates the Job. A quota refusal is retried with backoff until ctx ends; AlreadyExists is retried
-// once after deleting the existing Job when it is this process's or finished, else it is an error (another
-// replica runs this attempt).
+// QuotaReason is the DeferError reason of a quota refusal (and the end of the failure message of a job
+// deferred past its timeout).
+const QuotaReason = "the Kubernetes namespace's quota (ResourceQuota) did not allow its Job"
+
+// create creates the Job. A quota refusal is returned as it is (the caller defers the job); AlreadyExists is
+// retried once after deleting the existing Job when it is this process's or finished, else it is an error
+// (another replica runs this attempt).
 func (r *Runner) create(ctx context.Context, ns string, job *Job) error {
-	backoff := time.Second
 	retried := false
 	for {
 		_, err := r.opts.Client.CreateJob(ctx, ns, job, false)
 		switch {
 		case err == nil:
+			r.opts.Log.Info("created a Kubernetes Job", "kubernetes_job", job.Metadata.Name, "attempt", job.Metadata.Labels[LabelAttempt])
 			return nil
 		case IsQuotaExceeded(err):
-			r.opts.Log.Info("kubernetes quota exhausted; waiting to create the job's Kubernetes Job", "job", job.Metadata.Name, "retry_in", backoff, "err", err)
-			select {
-			case <-ctx.Done():
-				return err
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 30*time.Second)
+			r.opts.Log.Info("the Kubernetes namespace's quota refused a Job; the job is deferred", "kubernetes_job", job.Metadata.Name, "err", err)
+			return err
 		case IsAlreadyExists(err) && !retried:
 			retried = true
 			old, gerr := r.opts.Client.GetJob(ctx, ns, job.Metadata.Name)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -315,9 +316,9 @@ func TestStartProblem(t *testing.T) {
 	}
 }
 
-// A ResourceQuota refusal is waited out (the create is retried) within the job's timeout; when the timeout
-// comes first, the job fails saying so, not as a worker's failure.
-func TestQuotaRefusalIsRetried(t *testing.T) {
+// A ResourceQuota refusal (a stand-in API server's answer; TestCluster_QuotaRefusalDefers has the real one)
+// defers the job: one create, an analysis.DeferError saying why, no failure. The start-up dry run passes.
+func TestQuotaRefusalDefers(t *testing.T) {
 	var creates int
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -333,14 +334,19 @@ func TestQuotaRefusalIsRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(runner.WithJob(t.Context(), runner.Job{ID: "j", Attempt: 1}), 2500*time.Millisecond)
+	if err := r.Check(t.Context()); err != nil {
+		t.Fatalf("check with the quota used up: %v", err)
+	}
+	creates = 0
+	ctx, cancel := context.WithTimeout(runner.WithJob(t.Context(), runner.Job{ID: "j", Attempt: 1}), time.Minute)
 	defer cancel()
 	out, err := r.Run(ctx, analysis.Definition{ID: "D_1", Kind: analysis.KindAnalyzer, DockerImage: "img"},
 		analysis.RunInput{Data: "x", DataType: "ip"}, filepath.Join(t.TempDir(), "run"))
-	if err != nil || out.Success || !strings.Contains(out.ErrorMessage, "quota (ResourceQuota) did not allow its Job") {
-		t.Fatalf("got %+v, %v", out, err)
+	var d *analysis.DeferError
+	if !errors.As(err, &d) || d.Reason != QuotaReason || out.Success || out.ErrorMessage != "" {
+		t.Fatalf("got %+v, %v; want a DeferError", out, err)
 	}
-	if creates < 2 {
-		t.Fatalf("the create was tried %d times, want retries", creates)
+	if creates != 1 {
+		t.Fatalf("the create was tried %d times, want 1", creates)
 	}
 }

@@ -7,7 +7,6 @@ package jobio
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -30,46 +29,34 @@ const (
 // leave it this long (the runner sets 60 s).
 const UploadTimeout = 50 * time.Second
 
-const usage = `usage: analysis-svc jobio fetch|upload [--dir=/job]
-
-Runs inside an analyzer's pod started by the kubernetes runner (docs/kubernetes.md):
+// Help describes the two commands (the `jobio` command line's help).
+const Help = `Runs inside an analyzer's pod started by the kubernetes runner (docs/kubernetes.md):
   fetch   downloads the job's input/ into DIR and creates DIR/output (the pod's init container)
   upload  waits for SIGTERM (sent once the worker exited), then uploads DIR/output (the pod's sidecar)
-Environment: JOBIO_URL, and JOBIO_INPUT_TOKEN (fetch) or JOBIO_OUTPUT_TOKEN (upload).
-`
+Environment: JOBIO_URL, and JOBIO_INPUT_TOKEN (fetch) or JOBIO_OUTPUT_TOKEN (upload).`
 
-// Main runs the jobio command of args (after "jobio"). For upload, ctx ending (SIGTERM) starts the upload.
-func Main(ctx context.Context, args []string, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "fetch" && args[0] != "upload") {
-		fmt.Fprint(stderr, usage)
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			return flag.ErrHelp
-		}
-		return errors.New("jobio: a command is needed: fetch or upload")
-	}
-	fs := flag.NewFlagSet("jobio "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	dir := fs.String("dir", "/job", "the job folder (the pod's emptyDir)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("jobio %s: unexpected argument %q", args[0], fs.Arg(0))
+// UploadWaiting is what upload prints on stderr once it waits for SIGTERM.
+const UploadWaiting = "jobio upload: waiting for SIGTERM (sent once the worker exited)"
+
+// Run runs the command verb (fetch or upload) on the job folder dir, calling the listener at JOBIO_URL with the
+// token of the environment. For upload, ctx ending (SIGTERM) starts the upload.
+func Run(ctx context.Context, verb, dir string, stderr io.Writer) error {
+	if verb != "fetch" && verb != "upload" {
+		return fmt.Errorf("jobio: unknown command %q (fetch, upload)", verb)
 	}
 	base := os.Getenv(EnvURL)
 	if base == "" {
 		return fmt.Errorf("jobio: %s is not set", EnvURL)
 	}
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext}}
-	if args[0] == "fetch" {
-		return Fetch(ctx, client, base, os.Getenv(EnvInputToken), *dir)
+	if verb == "fetch" {
+		return Fetch(ctx, client, base, os.Getenv(EnvInputToken), dir)
 	}
+	fmt.Fprintln(stderr, UploadWaiting)
 	<-ctx.Done() // the kubelet stops the sidecar once the worker exited
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), UploadTimeout)
 	defer cancel()
-	skipped, err := Upload(uctx, client, base, os.Getenv(EnvOutputToken), *dir)
+	skipped, err := Upload(uctx, client, base, os.Getenv(EnvOutputToken), dir)
 	if len(skipped) > 0 {
 		fmt.Fprintf(stderr, "jobio upload: left out (not regular files, or unreadable): %s\n", strings.Join(skipped, ", "))
 	}

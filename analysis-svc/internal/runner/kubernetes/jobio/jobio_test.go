@@ -3,7 +3,6 @@ package jobio
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,34 +15,20 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 )
 
-// The command line: a command is required, help is help, anything unexpected is an error with the usage.
-func TestMain_Arguments(t *testing.T) {
+// Run refuses an unknown command and a missing listener URL (the command line is tested in cmd/analysis-svc).
+func TestRun_Refusals(t *testing.T) {
 	t.Setenv(EnvURL, "")
-	for _, c := range []struct {
-		args []string
-		err  string
-	}{
-		{nil, "a command is needed"},
-		{[]string{"serve"}, "a command is needed"},
-		{[]string{"--help"}, flag.ErrHelp.Error()},
-		{[]string{"fetch", "extra"}, `unexpected argument "extra"`},
-		{[]string{"fetch", "--nope"}, "flag provided but not defined"},
-		{[]string{"fetch"}, "JOBIO_URL is not set"},
-	} {
-		var stderr bytes.Buffer
-		err := Main(t.Context(), c.args, &stderr)
-		if err == nil || !strings.Contains(err.Error(), c.err) {
-			t.Errorf("%q: err = %v, want %s", c.args, err, c.err)
-		}
-		if !strings.Contains(stderr.String(), "usage: analysis-svc jobio") && c.err != "JOBIO_URL is not set" {
-			t.Errorf("%q: no usage on stderr: %q", c.args, stderr.String())
-		}
+	if err := Run(t.Context(), "serve", t.TempDir(), io.Discard); err == nil || !strings.Contains(err.Error(), `unknown command "serve"`) {
+		t.Errorf("serve: %v", err)
+	}
+	if err := Run(t.Context(), "fetch", t.TempDir(), io.Discard); err == nil || !strings.Contains(err.Error(), "JOBIO_URL is not set") {
+		t.Errorf("fetch without JOBIO_URL: %v", err)
 	}
 }
 
 // fetch, then upload once the context ends (the kubelet's SIGTERM), against a server playing the callback
 // listener: the input lands in the pod's folder and output/ goes back.
-func TestMain_FetchThenUploadOnStop(t *testing.T) {
+func TestRun_FetchThenUploadOnStop(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "job")
 	if _, err := jobdir.Prepare(src, analysis.KindAnalyzer, analysis.RunInput{Data: "8.8.8.8", DataType: "ip"}, jobdir.Options{}); err != nil {
 		t.Fatal(err)
@@ -69,7 +54,7 @@ func TestMain_FetchThenUploadOnStop(t *testing.T) {
 	t.Setenv(EnvInputToken, "in-token")
 	t.Setenv(EnvOutputToken, "out-token")
 	pod := filepath.Join(t.TempDir(), "pod")
-	if err := Main(t.Context(), []string{"fetch", "--dir=" + pod}, io.Discard); err != nil {
+	if err := Run(t.Context(), "fetch", pod, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(pod, "input", "input.json")); err != nil || !bytes.Contains(b, []byte(`"8.8.8.8"`)) {
@@ -79,7 +64,7 @@ func TestMain_FetchThenUploadOnStop(t *testing.T) {
 
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- Main(ctx, []string{"upload", "--dir=" + pod}, io.Discard) }()
+	go func() { done <- Run(ctx, "upload", pod, io.Discard) }()
 	select {
 	case err := <-done:
 		t.Fatalf("upload ran before the stop: %v", err)
@@ -95,7 +80,7 @@ func TestMain_FetchThenUploadOnStop(t *testing.T) {
 
 	// A wrong token is refused, not retried.
 	t.Setenv(EnvInputToken, "wrong")
-	err := Main(t.Context(), []string{"fetch", "--dir=" + filepath.Join(t.TempDir(), "p2")}, io.Discard)
+	err := Run(t.Context(), "fetch", filepath.Join(t.TempDir(), "p2"), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("wrong token: %v", err)
 	}

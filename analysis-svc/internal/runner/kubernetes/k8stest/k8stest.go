@@ -95,8 +95,8 @@ func Binaries(log io.Writer) (string, error) {
 	return lines[len(lines)-1], nil
 }
 
-// Start starts etcd, the API server, the controller manager (job, garbage collector, TTL and service
-// account controllers) and the fakelet in dir, creates Namespace with the runner's account and Role, and
+// Start starts etcd, the API server, the controller manager (job, garbage collector, TTL, service account
+// and resource quota controllers: the quota's usage is counted, so the API server enforces ResourceQuotas) and the fakelet in dir, creates Namespace with the runner's account and Role, and
 // waits until they are ready. Stop stops them.
 func Start(ctx context.Context, bin, dir, namespace string) (c *Cluster, err error) {
 	c = &Cluster{Dir: dir, Namespace: namespace, logs: map[string]*lockedBuffer{},
@@ -157,7 +157,7 @@ func Start(ctx context.Context, bin, dir, namespace string) (c *Cluster, err err
 	}
 	if err := c.spawn("kube-controller-manager", filepath.Join(bin, "kube-controller-manager"),
 		"--kubeconfig="+admin, "--authentication-kubeconfig="+admin, "--authorization-kubeconfig="+admin,
-		"--controllers=job-controller,garbage-collector-controller,ttl-after-finished-controller,serviceaccount-controller",
+		"--controllers=job-controller,garbage-collector-controller,ttl-after-finished-controller,serviceaccount-controller,resourcequota-controller",
 		"--leader-elect=false", "--secure-port=0", "--concurrent-job-syncs=5"); err != nil {
 		return c, err
 	}
