@@ -307,6 +307,11 @@ func TestAutomation_RuleBudgetDryRunOwner(t *testing.T) {
 		if r["enabled"] != false || !strings.Contains(fmt.Sprint(r["stopped"]), "manageAnalyse") {
 			t.Fatalf("rule %v", r)
 		}
+		// The stop is in the audit trail, by the system, naming the rule.
+		if a := wantOne(t, tm.analyst, budget, "rule", "Update", "enabled", "stopped"); a.Str(t, "createdBy") != "system" ||
+			a.Str(t, "requestId") != "rule:"+budget {
+			t.Fatalf("audit of the stop %v", a)
+		}
 	})
 }
 

@@ -801,7 +801,8 @@ func apperrMessage(err error) string {
 // may saves it again (its firing fails with the same reason).
 func (s *Service) stopRule(ctx context.Context, r Rule, why string) error {
 	r.Enabled, r.Stopped = false, why
-	if _, err := s.rules.UpdateRule(ctx, r, "system", s.clock()); err != nil {
+	// Its audit record is by the system, and names the rule as its cause.
+	if _, err := s.rules.UpdateRule(record.WithCause(ctx, "rule:"+r.ID), r, "system", s.clock()); err != nil {
 		return err
 	}
 	s.saved.Store(true)
