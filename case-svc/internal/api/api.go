@@ -101,6 +101,9 @@ func New(cfg Config, s Services) *echo.Echo {
 	if cfg.Events != nil {
 		cfg.Events.SetRenderer(h.auditObject)
 	}
+	if s.Automation != nil {
+		s.Automation.SetObjects(h.objectOf) // rules' responders get the objects as the API's responder runs do
+	}
 	h.routes(e)
 	// The web interface (internal/webui): its pages are embedded, so a template error fails every start and
 	// every test, never one request.

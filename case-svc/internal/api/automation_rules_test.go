@@ -202,10 +202,13 @@ func TestAutomation_RuleRefusals(t *testing.T) {
 		"no actions":               {with("actions", []any{}), "actions"},
 		"unknown action":           {with("actions", []any{map[string]any{"type": "delete"}}), "actions"},
 		"unknown set":              {with("actions", []any{map[string]any{"type": "runSet", "set": "nope"}}), "actions"},
-		"tags on a task":           {with("event", "taskClosed"), "actions"},
-		"depth too deep":           {with("maxDepth", 9), "maxDepth"},
-		"negative budget":          {with("jobsPerHour", -1), "jobsPerHour"},
-		"no name":                  {with("name", ""), "name"},
+		"responder without a name": {with("actions", []any{map[string]any{"type": "runResponder"}}), "actions"},
+		"responder on an unknown server": {with("actions", []any{map[string]any{"type": "runResponder", "responder": "Tagger",
+			"analysisId": "nope"}}), "actions"},
+		"tags on a task":  {with("event", "taskClosed"), "actions"},
+		"depth too deep":  {with("maxDepth", 9), "maxDepth"},
+		"negative budget": {with("jobsPerHour", -1), "jobsPerHour"},
+		"no name":         {with("name", ""), "name"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := tm.orgAdmin.Call(t, http.MethodPost, "/api/automation/rule", tc.body)
@@ -303,6 +306,11 @@ func TestAutomation_RuleBudgetDryRunOwner(t *testing.T) {
 		r := tm.analyst.Call(t, http.MethodGet, "/api/automation/rule/"+budget, nil).Want(t, http.StatusOK).Object(t)
 		if r["enabled"] != false || !strings.Contains(fmt.Sprint(r["stopped"]), "manageAnalyse") {
 			t.Fatalf("rule %v", r)
+		}
+		// The stop is in the audit trail, by the system, naming the rule.
+		if a := wantOne(t, tm.analyst, budget, "rule", "Update", "enabled", "stopped"); a.Str(t, "createdBy") != "system" ||
+			a.Str(t, "requestId") != "rule:"+budget {
+			t.Fatalf("audit of the stop %v", a)
 		}
 	})
 }

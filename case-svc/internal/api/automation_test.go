@@ -376,3 +376,61 @@ func TestAutomation_BulkRunServerDown(t *testing.T) {
 		t.Fatalf("the server has %d new jobs, want 3", n)
 	}
 }
+
+// Changes of analyzer sets and rules are in the audit trail as every other change: one event per creation,
+// update (with the changed fields) and deletion, by the user who made it, in the organisation's trail, its
+// flow and the query API's audit steps; another organisation sees none of them.
+func TestAutomation_AuditOfSetsAndRules(t *testing.T) {
+	tm := newTeam(t, withServers(fastTracker, offlineServer("local")))
+	oa := tm.orgAdmin
+	set := oa.Call(t, http.MethodPost, "/api/automation/set", map[string]any{"name": "audited", "analyzers": map[string]any{
+		"ip": []any{map[string]any{"analysisId": "local", "name": "Echo"}}}}).Want(t, http.StatusCreated).Object(t).Str(t, "id")
+	if a := wantOne(t, oa, set, "analyzerSet", "Creation", "name", "analyzers"); a.Str(t, "createdBy") != "socadmin" ||
+		a.Str(t, "organisation") != "soc" || a.Str(t, "rootId") != set || a.Obj(t, "object").Str(t, "name") != "audited" {
+		t.Fatalf("set creation event %v", a)
+	}
+	oa.Call(t, http.MethodPatch, "/api/automation/set/"+set, map[string]any{"description": "changed"}).Want(t, http.StatusOK)
+	if d := wantOne(t, oa, set, "analyzerSet", "Update", "description").Obj(t, "details"); len(d) != 1 || d["description"] != "changed" {
+		t.Fatalf("set update details %v, want only description", d)
+	}
+	rule := oa.Call(t, http.MethodPost, "/api/automation/rule", map[string]any{"name": "audited", "event": "caseCreated",
+		"conditions": map[string]any{"tags": "x"}, "actions": []any{map[string]any{"type": "runSet", "set": "audited"}}}).
+		Want(t, http.StatusCreated).Object(t).Str(t, "id")
+	wantOne(t, oa, rule, "rule", "Creation", "name", "event", "conditions", "actions", "owner")
+	oa.Call(t, http.MethodPatch, "/api/automation/rule/"+rule, map[string]any{"dryRun": true, "maxDepth": 2}).Want(t, http.StatusOK)
+	if d := wantOne(t, oa, rule, "rule", "Update", "dryRun", "maxDepth").Obj(t, "details"); len(d) != 2 {
+		t.Fatalf("rule update details %v, want dryRun and maxDepth", d)
+	}
+	// Refused changes record nothing.
+	tm.analyst.Call(t, http.MethodPatch, "/api/automation/rule/"+rule, map[string]any{"enabled": false}).WantError(t, http.StatusForbidden, "AuthorizationError")
+	oa.Call(t, http.MethodPatch, "/api/automation/set/"+set, map[string]any{"name": ""}).WantError(t, http.StatusBadRequest, "AttributeCheckingError")
+	oa.Call(t, http.MethodDelete, "/api/automation/rule/"+rule, nil).Want(t, http.StatusNoContent)
+	wantOne(t, oa, rule, "rule", "Delete")
+	oa.Call(t, http.MethodDelete, "/api/automation/set/"+set, nil).Want(t, http.StatusNoContent)
+	wantOne(t, oa, set, "analyzerSet", "Delete")
+	for id, n := range map[string]int{set: 3, rule: 3} {
+		if l := oa.audits(t, id); len(l) != n {
+			t.Fatalf("%s: %d events, want %d: %v", id, len(l), n, l)
+		}
+	}
+
+	// The activity views: the organisation's flow and the query API.
+	flow := tm.analyst.Call(t, http.MethodGet, "/api/flow?count=20", nil).Want(t, http.StatusOK).List(t)
+	if !strings.Contains(fmt.Sprint(flow), set) || !strings.Contains(fmt.Sprint(flow), rule) {
+		t.Fatalf("the flow lacks the set's or the rule's events: %v", flow)
+	}
+	n := tm.analyst.Call(t, http.MethodPost, "/api/v0/query", map[string]any{"query": []any{
+		map[string]any{"_name": "listAuditFromObject", "objectId": rule}, map[string]any{"_name": "count"}}}).Want(t, http.StatusOK)
+	if strings.TrimSpace(string(n.Body)) != "3" {
+		t.Fatalf("listAuditFromObject count = %s, want 3", n.Body)
+	}
+	// Another organisation sees none of it.
+	for _, id := range []string{set, rule} {
+		if l := tm.other.audits(t, id); len(l) != 0 {
+			t.Fatalf("cert sees %d events of soc's %s", len(l), id)
+		}
+	}
+	if flow := tm.other.Call(t, http.MethodGet, "/api/flow?count=50", nil).Want(t, http.StatusOK).List(t); strings.Contains(fmt.Sprint(flow), rule) {
+		t.Fatalf("cert's flow shows soc's rule: %v", flow)
+	}
+}

@@ -7,10 +7,12 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/api/accounts"
 	"github.com/openir/platform/case-svc/internal/api/analyses"
+	automationapi "github.com/openir/platform/case-svc/internal/api/automation"
 	"github.com/openir/platform/case-svc/internal/api/customfields"
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/api/templates"
 	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -63,6 +65,10 @@ func (h *handler) auditObject(v any) map[string]any {
 		r = accounts.UserJSON(x, "")
 	case identity.Organisation:
 		r = accounts.OrgJSON(x)
+	case automation.Set:
+		r = automationapi.SetJSON(x)
+	case automation.Rule:
+		r = automationapi.RuleJSON(x)
 	default:
 		return nil
 	}

@@ -1,10 +1,13 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/api/route"
 	"github.com/openir/platform/case-svc/internal/connector"
+	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
 )
 
@@ -17,11 +20,15 @@ func asObject(v any) map[string]any {
 // responderObject loads the object a responder runs on (of the caller's organisation) and renders it as the
 // API does. A missing task or log answers 404 "Task not found" / "Log not found" (DECISIONS.md).
 func (h *handler) responderObject(c echo.Context, objectType, id string) (connector.ResponderObject, error) {
+	return h.objectOf(c.Request().Context(), route.Caller(c), objectType, id)
+}
+
+// objectOf is responderObject for a caller outside a request (an automation rule's owner).
+func (h *handler) objectOf(ctx context.Context, cl identity.Caller, objectType, id string) (connector.ResponderObject, error) {
 	typ, err := connector.NormalizeObjectType(objectType)
 	if err != nil {
 		return connector.ResponderObject{}, err
 	}
-	ctx, cl := c.Request().Context(), route.Caller(c)
 	obj := connector.ResponderObject{Type: typ, ID: id}
 	caseLevels := func(caseID string) error {
 		cs, err := h.svc.Case(ctx, cl, caseID)

@@ -266,7 +266,8 @@ func (a *App) automationService(ctx context.Context, opts Options) error {
 	if opts.Automation != nil {
 		opts.Automation(&cfg)
 	}
-	a.Automation = automation.NewService(automation.Stores{Sets: st, Rules: st, Events: a.trail},
+	sets, rules := a.Events.WrapAutomation(st, st) // changes of sets and rules are in the audit trail
+	a.Automation = automation.NewService(automation.Stores{Sets: sets, Rules: rules, Events: a.trail},
 		automation.Services{Cases: a.Cases, Tasks: a.Tasks, Analyses: a.Analyses, Owners: a.Identity}, cfg, time.Now)
 	a.Events.OnRecord(a.Automation.Wake)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
@@ -26,6 +27,8 @@ const (
 	TypeOrg         = "organisation"
 	TypeJob         = "case_artifact_job"
 	TypeAction      = "action"
+	TypeAnalyzerSet = "analyzerSet" // automation (docs/automation.md)
+	TypeRule        = "rule"
 )
 
 // Wrap returns the stores with their writes audited: each successful write of a record records one event.
@@ -52,6 +55,13 @@ func (s *Service) WrapIdentity(st identity.Store) identity.Store {
 // WrapActions returns the responder action store with its writes audited.
 func (s *Service) WrapActions(st connector.ActionStore) connector.ActionStore {
 	return actionStore{st, s}
+}
+
+// WrapAutomation returns the stores of analyzer sets and rules with their writes of sets and rules audited
+// (the firings are not: a rule's history is their record, and the changes a firing makes are audited where
+// they are made).
+func (s *Service) WrapAutomation(sets automation.SetStore, rules automation.RuleStore) (automation.SetStore, automation.RuleStore) {
+	return setStore{sets, s}, ruleStore{rules, s}
 }
 
 func observableRoot(o cases.Observable) string {
@@ -499,4 +509,76 @@ func (w identityStore) credential(ctx context.Context, login, by, what string) e
 		return err
 	}
 	return w.s.record(ctx, change{op: Update, objectType: TypeUser, id: login, by: by, obj: public(u), fields: []string{what}})
+}
+
+type setStore struct {
+	automation.SetStore
+	s *Service
+}
+
+func (w setStore) CreateSet(ctx context.Context, set automation.Set) error {
+	if err := w.SetStore.CreateSet(ctx, set); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeAnalyzerSet, id: set.ID, org: set.Org, by: set.CreatedBy, obj: set})
+}
+
+func (w setStore) UpdateSet(ctx context.Context, set automation.Set, by string, at time.Time) (automation.Set, error) {
+	before, err := w.SetStore.Set(ctx, set.ID)
+	if err != nil {
+		return automation.Set{}, err
+	}
+	out, err := w.SetStore.UpdateSet(ctx, set, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeAnalyzerSet, id: out.ID, org: out.Org, by: by, obj: out, before: before})
+}
+
+func (w setStore) DeleteSet(ctx context.Context, id string) error {
+	before, err := w.SetStore.Set(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.SetStore.DeleteSet(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeAnalyzerSet, id: id, org: before.Org, obj: before})
+}
+
+type ruleStore struct {
+	automation.RuleStore
+	s *Service
+}
+
+func (w ruleStore) CreateRule(ctx context.Context, r automation.Rule) error {
+	if err := w.RuleStore.CreateRule(ctx, r); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Creation, objectType: TypeRule, id: r.ID, org: r.Org, by: r.CreatedBy, obj: r})
+}
+
+// UpdateRule records the changes of a user's PATCH, and a rule the engine stops (by "system": its owner lost
+// a permission).
+func (w ruleStore) UpdateRule(ctx context.Context, r automation.Rule, by string, at time.Time) (automation.Rule, error) {
+	before, err := w.RuleStore.Rule(ctx, r.ID)
+	if err != nil {
+		return automation.Rule{}, err
+	}
+	out, err := w.RuleStore.UpdateRule(ctx, r, by, at)
+	if err != nil {
+		return out, err
+	}
+	return out, w.s.record(ctx, change{op: Update, objectType: TypeRule, id: out.ID, org: out.Org, by: by, obj: out, before: before})
+}
+
+func (w ruleStore) DeleteRule(ctx context.Context, id string) error {
+	before, err := w.RuleStore.Rule(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := w.RuleStore.DeleteRule(ctx, id); err != nil {
+		return err
+	}
+	return w.s.record(ctx, change{op: Delete, objectType: TypeRule, id: id, org: before.Org, obj: before})
 }

@@ -85,8 +85,9 @@ func eventOf(e events.Event) string {
 	return ""
 }
 
-// firingID is the id of the firing of a rule about an (object, event).
-func firingID(rule, objectID, event string) string {
+// FiringID is the id of the firing of a rule about an (object, event): derived from the three, so that a
+// rule fires at most once per (rule, object, event).
+func FiringID(rule, objectID, event string) string {
 	h := sha256.Sum256([]byte(rule + "\x00" + objectID + "\x00" + event))
 	return "~f" + hex.EncodeToString(h[:15])
 }
@@ -245,7 +246,7 @@ func (s *Service) handle(ctx context.Context, e events.Event, ev string) error {
 	var done []Firing
 	callers := map[string]identity.Caller{}
 	for _, r := range rules {
-		f := Firing{ID: firingID(r.ID, e.ObjectID, ev), Org: e.Org, Rule: r.ID, RuleName: r.Name, Event: ev,
+		f := Firing{ID: FiringID(r.ID, e.ObjectID, ev), Org: e.Org, Rule: r.ID, RuleName: r.Name, Event: ev,
 			ObjectType: e.ObjectType, ObjectID: e.ObjectID, EventID: e.ID, Cause: e.RequestID, Status: FiringPending,
 			Date: e.Date, Updated: s.clock(), fresh: true}
 		f, c, applies, err := s.evaluate(ctx, f, r, callers)
@@ -389,6 +390,7 @@ func (s *Service) act(ctx context.Context, f Firing, r Rule, c identity.Caller) 
 	if err != nil {
 		return s.failed(ctx, r, f, err)
 	}
+	f.Jobs = nil // a resumed firing lists again the jobs it made before
 	for _, j := range res.Created {
 		f.Jobs = append(f.Jobs, j.ID)
 	}
@@ -397,12 +399,32 @@ func (s *Service) act(ctx context.Context, f Firing, r Rule, c identity.Caller) 
 			f.Jobs = append(f.Jobs, sk.JobID)
 		}
 	}
-	for _, a := range r.Actions {
-		if err := s.doAction(actx, c, a, f); err != nil {
+	for i, a := range r.Actions {
+		var err error
+		if a.Type == ActionRunResponder {
+			err = s.respond(ctx, actx, c, &f, i, a)
+			if apperr.Is(err, apperr.Unavailable) && ctx.Err() == nil {
+				return s.wait(ctx, f, apperrMessage(err))
+			}
+		} else {
+			err = s.doAction(actx, c, a, f)
+		}
+		if err != nil {
 			return s.failed(ctx, r, f, err)
 		}
 	}
-	return s.finish(ctx, f, FiringFired, fmt.Sprintf("%d jobs", len(f.Jobs)))
+	msg := fmt.Sprintf("%d jobs", len(f.Jobs))
+	if n := len(f.Responders); n > 0 {
+		msg += fmt.Sprintf(", %d responder actions", n)
+	}
+	return s.finish(ctx, f, FiringFired, msg)
+}
+
+// wait leaves a firing Pending, saying why: it is tried again with the interrupted ones (every Retry).
+func (s *Service) wait(ctx context.Context, f Firing, why string) error {
+	f.Message, f.Updated = "waiting: "+why+"; tried again every "+s.engine.Retry.String(), s.clock()
+	s.engine.Log.Warn("automation: firing waits", "rule", f.Rule, "firing", f.ID, "org", f.Org, "why", why)
+	return s.rules.UpdateFiring(ctx, f)
 }
 
 // describe says what a dry-run rule would have done.
@@ -421,6 +443,8 @@ func describe(r Rule, planned connector.BulkResult) string {
 			parts = append(parts, fmt.Sprintf("would add tags %v", a.Tags))
 		case ActionAssign:
 			parts = append(parts, "would assign to "+a.Owner)
+		case ActionRunResponder:
+			parts = append(parts, "would run the responder "+a.Responder)
 		}
 	}
 	return strings.Join(parts, "; ")
@@ -545,6 +569,8 @@ func needs(r Rule) []identity.Permission {
 			} else {
 				add(identity.ManageCase)
 			}
+		case ActionRunResponder:
+			add(identity.ManageAction)
 		}
 	}
 	return out
@@ -775,7 +801,8 @@ func apperrMessage(err error) string {
 // may saves it again (its firing fails with the same reason).
 func (s *Service) stopRule(ctx context.Context, r Rule, why string) error {
 	r.Enabled, r.Stopped = false, why
-	if _, err := s.rules.UpdateRule(ctx, r, "system", s.clock()); err != nil {
+	// Its audit record is by the system, and names the rule as its cause.
+	if _, err := s.rules.UpdateRule(record.WithCause(ctx, "rule:"+r.ID), r, "system", s.clock()); err != nil {
 		return err
 	}
 	s.saved.Store(true)

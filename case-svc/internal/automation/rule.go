@@ -30,9 +30,10 @@ func Events() []string {
 
 // The actions of a rule.
 const (
-	ActionRunSet  = "runSet"  // run an analyzer set on the object's observables (the observable itself, or those of the alert or case)
-	ActionAddTags = "addTags" // add tags to the object (observable, alert, case)
-	ActionAssign  = "assign"  // give the case or the task an owner
+	ActionRunSet       = "runSet"       // run an analyzer set on the object's observables (the observable itself, or those of the alert or case)
+	ActionAddTags      = "addTags"      // add tags to the object (observable, alert, case)
+	ActionAssign       = "assign"       // give the case or the task an owner
+	ActionRunResponder = "runResponder" // run a responder on the object (observable, alert, case, task)
 )
 
 // Action is one action of a rule.
@@ -41,6 +42,10 @@ type Action struct {
 	Set   string   // runSet: the set's id or name
 	Tags  []string // addTags
 	Owner string   // assign: a login
+	// Responder is runResponder's responder, by name (a responder keeps its name when its id changes), on the
+	// analysis server AnalysisID ("": the first server of the organisation that offers it).
+	Responder  string
+	AnalysisID string
 }
 
 // Rule is an organisation's automation rule: when Event happens to an object that matches Conditions (the
@@ -107,10 +112,24 @@ type Firing struct {
 	Message    string
 	Jobs       []string // the jobs the firing made (or would make, dry-run: their count in Planned)
 	Planned    int
+	// Responders are the responder runs of the firing's runResponder actions, in the rule's order: recorded
+	// before each run is asked for, so that a firing resumed after a crash does not run a responder twice.
+	Responders []ResponderRun
 	Date       time.Time // when the event happened
 	Updated    time.Time
 	// fresh: not written yet (the engine writes it with its outcome, or claims it before acting).
 	fresh bool
+}
+
+// ResponderRun is a firing's run of a responder: written with Since before the connector is asked, then
+// with the responder action's id.
+type ResponderRun struct {
+	Action      int    // the index of the rule's action
+	Responder   string // the responder's name
+	AnalysisID  string // the server that runs it
+	ResponderID string // its id on that server
+	Since       time.Time
+	ActionID    string // the responder action ("" until the connector made it)
 }
 
 // RuleStore persists rules and their firings.
@@ -293,8 +312,15 @@ func (s *Service) checkActions(ctx context.Context, c identity.Caller, p *record
 			} else if a.Owner == "" {
 				p.Add("actions", "assign needs owner")
 			}
+		case ActionRunResponder:
+			switch {
+			case a.Responder == "" || len(a.Responder) > record.MaxShort:
+				p.Add("actions", "runResponder needs responder (a responder's name, at most %d bytes)", record.MaxShort)
+			case a.AnalysisID != "" && !s.analyses.Serves(c, a.AnalysisID):
+				p.Add("actions", "unknown analysisId %q", a.AnalysisID)
+			}
 		default:
-			p.Add("actions", "type: one of %v", []string{ActionRunSet, ActionAddTags, ActionAssign})
+			p.Add("actions", "type: one of %v", []string{ActionRunSet, ActionAddTags, ActionAssign, ActionRunResponder})
 		}
 	}
 }

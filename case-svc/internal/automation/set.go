@@ -99,6 +99,7 @@ type Service struct {
 	wake     chan struct{}
 	saved    atomic.Bool // a rule was saved since the engine last asked whether any is enabled
 	cache    engineCache
+	objects  atomic.Pointer[ObjectFunc] // the API's rendering of responders' objects (SetObjects)
 	now      func() time.Time
 }
 

@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
+	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -284,4 +286,52 @@ func (a *Analyses) CountRuleJobs(ctx context.Context, org, rule string, since ti
 func (a *Analyses) Serves(c identity.Caller, name string) bool {
 	s, ok := a.servers[name]
 	return ok && s.Serves(c.Org)
+}
+
+// ResponderNamed finds, for an automation rule, the responder of this name that accepts the data type
+// ("thehive:case"…) on the named server, or on the first server of the caller's organisation, in
+// configuration order, that offers it (analysisID ""). It returns the server's name and the responder as the
+// server lists it (its id, and its TLP and PAP limits when the server says them). It fails NotFound when no
+// server that answered offers it, Unavailable when none did and a server that might offer it could not be
+// reached (the rule tries again later), or with a server's refusal to list its responders.
+func (a *Analyses) ResponderNamed(ctx context.Context, c identity.Caller, analysisID, dataType, name string) (string, RemoteWorker, error) {
+	names := a.usable(c)
+	if analysisID != "" {
+		srv, err := a.server(c, analysisID)
+		if err != nil {
+			return "", RemoteWorker{}, err
+		}
+		names = []string{srv.Name()}
+	}
+	var down []string
+	var refused error
+	for _, n := range names {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second) // the rules engine must not wait long for a dead server
+		ws, err := a.servers[n].Workers(cctx, true, dataType)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", RemoteWorker{}, ctx.Err()
+			}
+			a.cfg.Log.Warn("list responders for a rule", "server", n, "err", err)
+			if apperr.Is(err, apperr.Unavailable) || errors.Is(err, context.DeadlineExceeded) {
+				down = append(down, n)
+			} else if refused == nil {
+				refused = err
+			}
+			continue
+		}
+		for _, w := range ws {
+			if w.Name == name {
+				return n, w, nil
+			}
+		}
+	}
+	if len(down) > 0 {
+		return "", RemoteWorker{}, apperr.Errorf(apperr.Unavailable, "analysis server %s is unavailable", strings.Join(down, ", "))
+	}
+	if refused != nil {
+		return "", RemoteWorker{}, refused
+	}
+	return "", RemoteWorker{}, apperr.Errorf(apperr.NotFound, "no analysis server offers the responder %s for %s", name, dataType)
 }

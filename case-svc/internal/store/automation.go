@@ -189,10 +189,12 @@ func (s *AutomationStore) DeleteSet(ctx context.Context, id string) error {
 }
 
 type actionDocA struct {
-	Type  string   `json:"type"`
-	Set   string   `json:"set,omitempty"`
-	Tags  []string `json:"tags,omitempty"`
-	Owner string   `json:"owner,omitempty"`
+	Type       string   `json:"type"`
+	Set        string   `json:"set,omitempty"`
+	Tags       []string `json:"tags,omitempty"`
+	Owner      string   `json:"owner,omitempty"`
+	Responder  string   `json:"responder,omitempty"`
+	AnalysisID string   `json:"analysisId,omitempty"`
 }
 
 type ruleDoc struct {
@@ -223,7 +225,8 @@ func toRuleDoc(r automation.Rule) ruleDoc {
 		d.Conditions = &txt
 	}
 	for _, a := range r.Actions {
-		d.Actions = append(d.Actions, actionDocA{Type: a.Type, Set: a.Set, Tags: a.Tags, Owner: a.Owner})
+		d.Actions = append(d.Actions, actionDocA{Type: a.Type, Set: a.Set, Tags: a.Tags, Owner: a.Owner, Responder: a.Responder,
+			AnalysisID: a.AnalysisID})
 	}
 	return d
 }
@@ -236,7 +239,8 @@ func (d ruleDoc) rule() automation.Rule {
 		r.Conditions = []byte(*d.Conditions)
 	}
 	for _, a := range d.Actions {
-		r.Actions = append(r.Actions, automation.Action{Type: a.Type, Set: a.Set, Tags: a.Tags, Owner: a.Owner})
+		r.Actions = append(r.Actions, automation.Action{Type: a.Type, Set: a.Set, Tags: a.Tags, Owner: a.Owner, Responder: a.Responder,
+			AnalysisID: a.AnalysisID})
 	}
 	return r
 }
@@ -316,22 +320,33 @@ func (s *AutomationStore) DeleteRule(ctx context.Context, id string) error {
 }
 
 type firingDoc struct {
-	ID         string   `json:"_id"`
-	Org        string   `json:"organisation"`
-	Rule       string   `json:"rule"`
-	RuleName   string   `json:"ruleName"`
-	Event      string   `json:"event"`
-	ObjectType string   `json:"objectType"`
-	ObjectID   string   `json:"objectId"`
-	EventID    string   `json:"eventId"`
-	Cause      string   `json:"cause,omitempty"`
-	Depth      int      `json:"depth"`
-	Status     string   `json:"status"`
-	Message    string   `json:"message"`
-	Jobs       []string `json:"jobs"`
-	Planned    int      `json:"planned"`
-	Date       int64    `json:"date"`
-	Updated    int64    `json:"updated"`
+	ID         string         `json:"_id"`
+	Org        string         `json:"organisation"`
+	Rule       string         `json:"rule"`
+	RuleName   string         `json:"ruleName"`
+	Event      string         `json:"event"`
+	ObjectType string         `json:"objectType"`
+	ObjectID   string         `json:"objectId"`
+	EventID    string         `json:"eventId"`
+	Cause      string         `json:"cause,omitempty"`
+	Depth      int            `json:"depth"`
+	Status     string         `json:"status"`
+	Message    string         `json:"message"`
+	Jobs       []string       `json:"jobs"`
+	Planned    int            `json:"planned"`
+	Responders []responderRun `json:"responders,omitempty"`
+	Date       int64          `json:"date"`
+	Updated    int64          `json:"updated"`
+}
+
+// responderRun is a firing's responder run (automation.ResponderRun).
+type responderRun struct {
+	Action      int    `json:"action"`
+	Responder   string `json:"responder"`
+	AnalysisID  string `json:"analysisId"`
+	ResponderID string `json:"responderId"`
+	Since       int64  `json:"since"`
+	ActionID    string `json:"actionId"`
 }
 
 func toFiringDoc(f automation.Firing) firingDoc {
@@ -339,15 +354,25 @@ func toFiringDoc(f automation.Firing) firingDoc {
 	if jobs == nil {
 		jobs = []string{}
 	}
-	return firingDoc{ID: f.ID, Org: f.Org, Rule: f.Rule, RuleName: f.RuleName, Event: f.Event, ObjectType: f.ObjectType,
+	d := firingDoc{ID: f.ID, Org: f.Org, Rule: f.Rule, RuleName: f.RuleName, Event: f.Event, ObjectType: f.ObjectType,
 		ObjectID: f.ObjectID, EventID: f.EventID, Cause: f.Cause, Depth: f.Depth, Status: f.Status, Message: f.Message,
 		Jobs: jobs, Planned: f.Planned, Date: docstore.Millis(f.Date), Updated: docstore.Millis(f.Updated)}
+	for _, r := range f.Responders {
+		d.Responders = append(d.Responders, responderRun{Action: r.Action, Responder: r.Responder, AnalysisID: r.AnalysisID,
+			ResponderID: r.ResponderID, Since: docstore.Millis(r.Since), ActionID: r.ActionID})
+	}
+	return d
 }
 
 func (d firingDoc) firing() automation.Firing {
-	return automation.Firing{ID: d.ID, Org: d.Org, Rule: d.Rule, RuleName: d.RuleName, Event: d.Event, ObjectType: d.ObjectType,
+	f := automation.Firing{ID: d.ID, Org: d.Org, Rule: d.Rule, RuleName: d.RuleName, Event: d.Event, ObjectType: d.ObjectType,
 		ObjectID: d.ObjectID, EventID: d.EventID, Cause: d.Cause, Depth: d.Depth, Status: d.Status, Message: d.Message,
 		Jobs: d.Jobs, Planned: d.Planned, Date: docstore.Time(d.Date), Updated: docstore.Time(d.Updated)}
+	for _, r := range d.Responders {
+		f.Responders = append(f.Responders, automation.ResponderRun{Action: r.Action, Responder: r.Responder, AnalysisID: r.AnalysisID,
+			ResponderID: r.ResponderID, Since: docstore.Time(r.Since), ActionID: r.ActionID})
+	}
+	return f
 }
 
 // CreateFiring inserts a firing; its id is taken when the rule already fired for that object and event.

@@ -205,10 +205,16 @@ func (h *Handler) run(c echo.Context) error {
 
 // ActionJSON is an action of a rule.
 type ActionJSON struct {
-	Type  string   `json:"type"`
-	Set   string   `json:"set,omitempty"`
-	Tags  []string `json:"tags,omitempty"`
-	Owner string   `json:"owner,omitempty"`
+	Type       string   `json:"type"`
+	Set        string   `json:"set,omitempty"`
+	Tags       []string `json:"tags,omitempty"`
+	Owner      string   `json:"owner,omitempty"`
+	Responder  string   `json:"responder,omitempty"`
+	AnalysisID string   `json:"analysisId,omitempty"`
+}
+
+func (a ActionJSON) action() automation.Action {
+	return automation.Action{Type: a.Type, Set: a.Set, Tags: a.Tags, Owner: a.Owner, Responder: a.Responder, AnalysisID: a.AnalysisID}
 }
 
 // RuleResponse is a rule as the API renders it.
@@ -234,7 +240,7 @@ func RuleJSON(r automation.Rule) RuleResponse {
 	}
 	return RuleResponse{Meta: route.MetaOf(r.ID, "rule", r.Meta), Name: r.Name, Enabled: r.Enabled, Event: r.Event, Conditions: cond,
 		Actions: route.MapSlice(r.Actions, func(a automation.Action) ActionJSON {
-			return ActionJSON{Type: a.Type, Set: a.Set, Tags: a.Tags, Owner: a.Owner}
+			return ActionJSON{Type: a.Type, Set: a.Set, Tags: a.Tags, Owner: a.Owner, Responder: a.Responder, AnalysisID: a.AnalysisID}
 		}), MaxDepth: r.MaxDepth, JobsPerHour: r.JobsPerHour, DryRun: r.DryRun, Owner: r.Owner, Stopped: route.NullString(r.Stopped)}
 }
 
@@ -257,9 +263,7 @@ func (r ruleRequest) input() automation.RuleInput {
 		in.Conditions = record.Change[json.RawMessage]{Set: true, V: r.Conditions.V}
 	}
 	if r.Actions.Set {
-		in.Actions = record.Change[[]automation.Action]{Set: true, V: route.MapSlice(r.Actions.V, func(a ActionJSON) automation.Action {
-			return automation.Action{Type: a.Type, Set: a.Set, Tags: a.Tags, Owner: a.Owner}
-		})}
+		in.Actions = record.Change[[]automation.Action]{Set: true, V: route.MapSlice(r.Actions.V, ActionJSON.action)}
 	}
 	return in
 }
@@ -331,8 +335,10 @@ type FiringResponse struct {
 	Message    string   `json:"message"`
 	Jobs       []string `json:"jobs"`
 	Planned    int      `json:"planned"`
-	Date       int64    `json:"date"`
-	UpdatedAt  int64    `json:"updatedAt"`
+	// Actions are the responder actions the firing made.
+	Actions   []string `json:"actions"`
+	Date      int64    `json:"date"`
+	UpdatedAt int64    `json:"updatedAt"`
 }
 
 // FiringJSON renders a firing.
@@ -341,9 +347,15 @@ func FiringJSON(f automation.Firing) FiringResponse {
 	if jobs == nil {
 		jobs = []string{}
 	}
+	actions := []string{}
+	for _, r := range f.Responders {
+		if r.ActionID != "" {
+			actions = append(actions, r.ActionID)
+		}
+	}
 	return FiringResponse{ID: f.ID, IDAlias: f.ID, Type: "ruleFiring", Rule: f.Rule, RuleName: f.RuleName, Event: f.Event,
 		ObjectType: f.ObjectType, ObjectID: f.ObjectID, EventID: f.EventID, Depth: f.Depth, Status: f.Status, Message: f.Message,
-		Jobs: jobs, Planned: f.Planned, Date: route.Millis(f.Date), UpdatedAt: route.Millis(f.Updated)}
+		Jobs: jobs, Planned: f.Planned, Actions: actions, Date: route.Millis(f.Date), UpdatedAt: route.Millis(f.Updated)}
 }
 
 // history is a rule's history: what it did about each (object, event), newest first.
