@@ -27,7 +27,10 @@ type Config struct {
 	Job struct {
 		Workers int
 		// OrgMax caps the running jobs of one organization across replicas (0 = no cap).
-		OrgMax    int `mapstructure:"org_max"`
+		OrgMax int `mapstructure:"org_max"`
+		// Reserve is how many workers of this instance, once the others are busy, start only the job of an
+		// organization running none (at most workers-1; 0 = none).
+		Reserve   int
 		Cache     int
 		Runner    []string
 		Timeout   time.Duration
@@ -150,6 +153,7 @@ var ownDefaults = map[string]any{
 	"responder.paths":     []string{},
 	"job.workers":         4,
 	"job.org_max":         0,
+	"job.reserve":         1,
 	"job.cache":           10,
 	"job.runner":          []string{"process"},
 	"job.waitreport.max":  "10m",
@@ -260,6 +264,9 @@ func (c Config) check() error {
 	}
 	if c.Job.OrgMax < 0 {
 		return errors.New("config: job.org_max must be 0 (no cap) or positive")
+	}
+	if c.Job.Reserve < 0 {
+		return errors.New("config: job.reserve must be 0 (none) or positive")
 	}
 	if _, err := jobdir.ParseFolderAccess(c.Job.DirectoryGroup, c.Job.DirectoryMode); err != nil {
 		return fmt.Errorf("config: %w", err)
