@@ -77,8 +77,9 @@ type Config struct {
 		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
 		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
 		Timeout      time.Duration // one attempt
-		MaxEndpoints int           `mapstructure:"max_endpoints"` // webhooks of one organisation
-		BackoffMin   time.Duration `mapstructure:"backoff_min"`   // first retry delay, doubled per attempt
+		MaxEndpoints int           `mapstructure:"max_endpoints"`         // webhooks of one organisation
+		MaxInFlight  int           `mapstructure:"max_in_flight_per_org"` // attempts of one organisation at once, per instance
+		BackoffMin   time.Duration `mapstructure:"backoff_min"`           // first retry delay, doubled per attempt
 		BackoffMax   time.Duration `mapstructure:"backoff_max"`
 	}
 }
@@ -217,6 +218,7 @@ var ownDefaults = map[string]any{
 	"stream.max_per_org":             200,
 	"stream.buffer":                  1000,
 	"webhook.max_endpoints":          20,
+	"webhook.max_in_flight_per_org":  2,
 }
 
 // Load reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).
