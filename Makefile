@@ -60,7 +60,8 @@ lint: vet
 	@out=$$(gofmt -l pkg analysis-svc case-svc deploy ui-test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## bench: the benchmark program: the services against floors measured in the same run; prints one table and
-## writes bench/results.json (about 13 min on 2 cores; `-quick` on either command for a smoke run). case-bench
+## writes bench/results.json (about 13 min on 2 cores, and case-bench's section 9 up to 10 min more; `-quick` on
+## either command for a smoke run; `-hardening` runs case-bench's section 9 alone). case-bench
 ## merges its rows into the file analysis-bench writes, so it runs second.
 bench:
 	$(GO) run ./analysis-svc/cmd/analysis-bench -out bench/results.json

@@ -116,7 +116,8 @@ type WebhookConfig struct {
 	UserAgent    string        // the User-Agent of deliveries (default "webhook")
 	// MaxEndpoints bounds the webhooks of one organisation (default 20); MaxInFlightPerOrg the attempts of one
 	// organisation's endpoints under way at once in a process (default 2), so that one organisation's many or
-	// failing endpoints leave the sender's work to the others.
+	// failing endpoints leave the sender's work to the others. An endpoint whose next delivery waits for its
+	// retry costs no work until then (the sender remembers when it is due, at most waitMemory ahead).
 	MaxEndpoints, MaxInFlightPerOrg int
 }
 
@@ -233,12 +234,19 @@ type Sender struct {
 	mu       sync.Mutex
 	inflight map[string]bool // endpoints with an attempt under way in this process
 	orgBusy  map[string]int  // attempts under way per organisation
-	wg       sync.WaitGroup
+	// notBefore is when an endpoint's first pending delivery, as last read, may be attempted (its retry or
+	// another sender's lease): until then a round does not read it again. An attempt of this process, a resend
+	// and the end of the time forget it; another replica's progress is seen then, at most waitMemory later.
+	notBefore map[string]time.Time
+	wg        sync.WaitGroup
 }
+
+// waitMemory bounds how long a round trusts a head it read (another replica may deliver it meanwhile).
+const waitMemory = time.Minute
 
 func newSender(st WebhookStore, sealer Sealer, cfg WebhookConfig, m *Metrics, log *slog.Logger, now func() time.Time) *Sender {
 	s := &Sender{store: st, sealer: sealer, cfg: cfg, metrics: m, log: log, now: now, kick: make(chan struct{}, 1),
-		inflight: map[string]bool{}, orgBusy: map[string]int{}}
+		inflight: map[string]bool{}, orgBusy: map[string]int{}, notBefore: map[string]time.Time{}}
 	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: guard(cfg.AllowPrivate)}
 	s.client = &http.Client{
 		Timeout: cfg.Timeout,
@@ -488,9 +496,19 @@ func (s *Sender) gauges(ctx context.Context) {
 	}
 }
 
+// Forget makes the next round read the endpoint's first pending delivery again (a resend may have made an
+// earlier one pending).
+func (s *Sender) Forget(endpoint string) {
+	s.mu.Lock()
+	delete(s.notBefore, endpoint)
+	s.mu.Unlock()
+}
+
 // round starts an attempt for each endpoint whose first pending delivery is due: one delivery at a time per
 // endpoint, in order, so a delivery waiting for its retry holds the later ones back; at most
-// MaxInFlightPerOrg at once per organisation.
+// MaxInFlightPerOrg at once per organisation. An endpoint known to wait (notBefore) and the endpoints of an
+// organisation at its limit cost no read: one organisation's failing endpoints neither take the others' turns
+// nor make every round read them.
 func (s *Sender) round(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	eps, err := s.store.Endpoints(cctx, "")
@@ -502,12 +520,24 @@ func (s *Sender) round(ctx context.Context) {
 		return
 	}
 	now := s.now()
+	live := make(map[string]bool, len(eps))
+	for _, ep := range eps {
+		live[ep.ID] = true
+	}
+	s.mu.Lock()
+	for id, t := range s.notBefore { // deleted endpoints, and waits that are over
+		if !t.After(now) || !live[id] {
+			delete(s.notBefore, id)
+		}
+	}
+	s.mu.Unlock()
 	for _, ep := range eps {
 		if !ep.Enabled {
 			continue
 		}
 		s.mu.Lock()
-		busy := s.inflight[ep.ID] || s.orgBusy[ep.Org] >= s.cfg.MaxInFlightPerOrg
+		_, waits := s.notBefore[ep.ID]
+		busy := waits || s.inflight[ep.ID] || s.orgBusy[ep.Org] >= s.cfg.MaxInFlightPerOrg
 		s.mu.Unlock()
 		if busy {
 			continue
@@ -516,6 +546,11 @@ func (s *Sender) round(ctx context.Context) {
 		head, err := s.store.Head(cctx, ep.ID)
 		if err != nil || head.NextAttempt.After(now) || head.LeaseUntil.After(now) {
 			cancel()
+			if err == nil {
+				s.mu.Lock()
+				s.notBefore[ep.ID] = earlier(later(head.NextAttempt, head.LeaseUntil), now.Add(waitMemory))
+				s.mu.Unlock()
+			}
 			continue
 		}
 		// The lease outlives the attempt: another replica retries only after a crash.
@@ -534,6 +569,7 @@ func (s *Sender) round(ctx context.Context) {
 			defer func() {
 				s.mu.Lock()
 				delete(s.inflight, ep.ID)
+				delete(s.notBefore, ep.ID) // the next round reads its next delivery
 				if s.orgBusy[ep.Org]--; s.orgBusy[ep.Org] <= 0 {
 					delete(s.orgBusy, ep.Org)
 				}
@@ -546,6 +582,21 @@ func (s *Sender) round(ctx context.Context) {
 			s.attempt(context.WithoutCancel(ctx), ep, d)
 		}(ep, d)
 	}
+}
+
+// later and earlier pick one of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // attempt sends one delivery and writes its outcome.

@@ -192,6 +192,7 @@ func (w *Webhooks) Resend(ctx context.Context, org, endpoint, id string) (Delive
 	if err != nil {
 		return Delivery{}, err
 	}
+	w.sender.Forget(endpoint)
 	w.sender.Kick()
 	return d, nil
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"sync"
@@ -84,9 +85,10 @@ type PathWarning struct {
 	Message string // what was found, and a hint (e.g. the path is one level too high)
 }
 
-// String is the warning with the path, for the log and the scan answer.
+// String is the warning for the scan answer: the setting's entry, not its path (Message names paths relative
+// to the configured ones; the log has the path).
 func (w PathWarning) String() string {
-	return fmt.Sprintf("%s[%d] %s: %s", w.Setting, w.Index, w.Path, w.Message)
+	return fmt.Sprintf("%s[%d]: %s", w.Setting, w.Index, w.Message)
 }
 
 // Public is the warning without the path, for GET /api/status (which anyone may read).
@@ -186,8 +188,11 @@ func (c *Catalog) Rescan(kind Kind) ScanReport {
 			continue
 		}
 		if _, taken := c.fixed[catalogKey(kind, d.ID)]; taken {
-			r := RefusedDefinition{File: d.Source, Definition: d.ID, Reason: "the id is taken by a built-in definition"}
-			c.log.Warn("definition refused", "kind", string(kind), "file", r.File, "definition", r.Definition, "reason", r.Reason)
+			r := RefusedDefinition{File: d.SourceName, Definition: d.ID, Reason: "the id is taken by a built-in definition"}
+			if r.File == "" {
+				r.File = filepath.Base(d.Source) // never a server path in the answer
+			}
+			c.log.Warn("definition refused", "kind", string(kind), "file", d.Source, "definition", r.Definition, "reason", r.Reason)
 			rep.Refused = append(rep.Refused, r)
 			continue
 		}
@@ -251,5 +256,6 @@ func (c *Catalog) Warnings() []string {
 // sameDefinition compares two loaded definitions (they have no Builtin function), their executors aside.
 func sameDefinition(a, b Definition) bool {
 	a.Builtin, b.Builtin, a.executor, b.executor = nil, nil, nil, nil
+	a.SourceName, b.SourceName = "", "" // its configured path's index may move; the file is Source
 	return reflect.DeepEqual(a, b)
 }

@@ -51,10 +51,12 @@ func (s *Jobs) workLoop(ctx context.Context, owner string) {
 	idle := time.NewTimer(0)
 	defer idle.Stop()
 	for ctx.Err() == nil {
-		now := s.clock()
-		j, err := s.store.Claim(ctx, owner, now.Add(s.cfg.Lease), now, s.cfg.OrgMax)
+		j, err := s.claim(ctx, owner)
 		if err == nil {
 			s.execute(ctx, owner, j)
+			s.claimMu.Lock()
+			s.busy--
+			s.claimMu.Unlock()
 			continue
 		}
 		if !errors.Is(err, ErrNoJob) && ctx.Err() == nil {
@@ -67,6 +69,24 @@ func (s *Jobs) workLoop(ctx context.Context, owner string) {
 		case <-idle.C:
 		}
 	}
+}
+
+// claim takes a job for one of this replica's workers. The replica's claims are made one at a time, so each
+// knows how many of its workers are free: the last cfg.Reserve free workers (at most Workers-1) take only a job
+// of an organization that runs none, anywhere. So however many jobs one organization queues, another's first
+// job finds a free worker on every replica (fair by default, with job.org_max 0), at the cost of that idle
+// worker while no such job waits.
+func (s *Jobs) claim(ctx context.Context, owner string) (Job, error) {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	reserve := min(s.cfg.Reserve, s.cfg.Workers-1)
+	now := s.clock()
+	j, err := s.store.Claim(ctx, owner, now.Add(s.cfg.Lease), now,
+		ClaimRule{OrgMax: s.cfg.OrgMax, NewOnly: s.cfg.Workers-s.busy <= reserve})
+	if err == nil {
+		s.busy++
+	}
+	return j, err
 }
 
 // execute runs one claimed job while renewing its lease, then stores the outcome, unless the service is

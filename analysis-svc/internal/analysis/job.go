@@ -111,6 +111,12 @@ type FileStore interface {
 	Granted(ctx context.Context, org, id string) (bool, error)
 }
 
+// ClaimRule says which organizations' Waiting jobs a claim may take.
+type ClaimRule struct {
+	OrgMax  int  // not those of an organization running this many jobs already (job.org_max; 0 = no cap)
+	NewOnly bool // only those of an organization running no job (a replica's reserved worker, job.reserve)
+}
+
 // JobStore persists jobs as a durable queue: a small collection holds the Waiting and InProgress jobs, and a
 // finished job is inserted, with its report, into the large one (DECISIONS.md "Database").
 type JobStore interface {
@@ -122,8 +128,9 @@ type JobStore interface {
 	Report(ctx context.Context, id string) (Report, error)
 	// Claim moves a Waiting job to InProgress for owner until the lease ends, fairly between organizations:
 	// the oldest Waiting job of the organization with the fewest running jobs, never one of an organization
-	// that runs orgMax jobs already (0 = no cap; atomic across replicas); ErrNoJob when none.
-	Claim(ctx context.Context, owner string, until, now time.Time, orgMax int) (Job, error)
+	// that runs rule.OrgMax jobs already (0 = no cap; atomic across replicas), nor, with rule.NewOnly, one of
+	// an organization that runs any; ErrNoJob when none.
+	Claim(ctx context.Context, owner string, until, now time.Time, rule ClaimRule) (Job, error)
 	// Renew extends owner's lease; ErrLeaseLost when the job is no longer owner's.
 	Renew(ctx context.Context, id, owner string, until time.Time) error
 	// Finish stores the final job and its report and removes it from the queue (only if owner still holds it;

@@ -24,8 +24,11 @@ import (
 
 // JobsConfig tunes the job queue and its workers.
 type JobsConfig struct {
-	Workers        int           // concurrent jobs in this process (job.workers)
-	OrgMax         int           // running jobs of one organization across replicas (job.org_max); 0 = no cap
+	Workers int // concurrent jobs in this process (job.workers)
+	OrgMax  int // running jobs of one organization across replicas (job.org_max); 0 = no cap
+	// Reserve is how many of this replica's workers, once the others are busy, only start the job of an
+	// organization that runs none (job.reserve; at most Workers-1, 0 = none).
+	Reserve        int
 	Lease          time.Duration // how long a claim holds without renewal
 	MaxAttempts    int           // claims of one job before it fails
 	CacheMinutes   int           // default job cache window (job.cache)
@@ -87,6 +90,8 @@ type Jobs struct {
 	kick      chan struct{}
 	closing   chan struct{} // closed when Run stops: long polls answer at once
 	closeOnce sync.Once
+	claimMu   sync.Mutex // one claim at a time on this replica, so busy is exact when a worker claims
+	busy      int        // workers running a job; under claimMu
 	mu        sync.Mutex
 	waiters   map[string][]*waiter
 	running   map[string]context.CancelFunc

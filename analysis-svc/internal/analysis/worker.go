@@ -45,6 +45,7 @@ type Definition struct {
 	DockerImage        string         // image (docker runner)
 	Builtin            RunFunc        // in-process implementation
 	Source             string         // the definition file it was read from (loaded definitions)
+	SourceName         string         // Source relative to its configured path (analyzer.paths[0]/Name/flavor.json), for answers
 	// executor runs the definition's jobs: resolved once, when the catalog takes the definition in (nil:
 	// no enabled runner can run it, or the catalog has no Executors).
 	executor Executor

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/app"
 )
 
 // gate holds the test analyzer's jobs that name it (parameter "gate") until the test opens it.
@@ -249,7 +250,7 @@ func TestQueue_OrgMaxCapsAnOrganization(t *testing.T) {
 	cur := f.waitRunning(t, f.analyst, a, 1)[0]
 	// Two workers are idle, A has three Waiting jobs: a claim finds nothing it may take.
 	ctx := context.Background()
-	if j, err := f.e.jobStore.Claim(ctx, "probe", time.Now().Add(time.Minute), time.Now(), 1); !errors.Is(err, analysis.ErrNoJob) {
+	if j, err := f.e.jobStore.Claim(ctx, "probe", time.Now().Add(time.Minute), time.Now(), analysis.ClaimRule{OrgMax: 1}); !errors.Is(err, analysis.ErrNoJob) {
 		t.Fatalf("a claim under the cap took %s (%v)", j.ID, err)
 	}
 	// A's jobs one at a time: the first, second and fourth finish; the third is deleted while it runs (its slot
@@ -310,5 +311,66 @@ func TestQueue_OrgMaxCapsAnOrganization(t *testing.T) {
 	}
 	if m := groupNamed(f.prefix + "b").max.Load(); m != 1 {
 		t.Fatalf("B ran %d jobs at once", m)
+	}
+}
+
+// Issue 28: with the default job.org_max 0, one organization's six slow jobs held all four workers and
+// another's first job waited for one of them to end (29 s). With the service's defaults (job.reserve 1) on two
+// replicas of three workers, A's six jobs take two workers on each: each replica keeps its last free worker
+// for an organization running nothing, so B's first job and then C's start at once beside A's, whose other
+// jobs wait.
+func TestQueue_FairByDefault(t *testing.T) {
+	f := newFairFixture(t)
+	def, err := app.Default() // the service's settings when none is given
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Job.OrgMax != 0 || def.Job.Reserve != 1 {
+		t.Fatalf("defaults: job.org_max %d, job.reserve %d; the test is of org_max 0, reserve 1", def.Job.OrgMax, def.Job.Reserve)
+	}
+	f.e.createOrg(t, "third")
+	third := f.e.user(t, "third-analyst", "third", roleAnalyze)
+	thirdAnalyzer := f.e.user(t, "third-admin", "third", roleOrgAdmin).Call(t, http.MethodPost,
+		"/api/organization/analyzer/Test_Echo_1_0", map[string]any{"jobCache": 0}).Want(t, http.StatusCreated).Object(t)["id"].(string)
+
+	var a []string
+	for i := range 6 {
+		a = append(a, f.submit(t, f.analyst, fmt.Sprint("a", i), "a"))
+	}
+	for range 2 {
+		startWorkers(t, f.e.replica(analysis.JobsConfig{Workers: 3, OrgMax: def.Job.OrgMax, Reserve: def.Job.Reserve}))
+	}
+	f.waitRunning(t, f.analyst, a, 4)
+
+	b := f.submit(t, f.other, "b", "b")
+	waitClosed(t, gateNamed(f.prefix+"b").entered, "B's first job starting while A's six hold their gates")
+	c := third.Call(t, http.MethodPost, "/api/analyzer/"+thirdAnalyzer+"/run", map[string]any{"dataType": "ip", "data": "10.9.0.3",
+		"parameters": map[string]any{"gate": f.prefix + "c", "group": f.prefix + "c"}}).Want(t, http.StatusOK).Object(t)["id"].(string)
+	waitClosed(t, gateNamed(f.prefix+"c").entered, "C's first job starting on the other replica's reserved worker")
+	// Every worker is busy now, and A still runs four, whatever the order of the claims.
+	if r := f.running(t, f.analyst, a); len(r) != 4 {
+		t.Fatalf("A runs %d jobs beside B's and C's, want 4 (%v)", len(r), r)
+	}
+
+	f.open("b")
+	f.open("c")
+	for i := range a {
+		f.open(fmt.Sprint("a", i))
+	}
+	for _, w := range []struct {
+		as *client
+		id string
+	}{{f.other, b}, {third, c}} {
+		if st := f.wait(t, w.as, w.id)["status"]; st != "Success" {
+			t.Fatalf("job %s: %v", w.id, st)
+		}
+	}
+	for i, id := range a {
+		if st := f.wait(t, f.analyst, id)["status"]; st != "Success" {
+			t.Fatalf("A's job %d: %v", i, st)
+		}
+	}
+	if m := groupNamed(f.prefix + "a").max.Load(); m != 4 {
+		t.Fatalf("A ran %d jobs at once on six workers, want 4 (two kept free)", m)
 	}
 }

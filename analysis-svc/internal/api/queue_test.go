@@ -220,7 +220,7 @@ func TestQueue_ExpiredLeaseIsRequeuedThenFails(t *testing.T) {
 	ctx := context.Background()
 	past := time.Now().Add(-time.Second)
 	for attempt := 1; attempt <= 2; attempt++ {
-		j, err := f.e.jobStore.Claim(ctx, "dead-worker", past, time.Now(), 0)
+		j, err := f.e.jobStore.Claim(ctx, "dead-worker", past, time.Now(), analysis.ClaimRule{})
 		if err != nil || j.ID != id || j.Attempts != attempt {
 			t.Fatalf("claim %d: %+v %v", attempt, j, err)
 		}
@@ -235,7 +235,7 @@ func TestQueue_ExpiredLeaseIsRequeuedThenFails(t *testing.T) {
 
 	// One interruption only: the job is requeued and a live worker completes it.
 	id2 := f.run(t, f.analyst, map[string]any{"dataType": "ip", "data": "10.4.0.2"})["id"].(string)
-	if _, err := f.e.jobStore.Claim(ctx, "dead-worker", past, time.Now(), 0); err != nil {
+	if _, err := f.e.jobStore.Claim(ctx, "dead-worker", past, time.Now(), analysis.ClaimRule{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.e.jobs.Sweep(ctx); err != nil {

@@ -156,7 +156,7 @@ func (a *App) eventBus(ctx context.Context, opts Options) (*events.Bus, error) {
 		StreamMaxPerUser: cfg.Stream.MaxPerUser, StreamMaxPerOrg: cfg.Stream.MaxPerOrg, StreamBuffer: cfg.Stream.Buffer, Log: a.Log,
 		Confirm: jobevent.Wrap(jobs, nil, api.JobObject).Confirm, RepairAllAtStart: a.DB.Embedded(),
 		Webhooks: events.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate, MaxAttempts: cfg.Webhook.MaxAttempts, MaxEndpoints: cfg.Webhook.MaxEndpoints,
-			Timeout: cfg.Webhook.Timeout, BackoffMin: cfg.Webhook.BackoffMin, BackoffMax: cfg.Webhook.BackoffMax,
+			MaxInFlightPerOrg: cfg.Webhook.MaxInFlight, Timeout: cfg.Webhook.Timeout, BackoffMin: cfg.Webhook.BackoffMin, BackoffMax: cfg.Webhook.BackoffMax,
 			UserAgent: "analysis-svc-webhook"}}
 	if opts.Events != nil {
 		opts.Events(&ecfg)

@@ -27,7 +27,10 @@ type Config struct {
 	Job struct {
 		Workers int
 		// OrgMax caps the running jobs of one organization across replicas (0 = no cap).
-		OrgMax    int `mapstructure:"org_max"`
+		OrgMax int `mapstructure:"org_max"`
+		// Reserve is how many workers of this instance, once the others are busy, start only the job of an
+		// organization running none (at most workers-1; 0 = none).
+		Reserve   int
 		Cache     int
 		Runner    []string
 		Timeout   time.Duration
@@ -74,8 +77,9 @@ type Config struct {
 		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
 		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
 		Timeout      time.Duration // one attempt
-		MaxEndpoints int           `mapstructure:"max_endpoints"` // webhooks of one organisation
-		BackoffMin   time.Duration `mapstructure:"backoff_min"`   // first retry delay, doubled per attempt
+		MaxEndpoints int           `mapstructure:"max_endpoints"`         // webhooks of one organisation
+		MaxInFlight  int           `mapstructure:"max_in_flight_per_org"` // attempts of one organisation at once, per instance
+		BackoffMin   time.Duration `mapstructure:"backoff_min"`           // first retry delay, doubled per attempt
 		BackoffMax   time.Duration `mapstructure:"backoff_max"`
 	}
 }
@@ -150,6 +154,7 @@ var ownDefaults = map[string]any{
 	"responder.paths":     []string{},
 	"job.workers":         4,
 	"job.org_max":         0,
+	"job.reserve":         1,
 	"job.cache":           10,
 	"job.runner":          []string{"process"},
 	"job.waitreport.max":  "10m",
@@ -213,6 +218,7 @@ var ownDefaults = map[string]any{
 	"stream.max_per_org":             200,
 	"stream.buffer":                  1000,
 	"webhook.max_endpoints":          20,
+	"webhook.max_in_flight_per_org":  2,
 }
 
 // Load reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).
@@ -260,6 +266,9 @@ func (c Config) check() error {
 	}
 	if c.Job.OrgMax < 0 {
 		return errors.New("config: job.org_max must be 0 (no cap) or positive")
+	}
+	if c.Job.Reserve < 0 {
+		return errors.New("config: job.reserve must be 0 (none) or positive")
 	}
 	if _, err := jobdir.ParseFolderAccess(c.Job.DirectoryGroup, c.Job.DirectoryMode); err != nil {
 		return fmt.Errorf("config: %w", err)

@@ -86,7 +86,7 @@ func (a *App) jobsConfig() (analysis.JobsConfig, error) {
 		return analysis.JobsConfig{}, fmt.Errorf("job.max_file: %w", err)
 	}
 	return analysis.JobsConfig{
-		Workers: cfg.Job.Workers, OrgMax: cfg.Job.OrgMax, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
+		Workers: cfg.Job.Workers, OrgMax: cfg.Job.OrgMax, Reserve: cfg.Job.Reserve, Lease: cfg.Job.Lease, MaxAttempts: cfg.Job.Attempts, CacheMinutes: cfg.Job.Cache,
 		DefaultTimeout: cfg.Job.Timeout, WaitMax: cfg.Job.Waitreport.Max, MaxFileSize: maxFile,
 		Extract: builtin.Extract, Log: a.Log,
 	}, nil

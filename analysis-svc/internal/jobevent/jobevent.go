@@ -62,8 +62,8 @@ func (s *Store) Enqueue(ctx context.Context, j analysis.Job) error {
 // written the job is put back in the queue, its attempt refunded, and the next claim records it. (A crash
 // between the claim and the event leaves that claim without one; the job's lease expires and its next
 // claim, or its end, is recorded.)
-func (s *Store) Claim(ctx context.Context, owner string, until, now time.Time, orgMax int) (analysis.Job, error) {
-	j, err := s.JobStore.Claim(ctx, owner, until, now, orgMax)
+func (s *Store) Claim(ctx context.Context, owner string, until, now time.Time, rule analysis.ClaimRule) (analysis.Job, error) {
+	j, err := s.JobStore.Claim(ctx, owner, until, now, rule)
 	if err != nil {
 		return j, err
 	}

@@ -54,7 +54,7 @@ func TestStore_RepairAfterCrash(t *testing.T) {
 		if err := jobs.Enqueue(ctx, j); err != nil {
 			t.Fatal(err)
 		}
-		c, err := jobs.Claim(ctx, "worker-"+id, now.Add(time.Hour), now, 0)
+		c, err := jobs.Claim(ctx, "worker-"+id, now.Add(time.Hour), now, analysis.ClaimRule{})
 		if err != nil || c.ID != id {
 			t.Fatalf("claim %s: %v %v", id, c.ID, err)
 		}

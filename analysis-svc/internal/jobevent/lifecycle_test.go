@@ -86,7 +86,7 @@ func TestStore_Claim(t *testing.T) {
 	t.Run("recorded", func(t *testing.T) {
 		c := newLifecycle(t)
 		c.enqueue(t, "job-a")
-		j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, 0)
+		j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, analysis.ClaimRule{})
 		if err != nil || j.ID != "job-a" || j.Status != analysis.JobInProgress {
 			t.Fatalf("claim: %+v %v", j, err)
 		}
@@ -100,7 +100,7 @@ func TestStore_Claim(t *testing.T) {
 			e.Object["status"] != analysis.JobInProgress || e.User != "ann" || !e.Date.Equal(c.now) {
 			t.Errorf("start event %+v", e)
 		}
-		if _, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, 0); err != analysis.ErrNoJob {
+		if _, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, analysis.ClaimRule{}); err != analysis.ErrNoJob {
 			t.Errorf("second claim: %v, want no job", err)
 		}
 		if n := len(c.events(t)); n != 1 {
@@ -111,7 +111,7 @@ func TestStore_Claim(t *testing.T) {
 		c := newLifecycle(t)
 		c.enqueue(t, "job-b")
 		c.fail.failing = true
-		if j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, 0); err == nil {
+		if j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, analysis.ClaimRule{}); err == nil {
 			t.Fatalf("claim answered %+v without its event", j)
 		}
 		j, err := c.jobs.Job(ctx, "job-b")
@@ -119,7 +119,7 @@ func TestStore_Claim(t *testing.T) {
 			t.Errorf("job after the failed claim: %+v %v, want Waiting with no attempt counted", j, err)
 		}
 		c.fail.failing = false
-		if j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, 0); err != nil || j.ID != "job-b" || j.Attempts != 1 {
+		if j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, analysis.ClaimRule{}); err != nil || j.ID != "job-b" || j.Attempts != 1 {
 			t.Fatalf("claim once the events are writable: %+v %v", j, err)
 		}
 		if evs := c.events(t); len(evs) != 1 || evs[0].Details["status"] != analysis.JobInProgress {
@@ -140,7 +140,7 @@ func TestStore_MarkDeleted(t *testing.T) {
 			c := newLifecycle(t)
 			c.enqueue(t, "job-c")
 			if tc.claim {
-				if _, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, 0); err != nil {
+				if _, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, analysis.ClaimRule{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -212,7 +212,7 @@ func testFinish(t *testing.T, webhook bool) {
 		}
 	}
 	c.enqueue(t, "job-f")
-	j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, 0)
+	j, err := c.w.Claim(ctx, "worker", c.now.Add(time.Minute), c.now, analysis.ClaimRule{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func TestJobStore_ClaimFairAndCappedConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			claimed[w], errs[w] = stores[w%len(stores)].Claim(ctx, fmt.Sprint("w", w), until, time.Now(), orgMax)
+			claimed[w], errs[w] = stores[w%len(stores)].Claim(ctx, fmt.Sprint("w", w), until, time.Now(), analysis.ClaimRule{OrgMax: orgMax})
 		}()
 	}
 	wg.Wait()
@@ -82,20 +82,33 @@ func TestJobStore_ClaimFairAndCappedConcurrent(t *testing.T) {
 	if err := stores[1].Requeue(ctx, first, owner, true); err != nil {
 		t.Fatal(err)
 	}
-	j, err := stores[2].Claim(ctx, "w9", until, time.Now(), orgMax)
+	j, err := stores[2].Claim(ctx, "w9", until, time.Now(), analysis.ClaimRule{OrgMax: orgMax})
 	if err != nil || j.Organization != "a" {
 		t.Fatalf("after a requeue: %+v, %v", j, err)
 	}
-	if _, err := stores[0].Claim(ctx, "w10", until, time.Now(), orgMax); !errors.Is(err, analysis.ErrNoJob) {
+	if _, err := stores[0].Claim(ctx, "w10", until, time.Now(), analysis.ClaimRule{OrgMax: orgMax}); !errors.Is(err, analysis.ErrNoJob) {
 		t.Fatalf("a third job of a: %v", err)
 	}
 	// Without a cap the fewest-running rule alone: c's first job goes before a's backlog.
 	enqueue("c", 200)
-	if j, err := stores[0].Claim(ctx, "w11", until, time.Now(), 0); err != nil || j.Organization != "c" {
+	if j, err := stores[0].Claim(ctx, "w11", until, time.Now(), analysis.ClaimRule{}); err != nil || j.Organization != "c" {
 		t.Fatalf("uncapped claim: %+v, %v", j, err)
 	}
-	if j, err := stores[0].Claim(ctx, "w12", until, time.Now(), 0); err != nil || j.Organization != "a" {
+	if j, err := stores[0].Claim(ctx, "w12", until, time.Now(), analysis.ClaimRule{}); err != nil || j.Organization != "a" {
 		t.Fatalf("uncapped claim: %+v, %v", j, err)
+	}
+	// A reserved worker's claim (NewOnly) takes no job of an organization that runs one, here or elsewhere,
+	// even when it is the only one waiting; it takes d's first job, and d's second is then not for it.
+	if j, err := stores[1].Claim(ctx, "w13", until, time.Now(), analysis.ClaimRule{NewOnly: true}); !errors.Is(err, analysis.ErrNoJob) {
+		t.Fatalf("a reserved worker took %+v (%v) of an organization running jobs", j, err)
+	}
+	enqueue("d", 300)
+	enqueue("d", 301)
+	if j, err := stores[1].Claim(ctx, "w14", until, time.Now(), analysis.ClaimRule{NewOnly: true}); err != nil || j.ID != "d-300" {
+		t.Fatalf("reserved claim: %+v, %v", j, err)
+	}
+	if j, err := stores[2].Claim(ctx, "w15", until, time.Now(), analysis.ClaimRule{NewOnly: true}); !errors.Is(err, analysis.ErrNoJob) {
+		t.Fatalf("a reserved worker took %+v (%v): d's second job", j, err)
 	}
 }
 

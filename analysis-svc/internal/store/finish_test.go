@@ -169,7 +169,7 @@ func queueAndClaim(t *testing.T, s *JobStore, id string, until, now time.Time) a
 	if err := s.Enqueue(t.Context(), j); err != nil {
 		t.Fatal(err)
 	}
-	claimed, err := s.Claim(t.Context(), "w1", until, now, 0)
+	claimed, err := s.Claim(t.Context(), "w1", until, now, analysis.ClaimRule{})
 	if err != nil || claimed.ID != id {
 		t.Fatalf("claim: %v %v", claimed.ID, err)
 	}

@@ -318,10 +318,12 @@ func (s *JobStore) Report(ctx context.Context, id string) (analysis.Report, erro
 // Claim takes a Waiting job fairly between organizations (see pickOrg): the oldest Waiting job of the
 // organization with the fewest running jobs, claimed with one atomic find-one-and-update on both engines (a
 // single-document update on MongoDB, one IMMEDIATE transaction on SQLite), so two workers never claim the same
-// job. With orgMax > 0 the claim also takes one of the organization's orgMax slots ("<org>/<k>" in the unique
+// job. With rule.NewOnly it takes only a job of an organization that runs none. With rule.OrgMax > 0 the claim
+// also takes one of the organization's OrgMax slots ("<org>/<k>" in the unique
 // `slot` index): a slot another replica holds makes the update a duplicate, so the cap holds across replicas
 // without a lock. A job gives its slot back by leaving the queue (Finish, MarkDeleted) or by Requeue.
-func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time, orgMax int) (analysis.Job, error) {
+func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time, rule analysis.ClaimRule) (analysis.Job, error) {
+	orgMax := rule.OrgMax
 	// A round ends without a claim when other workers took the picked organization's last job or free slot
 	// meanwhile; the next round sees their claims. The bound only stops a pathological race: the worker polls.
 	for range 8 {
@@ -333,12 +335,13 @@ func (s *JobStore) Claim(ctx context.Context, owner string, until, now time.Time
 			return analysis.Job{}, analysis.ErrNoJob
 		}
 		var running map[string][]string
-		if orgMax > 0 || len(waiting) > 1 { // one organization waiting and no cap: its running jobs do not matter
+		// One organization waiting, no cap, any organization: its running jobs do not matter.
+		if orgMax > 0 || len(waiting) > 1 || rule.NewOnly {
 			if running, err = s.running(ctx); err != nil {
 				return analysis.Job{}, err
 			}
 		}
-		org, err := pickOrg(waiting, running, orgMax)
+		org, err := pickOrg(waiting, running, rule)
 		if err != nil {
 			return analysis.Job{}, err
 		}
@@ -423,15 +426,15 @@ func (s *JobStore) waitingOrgs(ctx context.Context, now time.Time) ([]waitingOrg
 	}
 }
 
-// pickOrg is the fairness rule: among the organizations with a Waiting job and fewer than orgMax running
-// (0 = no cap), the one with the fewest running jobs, then the one whose oldest Waiting job is the oldest.
-// So an organization with nothing running gets the next free worker whatever another's backlog: its first
-// job waits at most for one job to end.
-func pickOrg(waiting []waitingOrg, running map[string][]string, orgMax int) (string, error) {
+// pickOrg is the fairness rule: among the organizations with a Waiting job and fewer than rule.OrgMax running
+// (0 = no cap; none running with rule.NewOnly), the one with the fewest running jobs, then the one whose oldest
+// Waiting job is the oldest. So an organization with nothing running gets the next free worker whatever
+// another's backlog, and the workers a replica reserves (job.reserve) are free for it.
+func pickOrg(waiting []waitingOrg, running map[string][]string, rule analysis.ClaimRule) (string, error) {
 	best, bestN, bestAt := "", 0, int64(0)
 	for _, d := range waiting {
 		n := len(running[d.Organization])
-		if orgMax > 0 && n >= orgMax {
+		if (rule.OrgMax > 0 && n >= rule.OrgMax) || (rule.NewOnly && n > 0) {
 			continue
 		}
 		if best == "" || n < bestN || (n == bestN && d.CreatedAt < bestAt) {

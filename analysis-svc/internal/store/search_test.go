@@ -101,7 +101,7 @@ func TestJobStore_SearchWhileJobsEnd(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		for range n {
-			c, err := s.Claim(ctx, "w1", now.Add(time.Minute), now, 0)
+			c, err := s.Claim(ctx, "w1", now.Add(time.Minute), now, analysis.ClaimRule{})
 			if err == nil {
 				c.Status, c.EndDate = analysis.JobSuccess, now
 				err = s.Finish(ctx, c, &analysis.Report{Success: true}, "w1")

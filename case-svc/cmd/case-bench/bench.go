@@ -49,17 +49,27 @@ type sizes struct {
 	// timed from the observable's creation to their submission.
 	AutomationObservables int `json:"automationObservables"`
 	AutomationRuns        int `json:"automationRuns"`
+	// 9, hardening: POST /api/case timed on the idle service and while slow bodies are held; observables of
+	// the case whose links are timed (two other cases share them all) and the requests; streams opened by one
+	// read-only user, then changes, on each service alone.
+	SlowReps        int `json:"slowReps"`
+	LinkObservables int `json:"linkObservables"`
+	LinkReps        int `json:"linkReps"`
+	Streams         int `json:"streams"`
+	StreamChanges   int `json:"streamChanges"`
 }
 
 var (
 	fullSizes = sizes{Clients: 8, CasesSmall: 1000, CasesLarge: 100_000, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 200, QueryReps: 10, QueryRepsLarge: 20, SimilarReps: 5, SimilarRepsLarge: 20,
 		BulkValues: 1000, BulkReps: 10, BulkRepsLarge: 10, AuditCases: 1000, ConnectorRuns: 200, ConnectorRunsLarge: 10,
-		Alerts: 100_000, ViewObservables: 1000, PageReps: 20, AutomationObservables: 500, AutomationRuns: 100}
+		Alerts: 100_000, ViewObservables: 1000, PageReps: 20, AutomationObservables: 500, AutomationRuns: 100,
+		SlowReps: 200, LinkObservables: 22_000, LinkReps: 10, Streams: 300, StreamChanges: 10_000}
 	quickSizes = sizes{Clients: 8, CasesSmall: 100, CasesLarge: 300, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 50, QueryReps: 3, QueryRepsLarge: 2, SimilarReps: 2, SimilarRepsLarge: 2,
 		BulkValues: 200, BulkReps: 2, BulkRepsLarge: 2, AuditCases: 100, ConnectorRuns: 20, ConnectorRunsLarge: 3,
-		Alerts: 300, ViewObservables: 1000, PageReps: 3, AutomationObservables: 20, AutomationRuns: 5}
+		Alerts: 300, ViewObservables: 1000, PageReps: 3, AutomationObservables: 20, AutomationRuns: 5,
+		SlowReps: 20, LinkObservables: 1000, LinkReps: 3, Streams: 300, StreamChanges: 500}
 )
 
 type benchOptions struct {
@@ -69,6 +79,7 @@ type benchOptions struct {
 	keep    bool   // keep the temporary folder
 	audit   bool   // only the audit overhead row
 	auto    bool   // only the automation rows
+	harden  bool   // only section 9 (hardening)
 	sizes   sizes
 }
 
@@ -83,6 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder (databases)")
 	fs.BoolVar(&o.audit, "audit", false, "run only the row audit overhead on case creation (section 6)")
 	fs.BoolVar(&o.auto, "automation", false, "run only the automation rows (section 7)")
+	fs.BoolVar(&o.harden, "hardening", false, "run only the hardening rows (section 9: slow bodies, links, streams memory)")
 	fill := fs.String("fill", "", "how cases beyond the first measurement are made: api or bulk (default: bulk)")
 	cases := fs.Int("cases", 0, "cases at the second measurement (default 100000, -quick 300)")
 	if err := fs.Parse(args); err != nil {
@@ -91,7 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	if fs.NArg() > 0 {
 		return benchOptions{}, fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
-	if o.audit || o.auto {
+	if o.audit || o.auto || o.harden {
 		// A file of a full run keeps its rows: the audit or automation rows alone are written only to a file
 		// named with -out.
 		o.out = ""

@@ -1,6 +1,6 @@
 // Command case-bench measures case-svc against floors measured in the same run, and prints one table in the
-// format of analysis-svc's analysis-bench. Its rows (sections 6 case-svc, 6 web interface, 7 connector and
-// the case-svc rows of 8 memory) are merged into bench/results.json: rows of the services "case-svc" and
+// format of analysis-svc's analysis-bench. Its rows (sections 6 case-svc, 6 web interface, 7 connector, the
+// case-svc rows of 8 memory and 9 hardening) are merged into bench/results.json: rows of the services "case-svc" and
 // "connector" are replaced, every other row and key of the file is kept. `make bench` runs it after
 // analysis-bench; -quick uses small counts for a smoke test.
 //
@@ -68,7 +68,7 @@ func runWith(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) e
 	return nil
 }
 
-func runAll(ctx context.Context, b *bench) error {
+func runAll(ctx context.Context, b *bench) (err error) {
 	b.Service = "case-svc"
 	var (
 		ap           *analysisProc
@@ -88,6 +88,9 @@ func runAll(ctx context.Context, b *bench) error {
 	logs := &benchkit.LogSink{Out: b.Log}
 	if b.opts.audit {
 		return runAudit(ctx, b, logs)
+	}
+	if b.opts.harden {
+		return runHardening(ctx, b, logs)
 	}
 	if b.bin == "" { // built once, for both passes
 		if err := b.Phase("build analysis-svc", func() (err error) {
@@ -143,6 +146,11 @@ func runAll(ctx context.Context, b *bench) error {
 	rssAfter, _ := benchkit.VMRSS()
 	heapAfter := benchkit.HeapInUse()
 	rssChildAfter, _ := ap.rss()
+	defer func() {
+		if err == nil { // after the memory rows: its own processes and stack
+			err = runHardening(ctx, b, logs)
+		}
+	}()
 	note := "VmRSS of the bench process: case-svc (two instances) + their embedded SQLite databases + bench clients"
 	b.Add(benchkit.PlainKind, secMemory, "case-svc RSS idle (after start and setup)", "MiB", rssIdle, -1, "",
 		fmt.Sprintf("%s; %.0f MiB before the services started", note, b.RSSAtStart))

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -129,12 +128,17 @@ const (
 
 // buildAnalysis builds cmd/analysis-svc into dir with `go build` (the workspace's module, the build cache).
 func buildAnalysis(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "analysis-svc")
+	return buildCommand(ctx, dir, "analysis-svc", "github.com/openir/platform/analysis-svc/cmd/analysis-svc")
+}
+
+// buildCommand builds the command pkg into dir/name with `go build`.
+func buildCommand(ctx context.Context, dir, name, pkg string) (string, error) {
+	bin := filepath.Join(dir, name)
 	gobin := "go"
 	if g := os.Getenv("GO"); g != "" {
 		gobin = g
 	}
-	cmd := exec.CommandContext(ctx, gobin, "build", "-o", bin, "github.com/openir/platform/analysis-svc/cmd/analysis-svc")
+	cmd := exec.CommandContext(ctx, gobin, "build", "-o", bin, pkg)
 	// Inside the workspace this source comes from (when it is still there), so a binary run from anywhere
 	// builds the analysis-svc of its own checkout; else from the working directory.
 	if _, file, _, ok := runtime.Caller(0); ok {
@@ -144,7 +148,7 @@ func buildAnalysis(ctx context.Context, dir string) (string, error) {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("build analysis-svc: %v\n%s", err, out)
+		return "", fmt.Errorf("build %s: %v\n%s", name, err, out)
 	}
 	return bin, nil
 }
@@ -152,54 +156,17 @@ func buildAnalysis(ctx context.Context, dir string) (string, error) {
 // startAnalysis starts the binary on 127.0.0.1:0 with its database db (benchkit.Run.DB), reads the "listening"
 // log line, and sets up the organization, its orgadmin key and Echo over the API.
 func startAnalysis(ctx context.Context, bin string, db docstore.Config, stderr io.Writer) (*analysisProc, error) {
-	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	cmd := exec.CommandContext(pctx, bin)
-	cmd.Env = append(os.Environ(), "ANALYSIS_HTTP_ADDR=127.0.0.1:0", "ANALYSIS_DATABASE_PATH="+db.Path,
-		"ANALYSIS_DATABASE_NAME="+db.Name, "ANALYSIS_BOOTSTRAP_LOGIN=root", "ANALYSIS_BOOTSTRAP_KEY="+analysisSuperKey,
-		"ANALYSIS_HTTP_ALLOW_INSECURE_CREDENTIALS=true")
+	env := []string{"ANALYSIS_HTTP_ADDR=127.0.0.1:0", "ANALYSIS_DATABASE_PATH=" + db.Path,
+		"ANALYSIS_DATABASE_NAME=" + db.Name, "ANALYSIS_BOOTSTRAP_LOGIN=root", "ANALYSIS_BOOTSTRAP_KEY=" + analysisSuperKey,
+		"ANALYSIS_HTTP_ALLOW_INSECURE_CREDENTIALS=true"}
 	if db.URI != "" { // an external database needs auth.secret
-		cmd.Env = append(cmd.Env, "ANALYSIS_DATABASE_URI="+db.URI, "ANALYSIS_AUTH_SECRET="+analysisSecret)
+		env = append(env, "ANALYSIS_DATABASE_URI="+db.URI, "ANALYSIS_AUTH_SECRET="+analysisSecret)
 	}
-	out, err := cmd.StdoutPipe()
+	url, pid, stop, err := startChild(ctx, bin, "analysis-svc", env, stderr)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		cancel()
-		return nil, err
-	}
-	p := &analysisProc{pid: cmd.Process.Pid, stop: func() { cancel(); _ = cmd.Wait() }}
-	listening := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		shown := 0
-		for sc.Scan() {
-			var line struct{ Msg, Addr, Level string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				select {
-				case listening <- line.Addr:
-				default:
-				}
-				continue
-			}
-			expected := bytes.Contains(sc.Bytes(), []byte("auth.secret is not set")) ||
-				bytes.Contains(sc.Bytes(), []byte("allow_insecure_credentials is on"))
-			if (line.Level == "WARN" || line.Level == "ERROR") && !expected && shown < 20 {
-				shown++
-				fmt.Fprintf(stderr, "analysis-svc: %s\n", sc.Bytes())
-			}
-		}
-	}()
-	select {
-	case a := <-listening:
-		p.url = "http://" + a
-	case <-time.After(60 * time.Second):
-		p.stop()
-		return nil, errors.New("analysis-svc did not start within 60 s")
-	}
+	p := &analysisProc{url: url, pid: pid, stop: stop}
 	super := benchkit.NewClient(p.url, analysisSuperKey)
 	for _, step := range []struct {
 		path string
@@ -228,6 +195,54 @@ func startAnalysis(ctx context.Context, bin string, db docstore.Config, stderr i
 	}
 	p.echoID = w.ID
 	return p, nil
+}
+
+// startChild starts a service's binary with env added to this process's, reads its "listening" log line
+// (its other warnings and errors, up to 20, go to stderr) and returns its URL, pid and a stop function.
+func startChild(ctx context.Context, bin, name string, env []string, stderr io.Writer) (string, int, func(), error) {
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cmd := exec.CommandContext(pctx, bin)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return "", 0, nil, err
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return "", 0, nil, err
+	}
+	stop := func() { cancel(); _ = cmd.Wait() }
+	listening := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		shown := 0
+		for sc.Scan() {
+			var line struct{ Msg, Addr, Level string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+				select {
+				case listening <- line.Addr:
+				default:
+				}
+				continue
+			}
+			expected := bytes.Contains(sc.Bytes(), []byte("auth.secret is not set")) ||
+				bytes.Contains(sc.Bytes(), []byte("allow_insecure_credentials is on"))
+			if (line.Level == "WARN" || line.Level == "ERROR") && !expected && shown < 20 {
+				shown++
+				fmt.Fprintf(stderr, "%s: %s\n", name, sc.Bytes())
+			}
+		}
+	}()
+	select {
+	case a := <-listening:
+		return "http://" + a, cmd.Process.Pid, stop, nil
+	case <-time.After(60 * time.Second):
+		stop()
+		return "", 0, nil, fmt.Errorf("%s did not start within 60 s", name)
+	}
 }
 
 // rss is the process's resident set, in MiB.

@@ -63,6 +63,13 @@ func analysisBinary(t *testing.T) string {
 // startAnalysis starts analysis-svc on addr; env adds ANALYSIS_* settings (e.g. analyzer.paths).
 func startAnalysis(t *testing.T, addr string, env ...string) *analysisServer {
 	t.Helper()
+	return startAnalysisOrg(t, addr, "soc", env...)
+}
+
+// startAnalysisOrg is startAnalysis with the connector's user in the organization org (worker ids are derived
+// from the organization's name, so servers whose organizations are named differently give different ids).
+func startAnalysisOrg(t *testing.T, addr, org string, env ...string) *analysisServer {
+	t.Helper()
 	const superKey = "analysis-superadmin-key-0123456789abcdef"
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, analysisBinary(t))
@@ -120,8 +127,8 @@ func startAnalysis(t *testing.T, addr string, env ...string) *analysisServer {
 	for _, step := range []struct {
 		path string
 		body any
-	}{{"/api/organization", map[string]any{"name": "soc"}},
-		{"/api/user", map[string]any{"login": "connector", "organization": "soc", "roles": []string{"read", "analyze", "orgadmin"}}}} {
+	}{{"/api/organization", map[string]any{"name": org}},
+		{"/api/user", map[string]any{"login": "connector", "organization": org, "roles": []string{"read", "analyze", "orgadmin"}}}} {
 		if code, b := call("POST", step.path, superKey, step.body); code != 201 {
 			t.Fatalf("%s: %d %s", step.path, code, b)
 		}

@@ -51,7 +51,8 @@ type Config struct {
 		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
 		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
 		Timeout      time.Duration // one attempt
-		MaxEndpoints int           `mapstructure:"max_endpoints"` // webhooks of one organisation
+		MaxEndpoints int           `mapstructure:"max_endpoints"`         // webhooks of one organisation
+		MaxInFlight  int           `mapstructure:"max_in_flight_per_org"` // attempts of one organisation at once, per instance
 	}
 	Datastore struct {
 		Password string // of the zips /api/datastorezip serves, reported as protectDownloadsWith
@@ -73,25 +74,26 @@ func defaults() map[string]any {
 
 // ownDefaults are the defaults of the keys only this service has.
 var ownDefaults = map[string]any{
-	"analysis.servers":             []map[string]any{},
-	"analysis.give_up":             "24h",
-	"analysis.long_poll":           "1m",
-	"observable.max_file":          "100M",
-	"observable.zip.max_unpacked":  "256M",
-	"observable.zip.max_entries":   1000,
-	"audit.retention":              "0s",
-	"stream.poll":                  "1s",
-	"stream.refresh":               "1m",
-	"webhook.allow_private":        false,
-	"webhook.max_attempts":         10,
-	"webhook.timeout":              "10s",
-	"datastore.password":           "malware",
-	"automation.poll":              "200ms",
-	"automation.org_jobs_per_hour": 1000,
-	"stream.max_per_user":          20,
-	"stream.max_per_org":           200,
-	"stream.buffer":                1000,
-	"webhook.max_endpoints":        20,
+	"analysis.servers":              []map[string]any{},
+	"analysis.give_up":              "24h",
+	"analysis.long_poll":            "1m",
+	"observable.max_file":           "100M",
+	"observable.zip.max_unpacked":   "256M",
+	"observable.zip.max_entries":    1000,
+	"audit.retention":               "0s",
+	"stream.poll":                   "1s",
+	"stream.refresh":                "1m",
+	"webhook.allow_private":         false,
+	"webhook.max_attempts":          10,
+	"webhook.timeout":               "10s",
+	"datastore.password":            "malware",
+	"automation.poll":               "200ms",
+	"automation.org_jobs_per_hour":  1000,
+	"stream.max_per_user":           20,
+	"stream.max_per_org":            200,
+	"stream.buffer":                 1000,
+	"webhook.max_endpoints":         20,
+	"webhook.max_in_flight_per_org": 2,
 }
 
 // Load reads --config FILE (optional), then CASE_* env variables (CASE_ANALYSIS_SERVERS as JSON).

@@ -176,6 +176,9 @@ func (a *Analyses) RunResponder(ctx context.Context, c identity.Caller, analysis
 		return Action{}, err
 	}
 	act.AnalysisJobID, act.ResponderName, act.ResponderDefinition = remote.ID, remote.WorkerName, remote.DefinitionID
+	if remote.WorkerID != "" {
+		act.ResponderID = remote.WorkerID // the id the server ran (see submitAction)
+	}
 	if err := a.pending.SetRemote(ctx, act.ID, remote.ID); err != nil {
 		return Action{}, err
 	}
@@ -203,8 +206,15 @@ func (a *Analyses) submitAction(ctx context.Context, act Action) (RemoteJob, err
 	if err := dec.Decode(&kept); err != nil || kept.Object == nil {
 		return RemoteJob{}, apperr.New(apperr.BadRequest, "the action's object is no longer available")
 	}
-	return srv.Run(ctx, true, act.ResponderID, RemoteRequest{DataType: "thehive:" + act.ObjectType, Data: kept.Object,
-		TLP: kept.TLP, PAP: kept.PAP, Message: ""}, act.ID)
+	req := RemoteRequest{DataType: "thehive:" + act.ObjectType, Data: kept.Object, TLP: kept.TLP, PAP: kept.PAP}
+	r, err := srv.Run(ctx, true, act.ResponderID, req, act.ID)
+	if apperr.Is(err, apperr.NotFound) {
+		// Another server's id for this responder (or its name), as for analyzer jobs (submitJob).
+		if own, ok := a.idOn(ctx, act.Org, srv, true, act.ResponderID); ok {
+			return srv.Run(ctx, true, own, req, act.ID)
+		}
+	}
+	return r, err
 }
 
 // Action returns an action of the caller's organisation.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -257,10 +258,13 @@ func (a *Analyses) server(c identity.Caller, name string) (AnalysisServer, error
 	return s, nil
 }
 
-func (a *Analyses) usable(c identity.Caller) []string {
+func (a *Analyses) usable(c identity.Caller) []string { return a.usableBy(c.Org) }
+
+// usableBy lists the servers open to the organisation, in configuration order.
+func (a *Analyses) usableBy(org string) []string {
 	var out []string
 	for _, n := range a.order {
-		if a.servers[n].Serves(c.Org) {
+		if a.servers[n].Serves(org) {
 			out = append(out, n)
 		}
 	}
@@ -269,8 +273,19 @@ func (a *Analyses) usable(c identity.Caller) []string {
 
 // ServerWorkers is a worker merged across the servers that offer it (by name).
 type ServerWorkers struct {
-	RemoteWorker
-	Servers []string
+	RemoteWorker // as the first of Servers lists it: its ID is that server's
+	Servers      []string
+	IDs          []string // IDs[i] is the worker's id on Servers[i], the one to send to that server
+}
+
+// IDOn is the worker's id on the named server, "" when that server does not offer it.
+func (w ServerWorkers) IDOn(server string) string {
+	for i, s := range w.Servers {
+		if s == server {
+			return w.IDs[i]
+		}
+	}
+	return ""
 }
 
 // Workers lists the analyzers (or responders) of every server the caller's organisation may use, merged by
@@ -279,12 +294,18 @@ func (a *Analyses) Workers(ctx context.Context, c identity.Caller, responder boo
 	if err := c.Require(identity.ManageAnalyse); !responder && err != nil {
 		return nil, nil, err
 	}
+	ws, warnings := a.workersOf(ctx, c.Org, responder, dataType)
+	return ws, warnings, nil
+}
+
+// workersOf is Workers for an organisation, without the permission check.
+func (a *Analyses) workersOf(ctx context.Context, org string, responder bool, dataType string) ([]ServerWorkers, []string) {
 	type result struct {
 		name string
 		ws   []RemoteWorker
 		err  error
 	}
-	names := a.usable(c)
+	names := a.usableBy(org)
 	results := make([]result, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
@@ -313,14 +334,29 @@ func (a *Analyses) Workers(ctx context.Context, c identity.Caller, responder boo
 		}
 		for _, w := range r.ws {
 			if i, ok := index[w.Name]; ok {
-				out[i].Servers = append(out[i].Servers, r.name)
+				out[i].Servers, out[i].IDs = append(out[i].Servers, r.name), append(out[i].IDs, w.ID)
 				continue
 			}
 			index[w.Name] = len(out)
-			out = append(out, ServerWorkers{RemoteWorker: w, Servers: []string{r.name}})
+			out = append(out, ServerWorkers{RemoteWorker: w, Servers: []string{r.name}, IDs: []string{w.ID}})
 		}
 	}
-	return out, warnings, nil
+	return out, warnings
+}
+
+// idOn maps the id of a worker sent for srv to srv's own when srv does not know it (its 404). The merged
+// listing shows one server's id for a worker several servers offer (as the reference system's does), and
+// clients send that id with any of these servers; a name is accepted too. ok is false when no server of the
+// organisation lists such a worker, or srv does not offer it.
+func (a *Analyses) idOn(ctx context.Context, org string, srv AnalysisServer, responder bool, id string) (string, bool) {
+	ws, _ := a.workersOf(ctx, org, responder, "")
+	for _, w := range ws {
+		if w.Name == id || slices.Contains(w.IDs, id) {
+			own := w.IDOn(srv.Name())
+			return own, own != "" && own != id
+		}
+	}
+	return "", false
 }
 
 // RunAnalyzer starts an analyzer of a server on an observable of a case. The job record is stored before the
@@ -440,7 +476,15 @@ func (a *Analyses) submitJob(ctx context.Context, j Job) (RemoteJob, error) {
 			return RemoteJob{}, err
 		}
 	}
-	return srv.Run(ctx, false, analyzerID, req, j.ID)
+	r, err := srv.Run(ctx, false, analyzerID, req, j.ID)
+	if apperr.Is(err, apperr.NotFound) && j.AnalyzerID != "" {
+		// Another server's id for this analyzer (or its name): sent again with this server's (the key is
+		// free: a 404 creates nothing); accepted records it in the job.
+		if own, ok := a.idOn(ctx, j.Org, srv, false, analyzerID); ok {
+			return srv.Run(ctx, false, own, req, j.ID)
+		}
+	}
+	return r, err
 }
 
 // workerNamed finds the analyzer of a server that has this name and accepts the data type; 404 when there is
@@ -464,6 +508,10 @@ func (a *Analyses) accepted(ctx context.Context, j Job, r RemoteJob) (Job, error
 		return Job{}, err
 	}
 	j.AnalysisJobID, j.AnalyzerName, j.AnalyzerDefinition = r.ID, r.WorkerName, r.DefinitionID
+	fields := []string{"analysisJobId", "analyzerName", "analyzerDefinition", "status", "message"}
+	if r.WorkerID != "" && r.WorkerID != j.AnalyzerID { // the id the server ran (see submitJob)
+		j.AnalyzerID, fields = r.WorkerID, append(fields, "analyzerId")
+	}
 	// A job the server already finished (a cache hit) stays InProgress here until the tracker has imported
 	// its report: Success means the results are in the case.
 	j.Status = r.Status
@@ -474,7 +522,6 @@ func (a *Analyses) accepted(ctx context.Context, j Job, r RemoteJob) (Job, error
 		j.Status = JobInProgress
 	}
 	j.Message = ""
-	fields := []string{"analysisJobId", "analyzerName", "analyzerDefinition", "status", "message"}
 	if cur, err := a.jobs.Job(ctx, j.ID); err == nil && (cur.Status == JobSuccess || cur.Status == JobFailure) {
 		return cur, nil // another replica's tracker imported it already
 	}
@@ -705,6 +752,9 @@ func (a *Analyses) recordAccepted(ctx context.Context, p Pending, r RemoteJob) e
 			return err
 		}
 		act.AnalysisJobID, act.ResponderName, act.ResponderDefinition = r.ID, r.WorkerName, r.DefinitionID
+		if r.WorkerID != "" {
+			act.ResponderID = r.WorkerID
+		}
 		act.Message = ""
 		return a.actions.UpdateAction(ctx, act)
 	}

@@ -76,8 +76,8 @@ func TestScan(t *testing.T) {
 		}
 	}
 	wantWarn := map[int]string{
-		1: "one level deeper (analyzers/Bad/bad.json): configure " + root,
-		2: "it is a worker folder; configure the analyzers root above it, " + root,
+		1: "one level deeper (analyzers/Bad/bad.json): configure analyzer.paths[1]/analyzers",
+		2: "it is a worker folder; configure the analyzers root above it, analyzer.paths[2]/..",
 		3: "does not exist",
 		4: "every definition under it was refused",
 		5: "not fetched",
@@ -94,6 +94,9 @@ func TestScan(t *testing.T) {
 		if strings.Contains(w.Public(), w.Path) {
 			t.Errorf("the public warning shows the path: %s", w.Public())
 		}
+		if strings.Contains(w.Message, base) || strings.Contains(w.String(), base) {
+			t.Errorf("the warning names a server path: %s", w.String())
+		}
 	}
 }
 
@@ -105,7 +108,7 @@ func TestScan_responderHints(t *testing.T) {
 	write(t, filepath.Join(root, "Bad", "escape.json"), def("Escape", `, "command": "../../x.sh"`), 0o644)
 	res := Scan("responder.paths", []string{filepath.Join(root, "Mailer"), root}, analysis.KindResponder, nil,
 		slog.New(slog.DiscardHandler))
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "configure the responders root above it, "+root) {
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "configure the responders root above it, responder.paths[0]/..") {
 		t.Errorf("warnings %+v", res.Warnings)
 	}
 	if len(res.Refused) != 1 || !strings.Contains(res.Refused[0].Reason, "outside the responders root") {

@@ -94,6 +94,8 @@ type remoteWorkerResponse struct {
 	DataTypeList []string `json:"dataTypeList"`
 	AnalysisIDs  []string `json:"analysisIds"`
 	CortexIDs    []string `json:"cortexIds"` // the reference system's name of analysisIds
+	// WorkerIDs is the worker's id on each of its servers (id is the first's): the one to send to that server.
+	WorkerIDs map[string]string `json:"workerIds"`
 }
 
 // listRemoteWorkers merges the analyzers (or responders) of every usable server by name. A server that is
@@ -125,8 +127,12 @@ func remoteWorkerJSON(w connector.ServerWorkers) remoteWorkerResponse {
 	if dt == nil {
 		dt = []string{}
 	}
+	ids := make(map[string]string, len(w.Servers))
+	for i, s := range w.Servers {
+		ids[s] = w.IDs[i]
+	}
 	return remoteWorkerResponse{ID: w.ID, Name: w.Name, Version: w.Version, Description: w.Description,
-		DataTypeList: dt, AnalysisIDs: w.Servers, CortexIDs: w.Servers}
+		DataTypeList: dt, AnalysisIDs: w.Servers, CortexIDs: w.Servers, WorkerIDs: ids}
 }
 
 // respondersFor lists the responders that accept an object of the caller's organisation.
@@ -296,7 +302,7 @@ func (h *Handler) remoteAnalyzer(c echo.Context) error {
 		c.Response().Header().Set("X-Analysis-Warnings", strings.Join(warnings, "; "))
 	}
 	id := c.Param("analyzerId")
-	i := slices.IndexFunc(ws, func(w connector.ServerWorkers) bool { return w.ID == id || w.Name == id })
+	i := slices.IndexFunc(ws, func(w connector.ServerWorkers) bool { return slices.Contains(w.IDs, id) || w.Name == id })
 	if i < 0 {
 		return apperr.New(apperr.NotFound, "Analyzer not found")
 	}
