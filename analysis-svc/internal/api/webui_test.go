@@ -6,14 +6,17 @@ package api_test
 // ui.js would send to the route they name.
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
+	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
 	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
@@ -215,15 +218,12 @@ func TestWebUI_Pages(t *testing.T) {
 	if strings.Contains(wt.Text(me), f.analyst.Key) {
 		t.Errorf("the own page shows the key before a click")
 	}
-	// The status page: version, database, the organization's queue.
+	// The status page: version, database, the queue (TestWebUI_StatusQueue).
 	for _, c := range []*client{f.analyst, f.e.super} {
 		st := wt.Text(c.wantPage(t, "/ui/status", http.StatusOK))
-		if !strings.Contains(st, "analysis-svc "+api.Version) || !strings.Contains(st, "answers") {
+		if !strings.Contains(st, "analysis-svc "+api.Version) || !strings.Contains(st, "answers") || !strings.Contains(st, "Job queue") {
 			t.Errorf("%s's status page: %.300s", c.Login, st)
 		}
-	}
-	if st := wt.Text(f.analyst.wantPage(t, "/ui/status", http.StatusOK)); !strings.Contains(st, "Jobs Waiting") || !strings.Contains(st, "Jobs InProgress") {
-		t.Errorf("the status page does not count the organization's queue")
 	}
 
 	// The counters of the top bar.
@@ -327,6 +327,65 @@ func TestWebUI_EditWorker(t *testing.T) {
 	otherAdmin.wantPage(t, "/ui/admin/responders/edit/"+keyed, http.StatusNotFound)
 	f.admin.wantPage(t, "/ui/admin/responders/edit/"+keyed, http.StatusNotFound) // an analyzer is no responder
 	otherAdmin.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, body).WantError(t, http.StatusNotFound, "NotFoundError")
+}
+
+// The status page's queue: the workers busy and the jobs waiting of the caller's organization, or of every
+// organization with this replica's workers for the superadmin. Two workers are held by a job of each
+// organization at its gate (fair_test.go), then two more of soc's wait.
+func TestWebUI_StatusQueue(t *testing.T) {
+	jf := newJobFixture(t, withJobs(analysis.JobsConfig{Workers: 2}))
+	otherAdmin := jf.e.user(t, "other-admin", "other", roleOrgAdmin)
+	otherEcho := otherAdmin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{}).
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
+	f := &fairFixture{jobFixture: jf, otherAnalyzer: otherEcho, prefix: fmt.Sprintf("%s-%d-", t.Name(), time.Now().UnixNano())}
+	f.waitStatusAs(t, f.analyst, f.submit(t, f.analyst, "s1", ""), "InProgress")
+	f.waitStatusAs(t, f.other, f.submit(t, f.other, "o1", ""), "InProgress")
+	for _, g := range []string{"s2", "s3"} {
+		if id := f.submit(t, f.analyst, g, ""); f.status(t, f.analyst, id) != "Waiting" {
+			t.Fatalf("a job runs with both workers held")
+		}
+	}
+
+	// rows are the queue table's rows: organization → busy, waiting, oldest.
+	rows := func(c *client) map[string][]string {
+		t.Helper()
+		doc := c.wantPage(t, "/ui/status", http.StatusOK)
+		out := map[string][]string{}
+		for _, tr := range wt.Find(doc, func(n *html.Node) bool { return n.Data == "tr" && n.Parent != nil && n.Parent.Data == "tbody" }) {
+			var cells []string
+			for _, td := range wt.Find(tr, func(n *html.Node) bool { return n.Data == "td" }) {
+				cells = append(cells, strings.TrimSpace(wt.Text(td)))
+			}
+			if len(cells) == 4 {
+				out[cells[0]] = cells[1:]
+			}
+		}
+		return out
+	}
+	for _, c := range []*client{f.analyst, f.reads, f.admin} {
+		r := rows(c)
+		if len(r) != 1 || r["soc"] == nil || r["soc"][0] != "1" || r["soc"][1] != "2" || r["soc"][2] == "none waits" {
+			t.Errorf("%s's queue: %v, want soc only: 1 busy, 2 waiting since a date", c.Login, r)
+		}
+	}
+	if r := rows(f.other); len(r) != 1 || r["other"] == nil || r["other"][0] != "1" || r["other"][1] != "0" || r["other"][2] != "none waits" {
+		t.Errorf("other's queue: %v", r)
+	}
+	r := rows(f.e.super)
+	if len(r) != 2 || r["soc"][0] != "1" || r["soc"][1] != "2" || r["other"][0] != "1" || r["other"][1] != "0" {
+		t.Errorf("the superadmin's queue: %v, want both organizations", r)
+	}
+	if st := wt.Text(f.e.super.wantPage(t, "/ui/status", http.StatusOK)); !strings.Contains(st, "2 busy of 2") {
+		t.Errorf("the superadmin's status page does not show this replica's busy workers")
+	}
+	if st := wt.Text(f.analyst.wantPage(t, "/ui/status", http.StatusOK)); strings.Contains(st, "busy of") {
+		t.Errorf("an organization's user sees the replica's workers (every organization's load)")
+	}
+	// An organization with nothing queued has its row, with zeros.
+	f.e.createOrg(t, "third-org")
+	if r := rows(f.e.user(t, "third-analyst", "third-org", roleAnalyze)); len(r) != 1 || r["third-org"] == nil || r["third-org"][0] != "0" {
+		t.Errorf("an organization with nothing queued: %v", r)
+	}
 }
 
 // attrValues are the values of every attribute of the document.
