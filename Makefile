@@ -77,10 +77,10 @@ fuzz:
 	  done; \
 	done; rm -f /tmp/fuzz.$$$$.log
 
-## fuzz-short: every fuzz target for 5000 inputs (part of make test; a count, not a duration: a -fuzztime
+## fuzz-short: every fuzz target for 2000 inputs (part of make test; a count, not a duration: a -fuzztime
 ## duration can fail with "context deadline exceeded" on a loaded machine, a race in Go's fuzzing coordinator)
 fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=2000x
 
 ## clean: remove bin/ (make reset removes make run's data)
 clean:

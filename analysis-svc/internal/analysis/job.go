@@ -164,6 +164,17 @@ type JobStore interface {
 	Release(ctx context.Context, key string) error
 	// Prune removes expired rate windows and cache entries older than before.
 	Prune(ctx context.Context, now, cacheBefore time.Time) error
+	// QueueCounts counts the queue's Waiting and InProgress jobs of one organization (org) or of each
+	// ("": an organization with nothing queued is left out), ordered by organization.
+	QueueCounts(ctx context.Context, org string) ([]OrgQueue, error)
+}
+
+// OrgQueue is one organization's part of the job queue, across every replica sharing the database.
+type OrgQueue struct {
+	Organization string
+	Waiting      int64     // jobs waiting for a worker
+	Running      int64     // jobs in progress: the workers busy with the organization's jobs
+	Oldest       time.Time // when its oldest waiting job was created (zero: none waits)
 }
 
 // readableKey carries, in the context of JobStore.Finish, what to do once the finished job can be read.

@@ -646,6 +646,40 @@ func (s *Jobs) OpenFile(ctx context.Context, c identity.Caller, id string) (io.R
 	return s.files.Open(ctx, id)
 }
 
+// QueueStatus is the job queue as the status page shows it.
+type QueueStatus struct {
+	Orgs []OrgQueue // the caller's organization, or every organization with queued jobs (superadmin)
+	// This replica's workers (job.workers), those running a job now, and job.org_max: the superadmin's only
+	// (they tell about every organization's jobs).
+	Workers, Busy, OrgMax int
+}
+
+// Queue returns the queue's waiting and running jobs: of the caller's organization (any role), or of every
+// organization with this replica's workers (superadmin).
+func (s *Jobs) Queue(ctx context.Context, c identity.Caller) (QueueStatus, error) {
+	if err := c.Require(identity.RoleRead, identity.RoleAnalyze, identity.RoleOrgAdmin, identity.RoleSuperAdmin); err != nil {
+		return QueueStatus{}, err
+	}
+	if !c.Superadmin() {
+		orgs, err := s.store.QueueCounts(ctx, c.Org)
+		if err != nil {
+			return QueueStatus{}, err
+		}
+		if len(orgs) == 0 {
+			orgs = []OrgQueue{{Organization: c.Org}}
+		}
+		return QueueStatus{Orgs: orgs}, nil
+	}
+	orgs, err := s.store.QueueCounts(ctx, "")
+	if err != nil {
+		return QueueStatus{}, err
+	}
+	s.mu.Lock()
+	busy := len(s.running)
+	s.mu.Unlock()
+	return QueueStatus{Orgs: orgs, Workers: s.cfg.Workers, Busy: busy, OrgMax: s.cfg.OrgMax}, nil
+}
+
 // MaxStatusIDs bounds the job ids of one Statuses call.
 const MaxStatusIDs = 1000
 

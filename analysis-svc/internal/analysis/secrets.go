@@ -39,6 +39,14 @@ func IsSecretName(name string) bool {
 	return strings.Contains(n, "key") || strings.Contains(n, "password") || strings.Contains(n, "secret")
 }
 
+// IsSecretItem tells the configuration items whose value is a credential: marked secret by the definition,
+// named like one (IsSecretName) or a proxy's (proxy_http, proxy_https: a URL may hold a password). The web
+// interface never shows their values back, and an update that omits one keeps its stored value
+// (Workers.Update), so that such a form can send the rest of the configuration.
+func IsSecretItem(it ConfigItem) bool {
+	return it.Secret || IsSecretName(it.Name) || strings.HasPrefix(strings.ToLower(it.Name), "proxy")
+}
+
 // isProxyKey tells the keys of a job config that hold a proxy URL: proxy_http, proxy_https and the entries
 // of the nested proxy object (path "proxy.http").
 func isProxyKey(path string) bool {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -127,5 +128,29 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An update keeps the stored value of each credential item it omits (marked secret, named like one, a
+// proxy); it replaces a credential it sends, null included, and every other item.
+func TestKeepSecrets(t *testing.T) {
+	def := hostileDefinition()
+	stored := map[string]any{"token": "tok-1", "api_key": "AK-1", "archive_password": "infected", "tsig_keyval": "k",
+		"proxy_https": "http://u:p@proxy.example:3128", "proxy_http": nil, "check_tlp": true, "wazuh_password": ""}
+	got := keepSecrets(def, map[string]any{"api_key": "AK-2", "archive_password": nil, "max_tlp": 1}, stored)
+	want := map[string]any{"token": "tok-1", "api_key": "AK-2", "archive_password": nil, "tsig_keyval": "k",
+		"proxy_https": "http://u:p@proxy.example:3128", "wazuh_password": "", "max_tlp": 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	for name, want := range map[string]bool{"token": true, "api_key": true, "archive_password": true, "proxy_http": true,
+		"proxy_https": true, "service": false, "check_tlp": false, "max_pap": false} {
+		it := ConfigItem{Name: name}
+		if i := slices.IndexFunc(def.ConfigurationItems, func(c ConfigItem) bool { return c.Name == name }); i >= 0 {
+			it = def.ConfigurationItems[i]
+		}
+		if IsSecretItem(it) != want {
+			t.Errorf("IsSecretItem(%s) = %v", name, !want)
+		}
 	}
 }

@@ -339,7 +339,8 @@ func (s *Workers) ForDataType(ctx context.Context, c identity.Caller, kind Kind,
 	return s.List(ctx, c, kind, f, search.Page{Limit: 0})
 }
 
-// Update changes name, configuration, rate, rateUnit, jobCache and jobTimeout (orgadmin).
+// Update changes name, configuration, rate, rateUnit, jobCache and jobTimeout (orgadmin). A configuration
+// replaces the stored one whole, except the credential items it omits, which keep their value (keepSecrets).
 func (s *Workers) Update(ctx context.Context, c identity.Caller, kind Kind, id string, set WorkerSettings) (Worker, error) {
 	if err := c.Require(identity.RoleOrgAdmin); err != nil {
 		return Worker{}, err
@@ -360,7 +361,7 @@ func (s *Workers) Update(ctx context.Context, c identity.Caller, kind Kind, id s
 		if !ok {
 			return Worker{}, apperr.Errorf(apperr.BadRequest, "the definition %s is no longer available", w.DefinitionID)
 		}
-		if w.Configuration, err = ValidateConfiguration(def, set.Configuration); err != nil {
+		if w.Configuration, err = ValidateConfiguration(def, keepSecrets(def, set.Configuration, w.Configuration)); err != nil {
 			return Worker{}, err
 		}
 	}
@@ -372,6 +373,25 @@ func (s *Workers) Update(ctx context.Context, c identity.Caller, kind Kind, id s
 		return Worker{}, err
 	}
 	return w, nil
+}
+
+// keepSecrets is an update's configuration with the stored value of each credential item it omits
+// (IsSecretItem): the configuration is replaced whole, but a credential only goes away when the update sends
+// it as null (or replaces it).
+func keepSecrets(def Definition, conf, stored map[string]any) map[string]any {
+	out := make(map[string]any, len(conf))
+	for k, v := range conf {
+		out[k] = v
+	}
+	for _, it := range append(slices.Clone(def.ConfigurationItems), globalItems(def.Kind)...) {
+		if _, given := conf[it.Name]; given || !IsSecretItem(it) {
+			continue
+		}
+		if v, ok := stored[it.Name]; ok && v != nil {
+			out[it.Name] = v
+		}
+	}
+	return out
 }
 
 // Disable removes an enabled worker (orgadmin). Its jobs are kept.

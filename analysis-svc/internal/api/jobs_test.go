@@ -221,7 +221,7 @@ func TestAnalyzers_EnableListUpdateDisable(t *testing.T) {
 		if w["jobCache"] != nil || w["rate"] != float64(3) || w["name"] != "Keyed2" || w["updatedBy"] != "soc-admin" {
 			t.Fatalf("updated %v", w)
 		}
-		f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, map[string]any{"configuration": map[string]any{}}).
+		f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, map[string]any{"configuration": map[string]any{"key": nil}}).
 			WantError(t, http.StatusBadRequest, "AttributeCheckingError") // key is required
 		f.analyst.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, map[string]any{"rate": 1}).
 			WantError(t, http.StatusForbidden, "AuthorizationError")
@@ -239,6 +239,41 @@ func TestAnalyzers_EnableListUpdateDisable(t *testing.T) {
 		f.analyst.Call(t, http.MethodPost, "/api/analyzer/"+keyed+"/run", map[string]any{"dataType": "ip", "data": "1.2.3.4"}).
 			WantError(t, http.StatusNotFound, "NotFoundError")
 	})
+}
+
+// PATCH replaces the configuration whole, except the credentials it omits (items named like a key, password
+// or secret, marked secret, or a proxy), which keep their stored value: a client (the web interface's edit
+// form) can send the configuration without knowing them. Sent, a credential is replaced; sent as null, it is
+// removed, and a required one is refused with nothing changed.
+func TestAnalyzers_UpdateKeepsOmittedSecrets(t *testing.T) {
+	f := newJobFixture(t)
+	w := f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Keyed_1_0", map[string]any{"name": "Keyed",
+		"configuration": map[string]any{"key": "s3cr3t", "proxy_http": "http://u:pw@proxy.example:3128", "check_tlp": true, "max_tlp": 1}}).
+		Want(t, http.StatusCreated).Object(t)
+	id := w["id"].(string)
+	conf := func(w map[string]any) map[string]any { return w["configuration"].(map[string]any) }
+
+	got := conf(f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+id, map[string]any{"configuration": map[string]any{"max_tlp": 3}}).
+		Want(t, http.StatusOK).Object(t))
+	if got["key"] != "s3cr3t" || got["proxy_http"] != "http://u:pw@proxy.example:3128" || got["max_tlp"] != float64(3) || got["check_tlp"] != false {
+		t.Errorf("after an update omitting the credentials: %v", got)
+	}
+	got = conf(f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+id, map[string]any{"configuration": map[string]any{"key": "n3w", "proxy_http": nil}}).
+		Want(t, http.StatusOK).Object(t))
+	if got["key"] != "n3w" || got["proxy_http"] != nil || got["max_tlp"] != float64(2) {
+		t.Errorf("after an update replacing the key and removing the proxy: %v", got)
+	}
+	f.admin.Call(t, http.MethodPatch, "/api/analyzer/"+id, map[string]any{"configuration": map[string]any{"key": nil, "max_tlp": 0}}).
+		WantError(t, http.StatusBadRequest, "AttributeCheckingError")
+	if got = conf(f.admin.Call(t, http.MethodGet, "/api/analyzer/"+id, nil).Want(t, http.StatusOK).Object(t)); got["key"] != "n3w" || got["max_tlp"] != float64(2) {
+		t.Errorf("a refused update changed the configuration: %v", got)
+	}
+	// The kept credential is the one jobs run with.
+	j := f.analyst.Call(t, http.MethodPost, "/api/analyzer/"+id+"/run", map[string]any{"dataType": "ip", "data": "192.0.2.1"}).Want(t, http.StatusOK).Object(t)
+	done := f.wait(t, f.analyst, j["id"].(string))
+	if cfg, _ := done["report"].(map[string]any)["full"].(map[string]any)["config"].(map[string]any); cfg["key"] != "REMOVED" {
+		t.Errorf("the job did not run with the kept key (removed from its report): %v", done)
+	}
 }
 
 func TestJobs_RunValueAndReport(t *testing.T) {

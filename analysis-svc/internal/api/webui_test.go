@@ -6,14 +6,17 @@ package api_test
 // ui.js would send to the route they name.
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
+	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
 	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/process"
@@ -71,7 +74,7 @@ func TestWebUI_Pages(t *testing.T) {
 	}
 	for _, p := range []string{"/ui/jobs", j, "/ui/admin/users", "/ui/admin/analyzers", "/ui/admin/responders",
 		"/ui/admin/analyzers/enable/Test_Echo_1_0", "/ui/admin/analyzers/enable/Test_Keyed_1_0",
-		"/ui/admin/responders/enable/Test_Responder_1_0", "/ui/admin/catalog"} {
+		"/ui/admin/responders/enable/Test_Responder_1_0", "/ui/admin/analyzers/edit/" + f.analyzer, "/ui/admin/catalog"} {
 		f.admin.wantPage(t, p, http.StatusOK)
 	}
 	for _, p := range []string{"/ui/admin/organizations", "/ui/admin/users", "/ui/admin/catalog"} {
@@ -188,16 +191,10 @@ func TestWebUI_Pages(t *testing.T) {
 		t.Errorf("the analyzers page does not list both analyzers with their disable button")
 	}
 
-	// An enabled worker's limits, changed with the form of its row; a user's roles with the form of theirs.
-	limits := byAttr(ws, "aria-label", "Limits of Test_Echo")
-	if len(limits) != 1 || wt.Attr(limits[0], "data-api") != "/api/analyzer/"+f.analyzer || wt.Attr(limits[0], "data-method") != "PATCH" {
-		t.Fatalf("the analyzers page has no limits form for Test_Echo")
-	}
-	f.admin.Call(t, http.MethodPatch, wt.Attr(limits[0], "data-api"), map[string]any{"rate": 5, "rateUnit": "Minute", "jobCache": nil, "jobTimeout": 20}).
-		Want(t, http.StatusOK)
-	if ws := f.admin.wantPage(t, "/ui/admin/analyzers", http.StatusOK); !strings.Contains(wt.Text(ws), "5 per Minute") ||
-		len(byAttr(ws, "id", "timeout-"+f.analyzer)) != 1 || wt.Attr(byAttr(ws, "id", "timeout-"+f.analyzer)[0], "value") != "20" {
-		t.Errorf("the analyzers page does not show the new limits")
+	// Each enabled worker links to its edit page (TestWebUI_EditWorker); a user's roles change with the form
+	// of their row.
+	if len(byAttr(ws, "href", "/ui/admin/analyzers/edit/"+f.analyzer)) != 1 {
+		t.Errorf("the analyzers page does not link to Test_Echo's edit page")
 	}
 	users := f.admin.wantPage(t, "/ui/admin/users", http.StatusOK)
 	rf := byAttr(users, "aria-label", "Roles of soc-reader")
@@ -221,15 +218,12 @@ func TestWebUI_Pages(t *testing.T) {
 	if strings.Contains(wt.Text(me), f.analyst.Key) {
 		t.Errorf("the own page shows the key before a click")
 	}
-	// The status page: version, database, the organization's queue.
+	// The status page: version, database, the queue (TestWebUI_StatusQueue).
 	for _, c := range []*client{f.analyst, f.e.super} {
 		st := wt.Text(c.wantPage(t, "/ui/status", http.StatusOK))
-		if !strings.Contains(st, "analysis-svc "+api.Version) || !strings.Contains(st, "answers") {
+		if !strings.Contains(st, "analysis-svc "+api.Version) || !strings.Contains(st, "answers") || !strings.Contains(st, "Job queue") {
 			t.Errorf("%s's status page: %.300s", c.Login, st)
 		}
-	}
-	if st := wt.Text(f.analyst.wantPage(t, "/ui/status", http.StatusOK)); !strings.Contains(st, "Jobs Waiting") || !strings.Contains(st, "Jobs InProgress") {
-		t.Errorf("the status page does not count the organization's queue")
 	}
 
 	// The counters of the top bar.
@@ -247,6 +241,162 @@ func TestWebUI_Pages(t *testing.T) {
 	if !strings.Contains(wt.Text(cat), "Test_Keyed") || !strings.Contains(wt.Text(cat), "key: string required") {
 		t.Errorf("the catalog does not list the definitions with their configuration items")
 	}
+}
+
+// The edit page of an enabled worker: the enable form's fields (one template) holding the worker's values,
+// never a credential's; what its form sends (wt.FormBody, as ui.js builds it) keeps the credentials left
+// empty, replaces those filled and every other item, and the limits; an optional credential can be removed.
+// Only an orgadmin of the worker's organization has the page; a session's PATCH needs its CSRF token.
+func TestWebUI_EditWorker(t *testing.T) {
+	f := newWebUIFixture(t, "example.org")
+	keyed := f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Keyed_1_0", map[string]any{"name": "Keyed",
+		"configuration": map[string]any{"key": "s3cr3t-value", "proxy_https": "http://squid:Pr0xyPass@proxy.example:3128",
+			"check_tlp": true, "max_tlp": 1, "cacerts": "line1\nline2"}, "rate": 7, "rateUnit": "Hour", "jobCache": 15}).
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
+	path := "/ui/admin/analyzers/edit/" + keyed
+
+	f.e.setPassword(t, "soc-admin", "a long password 1")
+	s := f.e.sessionClient()
+	s.loginAs(t, "soc-admin", "a long password 1").Want(t, http.StatusOK)
+	doc := s.wantPage(t, path, http.StatusOK)
+	if b := strings.ToLower(wt.Text(doc)) + strings.Join(attrValues(doc), " "); strings.Contains(b, "s3cr3t-value") || strings.Contains(b, "pr0xypass") {
+		t.Fatalf("the edit page shows a credential")
+	}
+	val := func(id string) string {
+		n := byAttr(doc, "id", id)
+		if len(n) != 1 {
+			t.Fatalf("the edit page has no field %s", id)
+		}
+		return wt.Attr(n[0], "value")
+	}
+	if val("en-name") != "Keyed" || val("cf-max_tlp") != "1" || val("en-rate") != "7" || val("en-cache") != "15" || val("cf-key") != "" || val("cf-proxy_https") != "" {
+		t.Errorf("the edit page's fields do not hold the worker's values")
+	}
+	key := byAttr(doc, "id", "cf-key")[0]
+	if wt.Attr(key, "type") != "password" || hasAttr(key, "required") {
+		t.Errorf("the stored required key is not an optional password field (empty keeps it)")
+	}
+	if sel := wt.Find(doc, func(n *html.Node) bool {
+		return n.Data == "option" && hasAttr(n, "selected") && n.Parent != nil && wt.Attr(n.Parent, "id") == "cf-check_tlp"
+	}); len(sel) != 1 || wt.Attr(sel[0], "value") != "true" {
+		t.Errorf("check_tlp does not show its value")
+	}
+	if ta := byAttr(doc, "id", "cf-cacerts"); len(ta) != 1 || strings.TrimPrefix(wt.Text(ta[0]), "\n") != "line1\nline2" {
+		t.Errorf("the text item cacerts does not hold its value")
+	}
+	// The key is required: it cannot be removed; the proxy can.
+	if len(byAttr(doc, "name", "configuration.key")) != 1 || len(wt.Find(doc, func(n *html.Node) bool {
+		return wt.Attr(n, "name") == "configuration.proxy_https" && wt.Attr(n, "data-if-checked") == "null"
+	})) != 1 {
+		t.Errorf("the removal boxes: the required key has one or the proxy none")
+	}
+	forms := wt.Find(doc, func(n *html.Node) bool { return n.Data == "form" && wt.Attr(n, "data-api") != "" })
+	if len(forms) != 1 || wt.Attr(forms[0], "data-api") != "/api/analyzer/"+keyed || wt.Attr(forms[0], "data-method") != "PATCH" {
+		t.Fatalf("the edit form does not PATCH the analyzer")
+	}
+	// Sent as rendered, with max_tlp and the rate changed: the credentials are kept, the rest as shown.
+	body := wt.FormBody(t, forms[0], map[string]string{"cf-max_tlp": "3", "en-rate": ""})
+	s.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, body).WantError(t, http.StatusForbidden, "AuthorizationError")
+	s.CSRF = true
+	got := s.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, body).Want(t, http.StatusOK).Object(t)
+	conf := got["configuration"].(map[string]any)
+	if conf["key"] != "s3cr3t-value" || conf["proxy_https"] != "http://squid:Pr0xyPass@proxy.example:3128" || conf["check_tlp"] != true ||
+		conf["max_tlp"] != float64(3) || conf["cacerts"] != "line1\nline2" || got["rate"] != nil || got["jobCache"] != float64(15) || got["name"] != "Keyed" {
+		t.Errorf("after the edit form: %v", got)
+	}
+	// A key typed in replaces the stored one; the proxy's box removes it.
+	doc = s.wantPage(t, path, http.StatusOK)
+	forms = wt.Find(doc, func(n *html.Node) bool { return n.Data == "form" && wt.Attr(n, "data-api") != "" })
+	box := wt.Find(doc, func(n *html.Node) bool { return wt.Attr(n, "data-if-checked") != "" })
+	wt.Walk(box[0], func(n *html.Node) { n.Attr = append(n.Attr, html.Attribute{Key: "checked"}) })
+	got = s.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, wt.FormBody(t, forms[0], map[string]string{"cf-key": "n3w-key"})).
+		Want(t, http.StatusOK).Object(t)
+	if conf = got["configuration"].(map[string]any); conf["key"] != "n3w-key" || conf["proxy_https"] != nil || conf["max_tlp"] != float64(3) {
+		t.Errorf("after replacing the key and removing the proxy: %v", conf)
+	}
+	if d := s.wantPage(t, path, http.StatusOK); len(wt.Find(d, func(n *html.Node) bool { return wt.Attr(n, "data-if-checked") != "" })) != 0 {
+		t.Errorf("a removed proxy still offers its removal")
+	}
+
+	// Roles and organizations.
+	for _, c := range []*client{f.analyst, f.reads} {
+		c.wantPage(t, path, http.StatusForbidden)
+	}
+	otherAdmin := f.e.user(t, "other-admin", "other", roleOrgAdmin)
+	otherAdmin.wantPage(t, path, http.StatusNotFound)
+	otherAdmin.wantPage(t, "/ui/admin/responders/edit/"+keyed, http.StatusNotFound)
+	f.admin.wantPage(t, "/ui/admin/responders/edit/"+keyed, http.StatusNotFound) // an analyzer is no responder
+	otherAdmin.Call(t, http.MethodPatch, "/api/analyzer/"+keyed, body).WantError(t, http.StatusNotFound, "NotFoundError")
+}
+
+// The status page's queue: the workers busy and the jobs waiting of the caller's organization, or of every
+// organization with this replica's workers for the superadmin. Two workers are held by a job of each
+// organization at its gate (fair_test.go), then two more of soc's wait.
+func TestWebUI_StatusQueue(t *testing.T) {
+	jf := newJobFixture(t, withJobs(analysis.JobsConfig{Workers: 2}))
+	otherAdmin := jf.e.user(t, "other-admin", "other", roleOrgAdmin)
+	otherEcho := otherAdmin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Echo_1_0", map[string]any{}).
+		Want(t, http.StatusCreated).Object(t)["id"].(string)
+	f := &fairFixture{jobFixture: jf, otherAnalyzer: otherEcho, prefix: fmt.Sprintf("%s-%d-", t.Name(), time.Now().UnixNano())}
+	f.waitStatusAs(t, f.analyst, f.submit(t, f.analyst, "s1", ""), "InProgress")
+	f.waitStatusAs(t, f.other, f.submit(t, f.other, "o1", ""), "InProgress")
+	for _, g := range []string{"s2", "s3"} {
+		if id := f.submit(t, f.analyst, g, ""); f.status(t, f.analyst, id) != "Waiting" {
+			t.Fatalf("a job runs with both workers held")
+		}
+	}
+
+	// rows are the queue table's rows: organization → busy, waiting, oldest.
+	rows := func(c *client) map[string][]string {
+		t.Helper()
+		doc := c.wantPage(t, "/ui/status", http.StatusOK)
+		out := map[string][]string{}
+		for _, tr := range wt.Find(doc, func(n *html.Node) bool { return n.Data == "tr" && n.Parent != nil && n.Parent.Data == "tbody" }) {
+			var cells []string
+			for _, td := range wt.Find(tr, func(n *html.Node) bool { return n.Data == "td" }) {
+				cells = append(cells, strings.TrimSpace(wt.Text(td)))
+			}
+			if len(cells) == 4 {
+				out[cells[0]] = cells[1:]
+			}
+		}
+		return out
+	}
+	for _, c := range []*client{f.analyst, f.reads, f.admin} {
+		r := rows(c)
+		if len(r) != 1 || r["soc"] == nil || r["soc"][0] != "1" || r["soc"][1] != "2" || r["soc"][2] == "none waits" {
+			t.Errorf("%s's queue: %v, want soc only: 1 busy, 2 waiting since a date", c.Login, r)
+		}
+	}
+	if r := rows(f.other); len(r) != 1 || r["other"] == nil || r["other"][0] != "1" || r["other"][1] != "0" || r["other"][2] != "none waits" {
+		t.Errorf("other's queue: %v", r)
+	}
+	r := rows(f.e.super)
+	if len(r) != 2 || r["soc"][0] != "1" || r["soc"][1] != "2" || r["other"][0] != "1" || r["other"][1] != "0" {
+		t.Errorf("the superadmin's queue: %v, want both organizations", r)
+	}
+	if st := wt.Text(f.e.super.wantPage(t, "/ui/status", http.StatusOK)); !strings.Contains(st, "2 busy of 2") {
+		t.Errorf("the superadmin's status page does not show this replica's busy workers")
+	}
+	if st := wt.Text(f.analyst.wantPage(t, "/ui/status", http.StatusOK)); strings.Contains(st, "busy of") {
+		t.Errorf("an organization's user sees the replica's workers (every organization's load)")
+	}
+	// An organization with nothing queued has its row, with zeros.
+	f.e.createOrg(t, "third-org")
+	if r := rows(f.e.user(t, "third-analyst", "third-org", roleAnalyze)); len(r) != 1 || r["third-org"] == nil || r["third-org"][0] != "0" {
+		t.Errorf("an organization with nothing queued: %v", r)
+	}
+}
+
+// attrValues are the values of every attribute of the document.
+func attrValues(doc *html.Node) []string {
+	var out []string
+	wt.Walk(doc, func(n *html.Node) {
+		for _, a := range n.Attr {
+			out = append(out, a.Val)
+		}
+	})
+	return out
 }
 
 func hasAttr(n *html.Node, key string) bool {
@@ -306,7 +456,7 @@ func TestWebUI_Roles(t *testing.T) {
 
 // Hostile values that users and analyzers write are escaped wherever they appear: an observable and the
 // report that echoes it, a message, parameters, a failure's message, a file name, a user's name, an
-// organization's description and an analyzer's name.
+// organization's description, an analyzer's name and a configuration value (its edit page).
 func TestWebUI_HostileValues(t *testing.T) {
 	hostile := strings.Join(wt.Hostile, " ")
 	f := newWebUIFixture(t, hostile)
@@ -320,13 +470,13 @@ func TestWebUI_HostileValues(t *testing.T) {
 	f.e.createUser(t, f.admin, "hostile-user", "soc", roleRead)
 	f.admin.Call(t, http.MethodPatch, "/api/user/hostile-user", map[string]any{"name": hostile}).Want(t, http.StatusOK)
 	f.e.super.Call(t, http.MethodPost, "/api/organization", map[string]any{"name": "hostile-org", "description": hostile}).Want(t, http.StatusCreated)
-	f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Keyed_1_0", map[string]any{"name": hostile,
-		"configuration": map[string]any{"key": hostile}}).Want(t, http.StatusCreated)
+	keyed := f.admin.Call(t, http.MethodPost, "/api/organization/analyzer/Test_Keyed_1_0", map[string]any{"name": hostile,
+		"configuration": map[string]any{"key": hostile, "cacerts": hostile}}).Want(t, http.StatusCreated).Object(t)["id"].(string)
 
 	pages := map[*client][]string{
 		f.analyst: {"/ui/jobs", "/ui/jobs?value=" + url.QueryEscape(hostile), "/ui/jobs/" + f.job, "/ui/jobs/" + f.job + "?fragment=1",
 			"/ui/jobs/" + failed["id"].(string), "/ui/jobs/" + file["id"].(string), "/ui/analyze?dataType=ip"},
-		f.admin:   {"/ui/admin/users", "/ui/admin/analyzers"},
+		f.admin:   {"/ui/admin/users", "/ui/admin/analyzers", "/ui/admin/analyzers/edit/" + keyed},
 		f.e.super: {"/ui/admin/users", "/ui/admin/organizations"},
 	}
 	for c, ps := range pages {

@@ -130,7 +130,7 @@ func TestJobStore_DeferWaitsUntilNotBefore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	j, err := s.Claim(ctx, "w1", until, t0, 0)
+	j, err := s.Claim(ctx, "w1", until, t0, analysis.ClaimRule{})
 	if err != nil || j.ID != "a-1" || j.Attempts != 1 || !j.DeferredSince.IsZero() {
 		t.Fatalf("first claim: %+v, %v", j, err)
 	}
@@ -146,7 +146,7 @@ func TestJobStore_DeferWaitsUntilNotBefore(t *testing.T) {
 	// Before notBefore: the others go, a-1 does not.
 	var got []string
 	for {
-		j, err := s.Claim(ctx, "w2", until, t0.Add(59*time.Second), 0)
+		j, err := s.Claim(ctx, "w2", until, t0.Add(59*time.Second), analysis.ClaimRule{})
 		if errors.Is(err, analysis.ErrNoJob) {
 			break
 		}
@@ -158,14 +158,14 @@ func TestJobStore_DeferWaitsUntilNotBefore(t *testing.T) {
 	if strings.Join(got, ",") != "a-2,b-1" && strings.Join(got, ",") != "b-1,a-2" {
 		t.Fatalf("claimed before notBefore: %v, want a-2 and b-1", got)
 	}
-	j, err = s.Claim(ctx, "w3", until, t0.Add(time.Minute), 0)
+	j, err = s.Claim(ctx, "w3", until, t0.Add(time.Minute), analysis.ClaimRule{})
 	if err != nil || j.ID != "a-1" || j.Attempts != 1 || !j.DeferredSince.Equal(t0) {
 		t.Fatalf("claim at notBefore: %+v, %v", j, err)
 	}
 	if err := s.Requeue(ctx, "a-1", "w3", true); err != nil {
 		t.Fatal(err)
 	}
-	j, err = s.Claim(ctx, "w4", until, t0, 0)
+	j, err = s.Claim(ctx, "w4", until, t0, analysis.ClaimRule{})
 	if err != nil || j.ID != "a-1" || !j.DeferredSince.IsZero() {
 		t.Fatalf("after a requeue: %+v, %v", j, err)
 	}

@@ -3,6 +3,7 @@ package webui
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -64,7 +65,6 @@ type workersPage struct {
 	Workers     []analysis.Worker
 	Definitions []analysis.Definition
 	Secret      map[string]bool // the configuration items shown only as set or not set
-	RateUnits   []string
 }
 
 func (h *Handler) adminWorkers(kind analysis.Kind) echo.HandlerFunc {
@@ -74,7 +74,7 @@ func (h *Handler) adminWorkers(kind analysis.Kind) echo.HandlerFunc {
 		if err := cl.Require(identity.RoleOrgAdmin); err != nil {
 			return err
 		}
-		p := workersPage{Page: h.base(c, plural(kind)), Kind: kind, Plural: string(kind) + "s", Secret: map[string]bool{}, RateUnits: rateUnits}
+		p := workersPage{Page: h.base(c, plural(kind)), Kind: kind, Plural: string(kind) + "s", Secret: map[string]bool{}}
 		p.Title = titleCase(p.Plural)
 		p.Current = p.Title
 		var err error
@@ -87,22 +87,16 @@ func (h *Handler) adminWorkers(kind analysis.Kind) echo.HandlerFunc {
 		for _, w := range p.Workers {
 			d, _ := h.s.Workers.Catalog().Definition(kind, w.DefinitionID)
 			for k := range w.Configuration {
-				p.Secret[k] = p.Secret[k] || secretName(k) || slices.ContainsFunc(d.ConfigurationItems,
-					func(it analysis.ConfigItem) bool { return it.Name == k && it.Secret })
+				it := analysis.ConfigItem{Name: k}
+				if i := slices.IndexFunc(d.ConfigurationItems, func(it analysis.ConfigItem) bool { return it.Name == k }); i >= 0 {
+					it = d.ConfigurationItems[i]
+				}
+				p.Secret[k] = p.Secret[k] || analysis.IsSecretItem(it)
 			}
 		}
 		return h.pages.Render(c, http.StatusOK, "workers", "", p)
 	}
 }
-
-// secretName tells configuration values shown only as set or not set: items named like a credential (the
-// service's rule, analysis.IsSecretName) and the proxies (their URL may hold a password).
-func secretName(name string) bool {
-	return analysis.IsSecretName(name) || strings.HasPrefix(name, "proxy")
-}
-
-// secretItem tells the items whose form field is a password field, never filled.
-func secretItem(it analysis.ConfigItem) bool { return it.Secret || secretName(it.Name) }
 
 func plural(k analysis.Kind) string { return string(k) + "s" }
 
@@ -113,17 +107,32 @@ func titleCase(s string) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
-// enablePage is the form that enables a definition: one field per configuration item of the definition and
-// per global item, by type (string, text, number, boolean, multi-valued), required and defaults; a secret
-// item is a password field, never filled.
-type enablePage struct {
+// workerForm is the form that enables a definition or edits an enabled worker: one field per configuration
+// item of the definition and per global item (TLP and PAP checks, proxies…), by type (string, text, number,
+// boolean, multi-valued), required and defaults; the name and limits (rate, cache, job timeout). Enabling,
+// the fields hold the defaults; editing, the worker's values, except a credential's (analysis.IsSecretItem):
+// its field is never filled, left empty it keeps the stored value (the API keeps an omitted credential),
+// filled it replaces it, and an optional one can be removed. The edit form sends the whole configuration,
+// which the API's PATCH replaces.
+type workerForm struct {
 	webui.Page
 	Kind       analysis.Kind
 	Plural     string
 	Definition analysis.Definition
-	Items      []analysis.ConfigItem
-	Globals    []analysis.ConfigItem
+	Known      bool             // the definition is in the catalog (editing: otherwise only name and limits)
+	Worker     *analysis.Worker // editing: the worker; nil: enabling
+	Items      []itemField
+	Globals    []itemField
 	RateUnits  []string
+}
+
+// itemField is one configuration item's field: its value as the field holds it ("" for a credential).
+type itemField struct {
+	analysis.ConfigItem
+	Value  string // text, number and string fields; multi: one per line
+	Bool   string // boolean: "true", "false" or "" (the default)
+	Secret bool   // a password field, never filled
+	Stored bool   // editing a credential that has a value: left empty, the field keeps it
 }
 
 func (h *Handler) enablePage(kind analysis.Kind) echo.HandlerFunc {
@@ -136,12 +145,86 @@ func (h *Handler) enablePage(kind analysis.Kind) echo.HandlerFunc {
 		if !ok {
 			return apperr.Errorf(apperr.NotFound, "%s definition %s not found", kind, web.Param(c, "definitionId"))
 		}
-		p := enablePage{Page: h.base(c, "Enable "+d.Name), Kind: kind, Plural: plural(kind), Definition: d,
-			Items: d.ConfigurationItems, Globals: analysis.GlobalItems(kind),
-			RateUnits: rateUnits}
-		p.Current = titleCase(p.Plural)
-		return h.pages.Render(c, http.StatusOK, "enable", "", p)
+		return h.workerForm(c, kind, d, nil)
 	}
+}
+
+func (h *Handler) editPage(kind analysis.Kind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		cl := caller(c)
+		if err := cl.Require(identity.RoleOrgAdmin); err != nil {
+			return err
+		}
+		w, err := h.s.Workers.Worker(c.Request().Context(), cl, kind, web.Param(c, "id"))
+		if err != nil {
+			return err
+		}
+		d, _ := h.s.Workers.Catalog().Definition(kind, w.DefinitionID)
+		return h.workerForm(c, kind, d, &w)
+	}
+}
+
+func (h *Handler) workerForm(c echo.Context, kind analysis.Kind, d analysis.Definition, w *analysis.Worker) error {
+	title := "Enable " + d.Name
+	if w != nil {
+		title = "Edit " + w.Name
+	}
+	p := workerForm{Page: h.base(c, title), Kind: kind, Plural: plural(kind), Definition: d, Known: d.ID != "",
+		Worker: w, RateUnits: rateUnits}
+	p.Current = titleCase(p.Plural)
+	if p.Known {
+		p.Items = fields(d.ConfigurationItems, w)
+		p.Globals = fields(analysis.GlobalItems(kind), w)
+	}
+	return h.pages.Render(c, http.StatusOK, "workerform", "", p)
+}
+
+// fields are the items' fields with the defaults (w nil) or the worker's values.
+func fields(items []analysis.ConfigItem, w *analysis.Worker) []itemField {
+	out := make([]itemField, len(items))
+	for i, it := range items {
+		f := itemField{ConfigItem: it, Secret: analysis.IsSecretItem(it)}
+		v := it.DefaultValue
+		if w != nil {
+			v = w.Configuration[it.Name]
+		}
+		switch {
+		case f.Secret:
+			f.Stored = w != nil && !emptyValue(v)
+		case it.Type == "boolean" && !it.Multi:
+			if b, ok := v.(bool); ok && w != nil {
+				f.Bool = strconv.FormatBool(b)
+			}
+		default:
+			f.Value = fieldText(v)
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// fieldText is a value as its form field holds it: a list one per line.
+func fieldText(v any) string {
+	if l, ok := v.([]any); ok {
+		parts := make([]string, len(l))
+		for i, x := range l {
+			parts[i] = dataText(x)
+		}
+		return strings.Join(parts, "\n")
+	}
+	return dataText(v)
+}
+
+func emptyValue(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	}
+	return false
 }
 
 // orgsPage is the superadmin's organizations.

@@ -15,7 +15,6 @@ import (
 func funcs() template.FuncMap {
 	return template.FuncMap{
 		"dataText": dataText,
-		"secret":   secretItem,
 		// roleList is a user's roles as the role choice's value ("read,analyze").
 		"roleList": func(rs []identity.Role) string {
 			out := make([]string, len(rs))
@@ -40,20 +39,6 @@ func funcs() template.FuncMap {
 				return "set (hidden)"
 			}
 			return dataText(v)
-		},
-		// itemDefault is an item's default as its form field holds it (multi: one per line).
-		"itemDefault": func(it analysis.ConfigItem) string {
-			if secretItem(it) || it.DefaultValue == nil {
-				return ""
-			}
-			if l, ok := it.DefaultValue.([]any); ok {
-				parts := make([]string, len(l))
-				for i, x := range l {
-					parts[i] = dataText(x)
-				}
-				return strings.Join(parts, "\n")
-			}
-			return dataText(it.DefaultValue)
 		},
 		// runOf is the route that runs a job's worker again.
 		"runOf": func(j analysis.Job) string { return "/api/" + string(j.Kind) + "/" + j.WorkerID + "/run" },

@@ -8,7 +8,6 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/identity"
-	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/webui"
 )
 
@@ -29,35 +28,27 @@ func (h *Handler) mePage(c echo.Context) error {
 	return h.pages.Render(c, http.StatusOK, "me", "", p)
 }
 
-// statusPage is the service's state: version, database, the definition paths' warnings and, for an
-// organization's user, its jobs waiting and running.
+// statusPage is the service's state: version, database, the definition paths' warnings and the job queue:
+// the caller's organization's waiting and running jobs, or every organization's with this replica's workers
+// (superadmin).
 type statusPage struct {
 	webui.Page
 	Version    string
 	DatabaseOK bool
 	Warnings   []string
-	Queue      []queueCount // nil for a superadmin (jobs are an organization's)
-}
-
-type queueCount struct {
-	Status string
-	N      int64
+	Queue      analysis.QueueStatus
+	Super      bool
 }
 
 func (h *Handler) statusPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl := caller(c)
 	p := statusPage{Page: h.base(c, "Status"), Version: h.s.Version, DatabaseOK: h.ready(ctx) == nil,
-		Warnings: h.s.Workers.Catalog().Warnings()}
+		Warnings: h.s.Workers.Catalog().Warnings(), Super: cl.Superadmin()}
 	p.Current = "Status"
-	if !cl.Superadmin() {
-		for _, st := range []string{analysis.JobWaiting, analysis.JobInProgress} {
-			_, n, err := h.s.Jobs.Search(ctx, cl, eq("status", st), search.Page{Limit: 1})
-			if err != nil {
-				return err
-			}
-			p.Queue = append(p.Queue, queueCount{Status: st, N: n})
-		}
+	var err error
+	if p.Queue, err = h.s.Jobs.Queue(ctx, cl); err != nil {
+		return err
 	}
 	return h.pages.Render(c, http.StatusOK, "status", "", p)
 }

@@ -80,6 +80,7 @@ func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	for _, k := range []analysis.Kind{analysis.KindAnalyzer, analysis.KindResponder} {
 		page("/admin/"+plural(k), h.adminWorkers(k))
 		page("/admin/"+plural(k)+"/enable/:definitionId", h.enablePage(k))
+		page("/admin/"+plural(k)+"/edit/:id", h.editPage(k))
 	}
 	page("/admin/organizations", h.adminOrgs)
 	page("/admin/catalog", h.adminCatalog)

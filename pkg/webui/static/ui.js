@@ -2,6 +2,8 @@
 // - submits forms marked data-api to the service's REST API as JSON (or multipart with a file), with the
 //   session's CSRF token in X-XSRF-TOKEN, then reloads or goes where data-then says;
 // - runs buttons marked data-api (one request, or one per selected row with data-each), after data-confirm;
+// - a checkbox marked data-if-checked sends that JSON value when checked (null: remove a stored secret), nothing
+//   otherwise;
 // - sends a form marked data-fanout="a b" once per combination of the values of its fields a and b (checked
 //   boxes, or lines of a field): each value fills {a} in the route or the field a of the body;
 // - shows the answer of a form or button marked data-show="<id>" as text in that element instead of reloading;
@@ -89,6 +91,11 @@
       }
       if (el.type === "radio" && !el.checked) { return; }
       if (el.type === "submit" || el.type === "button") { return; }
+      if (el.type === "checkbox" && el.hasAttribute("data-if-checked")) {
+        // A box that sends its JSON value when checked (null: remove a stored secret), nothing otherwise.
+        if (el.checked) { setPath(json, el.name, JSON.parse(el.getAttribute("data-if-checked"))); }
+        return;
+      }
       var v = value(el);
       if (el.hasAttribute("data-as-tasks")) {
         if (v.length) { json.tasks = v.map(function (t, i) { return { title: t, order: i }; }); }

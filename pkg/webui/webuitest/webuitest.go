@@ -4,6 +4,7 @@
 package webuitest
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -212,4 +213,139 @@ func CheckEscaped(t testing.TB, path, body string, doc *html.Node) {
 		}
 		t.Errorf("%s: a <%s> element came from a value", path, n.Data)
 	}
+}
+
+// FormBody is the JSON body ui.js's formBody builds from a form as the page rendered it, with fill changing
+// fields as a user would (by id: an input's or textarea's text, a select's option value, "on" or "" for a
+// checkbox): data-type, data-omit-empty, data-if-checked and dotted names as the script reads them. Tests send
+// it to the form's data-api route, so that what a page's form sends is what the test checks.
+func FormBody(t testing.TB, form *html.Node, fill map[string]string) map[string]any {
+	t.Helper()
+	body := map[string]any{}
+	for _, el := range Find(form, func(n *html.Node) bool { return n.Data == "input" || n.Data == "select" || n.Data == "textarea" }) {
+		name, typ := Attr(el, "name"), Attr(el, "type")
+		_, disabled := attr(el, "disabled")
+		if name == "" || disabled || name == "sel" || name == "analyzer" || typ == "file" || typ == "submit" || typ == "button" {
+			continue
+		}
+		v, filled := fill[Attr(el, "id")]
+		if typ == "checkbox" || typ == "radio" {
+			_, checked := attr(el, "checked")
+			if filled {
+				checked = v != ""
+			}
+			if typ == "radio" && !checked {
+				continue
+			}
+			if js, ok := attr(el, "data-if-checked"); ok {
+				if checked {
+					setPath(body, name, decode(t, js))
+				}
+				continue
+			}
+			setPath(body, name, checked)
+			continue
+		}
+		if !filled {
+			v = fieldValue(el)
+		}
+		val := typed(t, Attr(el, "data-type"), v)
+		if _, omit := attr(el, "data-omit-empty"); omit {
+			if l, isList := val.([]any); val == nil || val == "" || isList && len(l) == 0 {
+				continue
+			}
+		}
+		setPath(body, name, val)
+	}
+	return body
+}
+
+func attr(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+// fieldValue is a field's value as rendered: an input's value, a textarea's text, a select's selected option
+// (the first when none is).
+func fieldValue(el *html.Node) string {
+	switch el.Data {
+	case "textarea":
+		return strings.TrimPrefix(Text(el), "\n")
+	case "select":
+		opts := Find(el, func(n *html.Node) bool { return n.Data == "option" })
+		for _, o := range opts {
+			if _, sel := attr(o, "selected"); sel {
+				return optionValue(o)
+			}
+		}
+		if len(opts) > 0 {
+			return optionValue(opts[0])
+		}
+		return ""
+	}
+	return Attr(el, "value")
+}
+
+func optionValue(o *html.Node) string {
+	if v, ok := attr(o, "value"); ok {
+		return v
+	}
+	return strings.TrimSpace(Text(o))
+}
+
+// typed converts a value by its data-type as ui.js's value() does.
+func typed(t testing.TB, typ, v string) any {
+	t.Helper()
+	lines := func(sep string) []any {
+		out := []any{}
+		for _, s := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(sep, r) }) {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	switch typ {
+	case "int", "float", "json":
+		if v == "" {
+			return nil
+		}
+		return decode(t, v)
+	case "bool":
+		if v == "" {
+			return nil
+		}
+		return v == "true"
+	case "list":
+		return lines("\n,")
+	case "lines":
+		return lines("\n")
+	}
+	return v
+}
+
+func decode(t testing.TB, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("a field's value %q is not JSON: %v", s, err)
+	}
+	return v
+}
+
+func setPath(obj map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := obj[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			obj[p] = next
+		}
+		obj = next
+	}
+	obj[parts[len(parts)-1]] = v
 }
