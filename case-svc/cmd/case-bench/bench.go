@@ -68,8 +68,8 @@ var (
 	quickSizes = sizes{Clients: 8, CasesSmall: 100, CasesLarge: 300, ObservablesPerCase: 10, TasksPerCase: 2,
 		Fill: "bulk", CreateSample: 50, QueryReps: 3, QueryRepsLarge: 2, SimilarReps: 2, SimilarRepsLarge: 2,
 		BulkValues: 200, BulkReps: 2, BulkRepsLarge: 2, AuditCases: 100, ConnectorRuns: 20, ConnectorRunsLarge: 3,
-		Alerts: 300, ViewObservables: 1000, PageReps: 3, AutomationObservables: 20, AutomationRuns: 5,
-		SlowReps: 20, LinkObservables: 1000, LinkReps: 3, Streams: 300, StreamChanges: 500}
+		Alerts: 300, ViewObservables: 100, PageReps: 3, AutomationObservables: 20, AutomationRuns: 5,
+		SlowReps: 5, LinkObservables: 200, LinkReps: 3, Streams: 30, StreamChanges: 100}
 )
 
 type benchOptions struct {
