@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/analysis-svc/internal/runner"
+	"github.com/openir/platform/pkg/apitest"
 )
 
 // A job its executor defers (analysis.DeferError: the kubernetes runner's answer to a ResourceQuota refusal)
 // goes back to the queue, Waiting, without using an attempt, and is claimed again after a backoff that grows
 // with the time it has been deferred (DeferMin, then the time deferred so far); once there is room it runs
-// as attempt 1. Deferred for longer than its timeout, it fails saying why, as a job that never ran.
+// as attempt 1; /metrics counts the deferrals. Deferred for longer than its timeout, it fails saying why, as
+// a job that never ran.
 func TestQueue_DeferredJobWaitsWithoutUsingAttempts(t *testing.T) {
 	const deferMin = 150 * time.Millisecond
 	f := newJobFixture(t, withJobs(analysis.JobsConfig{Workers: 1, DeferMin: deferMin, DeferMax: time.Second, MaxAttempts: 2}))
@@ -43,6 +46,18 @@ func TestQueue_DeferredJobWaitsWithoutUsingAttempts(t *testing.T) {
 	if n := strings.Count(f.e.logs.String(), `"msg":"job deferred","job":"`+id+`"`); n != 3 {
 		t.Fatalf("%d deferral log lines, want 3:\n%s", n, f.e.logs.String())
 	}
+	// /metrics counts the runs by runner and outcome, within closed sets.
+	m := apitest.ScrapeMetrics(t, f.e.srv.URL)
+	for outcome, want := range map[string]float64{runner.RunDeferred: 3, runner.RunSuccess: 1, runner.RunError: 0} {
+		if got, ok := m.Value("analysis_runs_total", map[string]string{"runner": runner.RunnerBuiltin, "outcome": outcome}); !ok || got != want {
+			t.Errorf("analysis_runs_total{runner=builtin,outcome=%s} = %v (%v), want %v", outcome, got, ok, want)
+		}
+	}
+	if n, ok := m.Value("analysis_run_seconds", map[string]string{"runner": runner.RunnerBuiltin}); !ok || n != 1 {
+		t.Errorf("analysis_run_seconds{runner=builtin} count %v (%v), want 1 (deferrals ran nothing)", n, ok)
+	}
+	m.CheckLabels(t, "analysis_runs_total", map[string][]string{"runner": {"builtin", "process", "docker", "kubernetes"},
+		"outcome": {"success", "failure", "deferred", "error"}})
 
 	// Deferred past its timeout: a failure that says it never ran.
 	g := newJobFixture(t, withJobs(analysis.JobsConfig{Workers: 1, DeferMin: 20 * time.Millisecond, DeferMax: 50 * time.Millisecond,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/api"
@@ -74,6 +75,8 @@ type App struct {
 	// kubernetes is the kubernetes runner when job.runner enables it, with its callback listener.
 	kubernetes       *kubernetes.Runner
 	callbackListener net.Listener
+	// collectors are the runners' metrics, served at /metrics with the others.
+	collectors []prometheus.Collector
 }
 
 // New builds analysis-svc from cfg: it opens the database (unless opts.DB), makes sure of the superadmin of
@@ -131,7 +134,7 @@ func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
 	return api.New(api.Config{
 		APIConfig: web.APIConfig{Log: a.Log, Auth: r.Auth, Secure: r.Secure, SearchMax: cfg.Search.Max, Limits: r.Limits,
 			MaxFile: maxFile, DownloadPassword: cfg.Datastore.Password},
-		Ready:  web.Options{Ready: a.DB.Ping},
+		Ready:  web.Options{Ready: a.DB.Ping, Collectors: a.collectors},
 		Events: a.Events,
 	}, a.Identity, a.Workers, a.Jobs), nil
 }

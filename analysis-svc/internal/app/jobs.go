@@ -56,6 +56,13 @@ func (a *App) jobService(ctx context.Context, opts Options) error {
 	if ropts.Log == nil {
 		ropts.Log = log
 	}
+	if ropts.Metrics == nil {
+		ropts.Metrics = runner.NewMetrics()
+	}
+	a.collectors = append(a.collectors, ropts.Metrics.Collectors()...)
+	if k, ok := ropts.Kubernetes.(*kubernetes.Runner); ok {
+		a.collectors = append(a.collectors, k.Metrics().Collectors()...)
+	}
 	a.Runners = runner.New(ropts)
 	a.Catalog = opts.Catalog
 	if a.Catalog == nil {
@@ -174,7 +181,7 @@ func (a *App) kubernetesRunner(ctx context.Context, access jobdir.FolderAccess) 
 	}
 	opts := kubernetes.Options{Client: client, Settings: settings, Profiles: profiles, Server: k.Server,
 		JobioImage: k.JobioImage, JobioCommand: k.JobioCommand, CallbackURL: callback,
-		DeadlineMargin: k.DeadlineMargin, TTL: k.TTL, MaxFile: maxFile, Access: access, Log: a.Log}
+		DeadlineMargin: k.DeadlineMargin, TTL: k.TTL, MaxFile: maxFile, Access: access, Log: a.Log, Metrics: kubernetes.NewMetrics()}
 	if k.PodName != "" {
 		opts.Owner = k.PodName + "." + strings.ToLower(rand.Text()[:8])
 		if k.PodUID != "" {

@@ -64,6 +64,7 @@ type Options struct {
 	KubernetesFirst bool
 	Files           analysis.FileStore // where observables' files are read (needed for file observables)
 	Log             *slog.Logger
+	Metrics         *Metrics // counts every run (nil: not counted)
 }
 
 // Executors resolves definitions to the executor of their jobs. It is safe for concurrent use.
@@ -97,13 +98,13 @@ func (e *Executors) Runnable(def analysis.Definition) string {
 func (e *Executors) resolve(def analysis.Definition) (analysis.Executor, string) {
 	switch {
 	case def.Builtin != nil:
-		return &executor{opts: &e.opts, def: def}, ""
+		return &executor{opts: &e.opts, def: def, name: RunnerBuiltin}, ""
 	case def.Command != "" && e.opts.Process != nil:
-		return &executor{opts: &e.opts, def: def, runner: e.opts.Process}, ""
+		return &executor{opts: &e.opts, def: def, runner: e.opts.Process, name: RunnerProcess}, ""
 	case def.DockerImage != "" && e.opts.Kubernetes != nil && (e.opts.KubernetesFirst || e.opts.Docker == nil):
-		return &executor{opts: &e.opts, def: def, runner: e.opts.Kubernetes}, ""
+		return &executor{opts: &e.opts, def: def, runner: e.opts.Kubernetes, name: RunnerKubernetes}, ""
 	case def.DockerImage != "" && e.opts.Docker != nil:
-		return &executor{opts: &e.opts, def: def, runner: e.opts.Docker}, ""
+		return &executor{opts: &e.opts, def: def, runner: e.opts.Docker, name: RunnerDocker}, ""
 	case def.Command != "" && def.DockerImage != "":
 		return nil, "neither the process nor the docker or kubernetes runner is enabled (job.runner)"
 	case def.Command != "":
@@ -118,11 +119,14 @@ type executor struct {
 	opts   *Options
 	def    analysis.Definition
 	runner Runner
+	name   string // the runner's, in the metrics
 }
 
 // Execute makes the job folder, copies the observable's file into it and runs the worker within the job's
 // timeout (see analysis.Executor).
-func (x *executor) Execute(ctx context.Context, run analysis.Execution) (analysis.RunOutput, string, error) {
+func (x *executor) Execute(ctx context.Context, run analysis.Execution) (out analysis.RunOutput, folder string, err error) {
+	start := time.Now()
+	defer func() { x.opts.Metrics.observe(x.name, time.Since(start), out, err) }()
 	if x.runner == nil && run.File == nil { // a built-in without a file has nothing to put in a folder
 		out, err := x.builtin(ctx, run.Input, run.Timeout)
 		return out, "", err
@@ -131,7 +135,7 @@ func (x *executor) Execute(ctx context.Context, run analysis.Execution) (analysi
 	if err != nil {
 		return analysis.RunOutput{}, "", &analysis.ExecError{Message: "cannot create the job folder", Err: err}
 	}
-	out, err := x.execute(ctx, run, dir)
+	out, err = x.execute(ctx, run, dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		return analysis.RunOutput{}, "", err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
 )
@@ -21,9 +22,10 @@ const CallbackPath = "/jobio/v1/"
 
 // callbacks holds the runs whose pods may call back.
 type callbacks struct {
-	limits jobdir.OutputLimits
-	access jobdir.FolderAccess
-	log    *slog.Logger
+	limits  jobdir.OutputLimits
+	access  jobdir.FolderAccess
+	log     *slog.Logger
+	metrics *Metrics // may be nil
 
 	mu   sync.Mutex
 	runs map[string]*callbackRun // by Job name
@@ -45,8 +47,8 @@ type callbackRun struct {
 	uploadFiles int
 }
 
-func newCallbacks(limits jobdir.OutputLimits, access jobdir.FolderAccess, log *slog.Logger) *callbacks {
-	return &callbacks{limits: limits, access: access, log: log, runs: map[string]*callbackRun{}}
+func newCallbacks(limits jobdir.OutputLimits, access jobdir.FolderAccess, log *slog.Logger, metrics *Metrics) *callbacks {
+	return &callbacks{limits: limits, access: access, log: log, metrics: metrics, runs: map[string]*callbackRun{}}
 }
 
 // register makes the tokens of the run of Job name, whose job folder is dir. close ends them.
@@ -129,15 +131,19 @@ func (c *callbacks) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	token, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
 	run := c.take(name, route, token)
 	if run == nil {
+		c.metrics.callback(route, "unauthorized", 0)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
+	start := time.Now()
 	if route == "input" {
 		w.Header().Set("Content-Type", "application/x-tar")
 		if err := jobdir.PackInput(w, run.dir); err != nil {
+			c.metrics.callback(route, "error", time.Since(start))
 			c.log.Warn("send a job's input to its pod", "job", name, "err", err)
 			return // the pod sees a cut stream and fails
 		}
+		c.metrics.callback(route, "ok", time.Since(start))
 		c.mu.Lock()
 		run.fetched = true
 		c.mu.Unlock()
@@ -152,13 +158,17 @@ func (c *callbacks) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
+		c.metrics.callback(route, "refused", time.Since(start))
 		http.Error(w, "the output is too large", http.StatusRequestEntityTooLarge)
 	case errors.Is(err, jobdir.ErrUploadRefused):
+		c.metrics.callback(route, "refused", time.Since(start))
 		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
 	case err != nil:
+		c.metrics.callback(route, "error", time.Since(start))
 		c.log.Warn("receive a job's output from its pod", "job", name, "err", err)
 		http.Error(w, "the output could not be stored", http.StatusInternalServerError)
 	default:
+		c.metrics.callback(route, "ok", time.Since(start))
 		w.WriteHeader(http.StatusNoContent)
 	}
 }

@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/kubernetes/k8stest"
@@ -326,6 +329,32 @@ func assertGone(t *testing.T, c *k8stest.Cluster, name string) {
 	}
 }
 
+// wantRuns checks the runner's count of runs of outcome (analysis_kubernetes_runs_total).
+func wantRuns(t *testing.T, r *Runner, outcome string, want float64) {
+	t.Helper()
+	if got := testutil.ToFloat64(r.Metrics().Runs(outcome)); got != want {
+		t.Errorf("runs_total{outcome=%s} = %v, want %v", outcome, got, want)
+	}
+}
+
+// histogramCount is the number of observations of the runner's histogram name.
+func histogramCount(t *testing.T, r *Runner, name string) uint64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(r.Metrics().Collectors()...)
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == name {
+			return f.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	t.Fatalf("no histogram %s", name)
+	return 0
+}
+
 func TestCluster_SuccessWithArtifacts(t *testing.T) {
 	c := needCluster(t)
 	r := newRunner(t, c, "replica-a.x1", Settings{})
@@ -356,6 +385,22 @@ func TestCluster_SuccessWithArtifacts(t *testing.T) {
 		t.Fatalf("value artifact: %+v", out.Artifacts[1])
 	}
 	assertGone(t, c, JobName(analysis.KindAnalyzer, "AVxSuccess_1", 1))
+	// The metrics: one Job, a success, the fetch and the upload, its pending and run times.
+	wantRuns(t, r, OutcomeSuccess, 1)
+	wantRuns(t, r, OutcomeFailure, 0)
+	if n := testutil.ToFloat64(r.Metrics().Created()); n != 1 {
+		t.Errorf("jobs_created_total = %v, want 1", n)
+	}
+	for _, route := range []string{"input", "output"} {
+		if n := testutil.ToFloat64(r.Metrics().Callbacks(route, "ok")); n != 1 {
+			t.Errorf("callbacks_total{route=%s,result=ok} = %v, want 1", route, n)
+		}
+	}
+	for _, h := range []string{"analysis_kubernetes_pending_seconds", "analysis_kubernetes_run_seconds"} {
+		if n := histogramCount(t, r, h); n != 1 {
+			t.Errorf("%s: %d observations, want 1", h, n)
+		}
+	}
 }
 
 func TestCluster_WorkerErrorKeepsItsMessage(t *testing.T) {
@@ -371,6 +416,7 @@ func TestCluster_WorkerErrorKeepsItsMessage(t *testing.T) {
 		t.Fatalf("got %+v", out)
 	}
 	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-error", 1))
+	wantRuns(t, r, OutcomeFailure, 1)
 }
 
 func TestCluster_NoOutputGivesLogTail(t *testing.T) {
@@ -384,6 +430,7 @@ func TestCluster_NoOutputGivesLogTail(t *testing.T) {
 		t.Fatalf("want the worker's log tail, got %+v", out)
 	}
 	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-silent", 1))
+	wantRuns(t, r, OutcomeNoOutput, 1)
 }
 
 func TestCluster_Timeout(t *testing.T) {
@@ -411,6 +458,7 @@ func TestCluster_Timeout(t *testing.T) {
 		t.Fatalf("want the timeout with the log tail, got %+v", out)
 	}
 	assertGone(t, c, name)
+	wantRuns(t, r, OutcomeTimeout, 1)
 }
 
 // timeoutCtx is a context whose deadline the test fires: Err is then context.DeadlineExceeded, as for the
@@ -490,6 +538,7 @@ func TestCluster_MissingImage(t *testing.T) {
 		t.Fatalf("want %q, got %+v", want, out)
 	}
 	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-noimage", 1))
+	wantRuns(t, r, OutcomeImagePull, 1)
 }
 
 func TestCluster_OutOfMemory(t *testing.T) {
@@ -504,6 +553,7 @@ func TestCluster_OutOfMemory(t *testing.T) {
 		t.Fatalf("got %+v", out)
 	}
 	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-oom", 1))
+	wantRuns(t, r, OutcomeOOM, 1)
 }
 
 // A ResourceQuota that leaves no room for a Job (count/jobs.batch 0, counted by the quota controller): the
@@ -576,6 +626,13 @@ func TestCluster_QuotaRefusalDefers(t *testing.T) {
 		t.Fatalf("the run once the quota is gone: %+v, %v", out, err)
 	}
 	assertGone(t, c, name)
+	wantRuns(t, r, OutcomeSuccess, 1)
+	if n := testutil.ToFloat64(r.Metrics().Runs(OutcomeQuota)); n < 1 {
+		t.Errorf("runs_total{outcome=quota} = %v, want at least 1", n)
+	}
+	if n := testutil.ToFloat64(r.Metrics().Created()); n != 1 {
+		t.Errorf("jobs_created_total = %v, want 1 (the refusals created none)", n)
+	}
 }
 
 // Two replicas that both believe they hold one attempt (a stale lease) create one Job: the second create is
@@ -622,6 +679,8 @@ func TestCluster_TwoReplicasOneJob(t *testing.T) {
 		t.Fatalf("the first replica: %+v, %v", outA, errA)
 	}
 	assertGone(t, c, name)
+	wantRuns(t, a, OutcomeSuccess, 1)
+	wantRuns(t, b, OutcomeConflict, 1)
 }
 
 func checkStoredJob(t *testing.T, job Job, jobID string) {
@@ -700,6 +759,10 @@ func TestCluster_SweepDeletesEarlierProcessJobs(t *testing.T) {
 		t.Fatalf("the other replica's run: %+v", got)
 	}
 	assertGone(t, c, JobName(analysis.KindAnalyzer, "job-of-old-process", 1))
+	wantRuns(t, old, OutcomeDeleted, 1)
+	if n := testutil.ToFloat64(restarted.Metrics().swept); n != 1 {
+		t.Errorf("swept_jobs_total = %v, want 1", n)
+	}
 }
 
 // The kustomize overlays of deploy/k8s and the kubernetes runner's manifests, as kubectl renders them, pass a

@@ -75,6 +75,8 @@ type Options struct {
 	Access             jobdir.FolderAccess
 	GroupReadable      bool
 	Log                *slog.Logger
+	// Metrics receives the runner's counts and durations (nil: counted in collectors nobody serves).
+	Metrics *Metrics
 }
 
 // DefaultPendingTimeout is how long a pod may stay unstarted when no setting says otherwise.
@@ -148,10 +150,16 @@ func New(opts Options) (*Runner, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics()
+	}
 	opts.CallbackURL = strings.TrimSuffix(opts.CallbackURL, "/")
 	limits := jobdir.OutputLimits{MaxOutput: opts.MaxOutput, MaxFile: opts.MaxFile, MaxTotal: opts.MaxFile + opts.MaxOutput}
-	return &Runner{opts: opts, cb: newCallbacks(limits, opts.Access, opts.Log)}, nil
+	return &Runner{opts: opts, cb: newCallbacks(limits, opts.Access, opts.Log, opts.Metrics)}, nil
 }
+
+// Metrics are the runner's collectors.
+func (r *Runner) Metrics() *Metrics { return r.opts.Metrics }
 
 // Owner is this process's openir.io/owner label value.
 func (r *Runner) Owner() string { return LabelValue(r.opts.Owner) }
@@ -213,20 +221,37 @@ func (r *Runner) spec(name string, def analysis.Definition, ref jobRef, base, in
 // Run executes def.DockerImage on in as a Kubernetes Job, with the job folder dir on this replica. The job's
 // id and attempt come from ctx (runner.WithJob). See the package comment.
 func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.RunInput, dir string) (analysis.RunOutput, error) {
+	out, outcome, err := r.run(ctx, def, in, dir)
+	if outcome != "" {
+		r.opts.Metrics.runs.WithLabelValues(outcome).Inc()
+	}
+	return out, err
+}
+
+// ctxOutcome is the outcome of a run whose context ended with err.
+func ctxOutcome(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return OutcomeTimeout
+	}
+	return OutcomeInterrupted
+}
+
+// run is Run, with the run's outcome ("" when the job could not be prepared: no Job was tried).
+func (r *Runner) run(ctx context.Context, def analysis.Definition, in analysis.RunInput, dir string) (analysis.RunOutput, string, error) {
 	if strings.TrimSpace(def.DockerImage) == "" {
-		return analysis.RunOutput{}, fmt.Errorf("%s has no docker image", def.ID)
+		return analysis.RunOutput{}, "", fmt.Errorf("%s has no docker image", def.ID)
 	}
 	ref, ok := runner.JobFrom(ctx)
 	if !ok || ref.ID == "" {
-		return analysis.RunOutput{}, errors.New("the kubernetes runner needs the job's id (runner.WithJob)")
+		return analysis.RunOutput{}, "", errors.New("the kubernetes runner needs the job's id (runner.WithJob)")
 	}
 	if err := ctx.Err(); err != nil {
-		return jobdir.Interrupted(err, 0, ""), nil
+		return jobdir.Interrupted(err, 0, ""), ctxOutcome(err), nil
 	}
 	s := r.settings(def.ID, ref.Organization)
 	job, err := jobdir.Prepare(dir, def.Kind, in, jobdir.Options{Access: r.opts.Access, GroupReadable: r.opts.GroupReadable})
 	if err != nil {
-		return analysis.RunOutput{}, err
+		return analysis.RunOutput{}, "", err
 	}
 	name := JobName(def.Kind, ref.ID, ref.Attempt)
 	run, inTok, outTok := r.cb.register(name, job.Dir)
@@ -244,13 +269,15 @@ func (r *Runner) Run(ctx context.Context, def analysis.Definition, in analysis.R
 
 	start := time.Now()
 	if err := r.create(ctx, s.Namespace, spec); err != nil {
-		if IsQuotaExceeded(err) {
-			return analysis.RunOutput{}, &analysis.DeferError{Reason: QuotaReason, Err: err}
+		switch {
+		case IsQuotaExceeded(err):
+			return analysis.RunOutput{}, OutcomeQuota, &analysis.DeferError{Reason: QuotaReason, Err: err}
+		case ctx.Err() != nil:
+			return jobdir.Interrupted(ctx.Err(), time.Since(start), ""), ctxOutcome(ctx.Err()), nil
+		case apperr.Is(err, apperr.Conflict):
+			return analysis.RunOutput{}, OutcomeConflict, err
 		}
-		if ctx.Err() != nil {
-			return jobdir.Interrupted(ctx.Err(), time.Since(start), ""), nil
-		}
-		return analysis.RunOutput{}, err
+		return analysis.RunOutput{}, OutcomeAPIError, err
 	}
 	defer r.delete(ctx, s.Namespace, name)
 	return r.wait(ctx, s, name, def, job.Dir, run, start)
@@ -269,6 +296,7 @@ func (r *Runner) create(ctx context.Context, ns string, job *Job) error {
 		_, err := r.opts.Client.CreateJob(ctx, ns, job, false)
 		switch {
 		case err == nil:
+			r.opts.Metrics.created.Inc()
 			r.opts.Log.Info("created a Kubernetes Job", "kubernetes_job", job.Metadata.Name, "attempt", job.Metadata.Labels[LabelAttempt])
 			return nil
 		case IsQuotaExceeded(err):
@@ -319,22 +347,36 @@ func (r *Runner) delete(ctx context.Context, ns, name string) {
 	}
 }
 
-// wait follows the Job until it finishes, fails to start, or ctx ends.
-func (r *Runner) wait(ctx context.Context, s Settings, name string, def analysis.Definition, dir string, run *callbackRun, start time.Time) (analysis.RunOutput, error) {
+// wait follows the Job until it finishes, fails to start, or ctx ends. The worker's start is when a poll
+// (every Options.Poll) first sees its container started or ended; it splits the Job's time into
+// analysis_kubernetes_pending_seconds and run_seconds.
+func (r *Runner) wait(ctx context.Context, s Settings, name string, def analysis.Definition, dir string, run *callbackRun, start time.Time) (analysis.RunOutput, string, error) {
 	tick := time.NewTicker(r.opts.Poll)
 	defer tick.Stop()
 	upload := run.upload
+	var started time.Time
+	seen := func() {
+		if started.IsZero() {
+			started = time.Now()
+			r.opts.Metrics.pending.Observe(started.Sub(start).Seconds())
+		}
+	}
+	defer func() {
+		if !started.IsZero() {
+			r.opts.Metrics.running.Observe(time.Since(started).Seconds())
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
-			return r.interrupted(ctx, s.Namespace, name, start), nil
+			return r.interrupted(ctx, s.Namespace, name, start), ctxOutcome(ctx.Err()), nil
 		case <-tick.C:
 		case <-upload:
 			upload = nil // look now: the Job finishes right after its upload
 		}
 		job, err := r.opts.Client.GetJob(ctx, s.Namespace, name)
 		if IsNotFound(err) {
-			return jobdir.Failure(fmt.Sprintf("The Kubernetes Job %s was deleted before it finished.", name)), nil
+			return jobdir.Failure(fmt.Sprintf("The Kubernetes Job %s was deleted before it finished.", name)), OutcomeDeleted, nil
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -343,16 +385,26 @@ func (r *Runner) wait(ctx context.Context, s Settings, name string, def analysis
 			continue // the API server may be briefly unreachable; the job's timeout bounds the wait
 		}
 		if finished(job) {
-			return r.finish(ctx, s, name, job, def, dir, run), nil
+			out, outcome := r.finish(ctx, s, name, job, def, dir, run, seen)
+			return out, outcome, nil
 		}
 		pods, err := r.opts.Client.ListPods(ctx, s.Namespace, LabelJobName+"="+name)
 		if err != nil {
 			continue
 		}
-		if msg := r.startProblem(pods, time.Since(start), s.PendingTimeout); msg != "" {
-			return jobdir.Failure(msg), nil
+		if len(pods) > 0 && workerStarted(newest(pods)) {
+			seen()
+		}
+		if msg, outcome := r.startProblem(pods, time.Since(start), s.PendingTimeout); msg != "" {
+			return jobdir.Failure(msg), outcome, nil
 		}
 	}
+}
+
+// workerStarted says whether the pod's worker container has started (running or ended).
+func workerStarted(pod *Pod) bool {
+	st := containerStatus(pod.Status.ContainerStatuses, WorkerContainer)
+	return st != nil && (st.State.Running != nil || st.State.Terminated != nil)
 }
 
 // interrupted ends a run whose context is done: the worker's log tail, then the delete (by the caller).
@@ -367,25 +419,35 @@ func (r *Runner) interrupted(ctx context.Context, ns, name string, start time.Ti
 	return jobdir.Interrupted(ctx.Err(), elapsed, logs)
 }
 
-// finish reads the uploaded output of a finished Job, or says why there is none.
-func (r *Runner) finish(ctx context.Context, s Settings, name string, job *Job, def analysis.Definition, dir string, run *callbackRun) analysis.RunOutput {
+// finish reads the uploaded output of a finished Job, or says why there is none, with the run's outcome. seen
+// marks the worker as started (a Job that finished between two polls was not seen running).
+func (r *Runner) finish(ctx context.Context, s Settings, name string, job *Job, def analysis.Definition, dir string, run *callbackRun,
+	seen func()) (analysis.RunOutput, string) {
 	if got, err := run.uploaded(); got && err != nil {
+		seen()
 		r.opts.Log.Warn("a job's output upload was refused", "job", name, "err", err)
 		if errors.Is(err, jobdir.ErrUploadRefused) {
-			return jobdir.Failure("The worker's output was refused: " + strings.TrimPrefix(err.Error(), jobdir.ErrUploadRefused.Error()+": "))
+			return jobdir.Failure("The worker's output was refused: " + strings.TrimPrefix(err.Error(), jobdir.ErrUploadRefused.Error()+": ")), OutcomeUploadRefused
 		}
-		return jobdir.Failure("The worker's output could not be received.")
+		return jobdir.Failure("The worker's output could not be received."), OutcomeUploadRefused
 	}
 	out, err := jobdir.ReadOutput(dir, jobdir.ReadOptions{MaxSize: r.opts.MaxOutput, Log: r.opts.Log,
 		LogArgs: []any{"definition", def.ID, "kubernetes_job", name}})
 	if !errors.Is(err, jobdir.ErrNoOutput) {
-		return out
+		seen()
+		if out.Success {
+			return out, OutcomeSuccess
+		}
+		return out, OutcomeFailure
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	pod := r.latestPod(cctx, s.Namespace, name)
 	logs := ""
 	if pod != nil {
+		if workerStarted(pod) {
+			seen()
+		}
 		logs = r.logs(cctx, s.Namespace, pod.Metadata.Name)
 		if st := containerStatus(pod.Status.ContainerStatuses, WorkerContainer); st != nil && st.State.Terminated != nil &&
 			st.State.Terminated.Reason == "OOMKilled" {
@@ -393,19 +455,19 @@ func (r *Runner) finish(ctx context.Context, s Settings, name string, job *Job, 
 			if limit == "" {
 				limit = "none set; the node's or the namespace's"
 			}
-			return withLogs(fmt.Sprintf("The worker ran out of memory (limit %s) and was killed.", limit), logs)
+			return withLogs(fmt.Sprintf("The worker ran out of memory (limit %s) and was killed.", limit), logs), OutcomeOOM
 		}
 		if pod.Status.Reason == "Evicted" {
-			return withLogs("The worker's pod was evicted: "+pod.Status.Message, logs)
+			return withLogs("The worker's pod was evicted: "+pod.Status.Message, logs), OutcomeEvicted
 		}
 	}
 	if c, ok := condition(job.Status.Conditions, "Failed"); ok && c.Reason == "DeadlineExceeded" {
-		return withLogs("The Kubernetes Job exceeded its deadline (activeDeadlineSeconds) and was stopped.", logs)
+		return withLogs("The Kubernetes Job exceeded its deadline (activeDeadlineSeconds) and was stopped.", logs), OutcomeDeadline
 	}
 	if ok, _ := run.uploaded(); !ok {
 		r.opts.Log.Warn("a Kubernetes Job finished without uploading its output", "job", name)
 	}
-	return jobdir.NoOutput(logs)
+	return jobdir.NoOutput(logs), OutcomeNoOutput
 }
 
 func withLogs(msg, logs string) analysis.RunOutput {
@@ -415,14 +477,14 @@ func withLogs(msg, logs string) analysis.RunOutput {
 	return jobdir.Failure(msg)
 }
 
-// startProblem is the failure message of a pod that cannot start ("" while there is none): an image that
-// cannot be pulled, a container that cannot be created, or a pod pending past pendingTimeout.
-func (r *Runner) startProblem(pods []Pod, pending, pendingTimeout time.Duration) string {
+// startProblem is the failure message of a pod that cannot start ("" while there is none), with its outcome:
+// an image that cannot be pulled, a container that cannot be created, or a pod pending past pendingTimeout.
+func (r *Runner) startProblem(pods []Pod, pending, pendingTimeout time.Duration) (string, string) {
 	if len(pods) == 0 {
 		if pending > pendingTimeout {
-			return fmt.Sprintf("The Kubernetes Job made no pod within %s.", pendingTimeout.Round(time.Second))
+			return fmt.Sprintf("The Kubernetes Job made no pod within %s.", pendingTimeout.Round(time.Second)), OutcomeNotStarted
 		}
-		return ""
+		return "", ""
 	}
 	pod := newest(pods)
 	images := map[string]string{}
@@ -443,7 +505,7 @@ func (r *Runner) startProblem(pods []Pod, pending, pendingTimeout time.Duration)
 			}
 		case "CreateContainerConfigError", "CreateContainerError":
 			r.opts.Log.Warn("a Kubernetes Job's container cannot be created", "pod", pod.Metadata.Name, "container", st.Name, "reason", w.Reason, "message", w.Message)
-			return fmt.Sprintf("The container %s of the worker's pod could not be created (%s).", st.Name, w.Reason)
+			return fmt.Sprintf("The container %s of the worker's pod could not be created (%s).", st.Name, w.Reason), OutcomeCreateError
 		default:
 			continue
 		}
@@ -452,17 +514,17 @@ func (r *Runner) startProblem(pods []Pod, pending, pendingTimeout time.Duration)
 		if st.Name != WorkerContainer {
 			what = "The jobio image (job.kubernetes.jobio_image)"
 		}
-		return fmt.Sprintf("%s %s could not be pulled (%s).", what, images[st.Name], w.Reason)
+		return fmt.Sprintf("%s %s could not be pulled (%s).", what, images[st.Name], w.Reason), OutcomeImagePull
 	}
 	if !late || pod.Status.Phase != "Pending" {
-		return ""
+		return "", ""
 	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == "PodScheduled" && c.Status == "False" {
-			return fmt.Sprintf("The worker's pod could not be scheduled within %s: %s", pendingTimeout.Round(time.Second), c.Message)
+			return fmt.Sprintf("The worker's pod could not be scheduled within %s: %s", pendingTimeout.Round(time.Second), c.Message), OutcomeNotStarted
 		}
 	}
-	return fmt.Sprintf("The worker's pod did not start within %s.", pendingTimeout.Round(time.Second))
+	return fmt.Sprintf("The worker's pod did not start within %s.", pendingTimeout.Round(time.Second)), OutcomeNotStarted
 }
 
 func containerStatus(sts []ContainerStatus, name string) *ContainerStatus {
@@ -531,6 +593,7 @@ func (r *Runner) Sweep(ctx context.Context) (int, error) {
 				return n, err
 			}
 			r.opts.Log.Info("deleted a Kubernetes Job an earlier process left", "job", j.Metadata.Name, "owner", owner)
+			r.opts.Metrics.swept.Inc()
 			n++
 		}
 	}

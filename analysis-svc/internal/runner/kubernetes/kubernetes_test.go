@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/jobdir"
@@ -202,7 +204,8 @@ func TestCallbacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb := newCallbacks(jobdir.OutputLimits{MaxOutput: 1000, MaxFile: 1000, MaxTotal: 2000}, jobdir.FolderAccess{}, slog.New(slog.DiscardHandler))
+	m := NewMetrics()
+	cb := newCallbacks(jobdir.OutputLimits{MaxOutput: 1000, MaxFile: 1000, MaxTotal: 2000}, jobdir.FolderAccess{}, slog.New(slog.DiscardHandler), m)
 	srv := httptest.NewServer(cb)
 	defer srv.Close()
 	run, inTok, outTok := cb.register("an-x-1", job.Dir)
@@ -271,6 +274,16 @@ func TestCallbacks(t *testing.T) {
 	if code := do("GET", CallbackPath+"an-x-2/input", in2, nil); code != 401 {
 		t.Errorf("a token of an ended run worked: %d", code)
 	}
+	// The metrics count each call by route and result (the unknown path is not a route).
+	for _, c := range []struct {
+		route, result string
+		want          float64
+	}{{"input", "ok", 1}, {"input", "unauthorized", 5}, {"output", "ok", 1}, {"output", "unauthorized", 1},
+		{"output", "refused", 1}, {"input", "refused", 0}, {"output", "error", 0}} {
+		if got := testutil.ToFloat64(m.Callbacks(c.route, c.result)); got != c.want {
+			t.Errorf("callbacks_total{route=%s,result=%s} = %v, want %v", c.route, c.result, got, c.want)
+		}
+	}
 }
 
 // The reasons a pod cannot start, as the kubelet and the scheduler report them (the fakelet only reports
@@ -310,8 +323,21 @@ func TestStartProblem(t *testing.T) {
 		{nil, early, ""},
 		{nil, late, "The Kubernetes Job made no pod within 5m0s."},
 	} {
-		if got := r.startProblem(c.pods, c.pending, limit); got != c.want {
+		got, outcome := r.startProblem(c.pods, c.pending, limit)
+		if got != c.want {
 			t.Errorf("%+v after %s: got %q, want %q", c.pods, c.pending, got, c.want)
+		}
+		want := OutcomeNotStarted
+		switch {
+		case c.want == "":
+			want = ""
+		case strings.Contains(c.want, "could not be pulled"):
+			want = OutcomeImagePull
+		case strings.Contains(c.want, "could not be created"):
+			want = OutcomeCreateError
+		}
+		if outcome != want {
+			t.Errorf("%q: outcome %q, want %q", c.want, outcome, want)
 		}
 	}
 }
@@ -348,5 +374,8 @@ func TestQuotaRefusalDefers(t *testing.T) {
 	}
 	if creates != 1 {
 		t.Fatalf("the create was tried %d times, want 1", creates)
+	}
+	if n := testutil.ToFloat64(r.opts.Metrics.Runs(OutcomeQuota)); n != 1 {
+		t.Fatalf("runs_total{outcome=quota} = %v, want 1", n)
 	}
 }
