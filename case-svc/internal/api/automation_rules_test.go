@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/store"
@@ -256,6 +257,8 @@ func TestAutomation_RuleBudgetDryRunOwner(t *testing.T) {
 		Want(t, http.StatusCreated).Object(t).Str(t, "id")
 	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	before := as.jobCount(t)
+	stream := tm.analyst.Call(t, http.MethodPost, "/api/stream", nil).Want(t, http.StatusOK).Text(t)
+	theirs := tm.other.Call(t, http.MethodPost, "/api/stream", nil).Want(t, http.StatusOK).Text(t)
 
 	t.Run("the 11th is held", func(t *testing.T) {
 		var data []string
@@ -279,6 +282,20 @@ func TestAutomation_RuleBudgetDryRunOwner(t *testing.T) {
 			Want(t, http.StatusOK)
 		if held.Total(t) != "1" {
 			t.Fatalf("held in the history: %s", held.Body)
+		}
+		// The live stream reports it (the organisation's only), and so does the audit trail.
+		heldID := held.List(t)[0].Str(t, "id")
+		ev := streamUntil(t, tm.analyst, stream, func(e obj) bool { return e["objectId"] == heldID })
+		d := ev.Obj(t, "details")
+		if ev["objectType"] != "ruleFiring" || ev["operation"] != "Update" || ev["requestId"] != "rule:"+budget || ev["createdBy"] != "system" ||
+			d["status"] != "Held" || !strings.Contains(fmt.Sprint(d["message"]), "10 per hour") || ev.Obj(t, "object")["rule"] != budget {
+			t.Fatalf("stream event of the held firing %v", ev)
+		}
+		wantOne(t, tm.analyst, heldID, "ruleFiring", "Update", "status", "message")
+		for _, e := range tm.other.Call(t, http.MethodGet, "/api/stream/"+theirs, nil).Want(t, http.StatusOK).List(t) {
+			if e["organisation"] != "cert" {
+				t.Fatalf("cert's stream got %v", e)
+			}
 		}
 	})
 
@@ -367,4 +384,19 @@ func TestAutomation_RuleRestart(t *testing.T) {
 	if total != "5" || as.jobCount(t) != 5 {
 		t.Fatalf("jobs: case-svc %s, server %d; want 5 (one per observable)", total, as.jobCount(t))
 	}
+}
+
+// streamUntil polls a stream until it delivers an event for which ok holds, and returns it (deadline 15 s).
+func streamUntil(t *testing.T, c *client, streamID string, ok func(obj) bool) obj {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, e := range c.Call(t, http.MethodGet, "/api/stream/"+streamID, nil).Want(t, http.StatusOK).List(t) {
+			if ok(e) {
+				return e
+			}
+		}
+	}
+	t.Fatal("the stream did not deliver the event within 15 s")
+	return nil
 }

@@ -69,6 +69,8 @@ func (h *handler) auditObject(v any) map[string]any {
 		r = automationapi.SetJSON(x)
 	case automation.Rule:
 		r = automationapi.RuleJSON(x)
+	case automation.Firing:
+		r = automationapi.FiringJSON(x)
 	default:
 		return nil
 	}

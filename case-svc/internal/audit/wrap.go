@@ -9,6 +9,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
+	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/search"
@@ -29,6 +30,7 @@ const (
 	TypeAction      = "action"
 	TypeAnalyzerSet = "analyzerSet" // automation (docs/automation.md)
 	TypeRule        = "rule"
+	TypeFiring      = "ruleFiring" // a rule's firing, recorded when a budget holds it
 )
 
 // Wrap returns the stores with their writes audited: each successful write of a record records one event.
@@ -57,9 +59,10 @@ func (s *Service) WrapActions(st connector.ActionStore) connector.ActionStore {
 	return actionStore{st, s}
 }
 
-// WrapAutomation returns the stores of analyzer sets and rules with their writes of sets and rules audited
-// (the firings are not: a rule's history is their record, and the changes a firing makes are audited where
-// they are made).
+// WrapAutomation returns the stores of analyzer sets and rules with their writes of sets and rules audited.
+// Of the firings, only those a budget holds are recorded (so that the live stream and webhooks report them):
+// a rule's history is the record of the others, and the changes a firing makes are audited where they are
+// made.
 func (s *Service) WrapAutomation(sets automation.SetStore, rules automation.RuleStore) (automation.SetStore, automation.RuleStore) {
 	return setStore{sets, s}, ruleStore{rules, s}
 }
@@ -581,4 +584,34 @@ func (w ruleStore) DeleteRule(ctx context.Context, id string) error {
 		return err
 	}
 	return w.s.record(ctx, change{op: Delete, objectType: TypeRule, id: id, org: before.Org, obj: before})
+}
+
+// UpdateFiring records a firing that became Held: the engine writes a Held firing only when it becomes held
+// (a firing still held when it is tried again is not written again). The event is by the system and names
+// the rule as its request; its details are the status and the message (which budget).
+func (w ruleStore) UpdateFiring(ctx context.Context, f automation.Firing) error {
+	if err := w.RuleStore.UpdateFiring(ctx, f); err != nil {
+		return err
+	}
+	return w.held(ctx, Update, f)
+}
+
+// CreateFiring records a firing created Held (the engine claims a firing before weighing it against the
+// budgets, so it does not happen today).
+func (w ruleStore) CreateFiring(ctx context.Context, f automation.Firing) error {
+	if err := w.RuleStore.CreateFiring(ctx, f); err != nil {
+		return err
+	}
+	return w.held(ctx, Creation, f)
+}
+
+func (w ruleStore) held(ctx context.Context, op string, f automation.Firing) error {
+	if f.Status != automation.FiringHeld {
+		return nil
+	}
+	if record.CauseOf(ctx) == "" {
+		ctx = record.WithCause(ctx, "rule:"+f.Rule)
+	}
+	return w.s.record(ctx, change{op: op, objectType: TypeFiring, id: f.ID, root: f.Rule, org: f.Org, by: "system", obj: f,
+		fields: []string{"status", "message"}})
 }
