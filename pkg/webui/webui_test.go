@@ -1,6 +1,9 @@
 package webui
 
 import (
+	"bytes"
+	"encoding/json"
+	"html"
 	"net/url"
 	"strings"
 	"testing"
@@ -34,6 +37,37 @@ func TestJSONTree(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("JSONTree lacks %q: %s", want, got)
 		}
+	}
+}
+
+// JSONText is the value's indented JSON (as json.MarshalIndent without its \u escapes of &, < and >), escaped
+// for an element's content: unescaped, it decodes to the value; nothing a report holds opens a tag.
+func TestJSONText(t *testing.T) {
+	v := map[string]any{
+		`<k>`: []any{`"></pre><script>alert(1)</script>`, 1.5, json.Number("12345678901234567890"), nil, true,
+			map[string]any{}, []any{}},
+		"ctl":  "a\x00b\x1f\n\r\t\\ \"q\" & é \u2028\u2029 \xff",
+		"ops":  []map[string]any{{"type": "AddTag", "tag": "<b>x</b>", "n": 3}}, // a typed value
+		"deep": map[string]any{"a": map[string]any{"b": []any{map[string]any{"c": 1}}}},
+	}
+	got := string(JSONText(v))
+	for _, bad := range []string{"<", ">", "\x00", "\xff"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("JSONText left %q: %s", bad, got)
+		}
+	}
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if text := html.UnescapeString(got); text != strings.TrimSuffix(want.String(), "\n") {
+		t.Errorf("JSONText, unescaped:\n%s\nwant (encoding/json):\n%s", text, want.String())
+	}
+	if !strings.Contains(got, `"\"&gt;&lt;/pre&gt;&lt;script&gt;`) || !strings.Contains(got, `"a\u0000b\u001f\n`) {
+		t.Errorf("JSONText: %s", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
-// The analysis-svc suite: sections 1–5 and 8 of the benchmark issue.
+// The analysis-svc suite: sections 1–5 and 8 of the benchmark issue, and its web interface's rows of
+// section 6 (pages.go).
 
 import (
 	"bytes"
@@ -60,7 +61,7 @@ type analysisRun struct {
 	rawReport map[string]any
 }
 
-// runAnalysis runs sections 1–5 and 8. Each section gets a service of its own on a fresh embedded database
+// runAnalysis runs sections 1–5, 6 (web interface) and 8. Each section gets a service of its own on a fresh embedded database
 // (so its rows do not depend on what the sections before it stored; how the stored volume matters is what
 // section 5 measures), and the floors run on a database of their own through the same collection API.
 func runAnalysis(ctx context.Context, b *bench) error {
@@ -77,6 +78,14 @@ func runAnalysis(ctx context.Context, b *bench) error {
 	rssIdle, _ := benchkit.VMRSS()
 	heapIdle := benchkit.HeapInUse()
 
+	// The pages phase runs on the reads phase's service when both run: the job history's jobs are the ones
+	// section 5 stored (a second fill of a million jobs would add minutes to the run).
+	var reads *stack
+	defer func() {
+		if reads != nil {
+			reads.close()
+		}
+	}()
 	for _, p := range []struct {
 		name string
 		f    func(context.Context) error
@@ -86,6 +95,7 @@ func runAnalysis(ctx context.Context, b *bench) error {
 		{"waitreport", a.waitReport},
 		{"process", a.processRunner},
 		{"reads", a.reads},
+		{"pages", a.pages},
 		{"events", a.events},
 	} {
 		if !b.runs(p.name) {
@@ -93,6 +103,9 @@ func runAnalysis(ctx context.Context, b *bench) error {
 		}
 		err := b.Phase(p.name, func() error {
 			s := first
+			if p.name == "pages" && reads != nil {
+				s, reads = reads, nil
+			}
 			if s == nil {
 				var err error
 				if s, err = a.startStack(ctx, p.name); err != nil {
@@ -100,15 +113,21 @@ func runAnalysis(ctx context.Context, b *bench) error {
 				}
 			}
 			first, a.s = nil, s
-			defer s.close()
-			return p.f(ctx)
+			err := p.f(ctx)
+			if p.name == "reads" && err == nil && b.runs("pages") {
+				reads = s
+				return nil
+			}
+			s.close()
+			return err
 		})
 		if err != nil {
 			return err
 		}
 	}
 
-	if b.OnMongo() { // the process's memory is that of the SQLite pass; MongoDB's is the server's
+	// The process's memory is that of the SQLite pass (MongoDB's is the server's), of a whole run.
+	if b.OnMongo() || b.opts.pages {
 		return nil
 	}
 	rssAfter, _ := benchkit.VMRSS()
@@ -606,68 +625,16 @@ func runDirect(ctx context.Context, jobDir, root, script string, input []byte) e
 
 // --- 5: reads ---
 
-// reads stores jobs directly (InsertMany into `jobs`, documents shaped as the store writes them: a stored
-// Echo job with another _id, status, data type, data and dates) up to ReadsSmall and then ReadsLarge, and
-// times GET /api/job/{id} and POST /api/job/_search against the collection API doing the same reads.
+// reads stores jobs directly (jobFill) up to ReadsSmall and then ReadsLarge, and times GET /api/job/{id} and
+// POST /api/job/_search against the collection API doing the same reads.
 func (a *analysisRun) reads(ctx context.Context) error {
-	// The template: a stored Echo job of this section's service.
-	var j jobView
-	if _, err := a.s.admin.Call(ctx, http.MethodPost, "/api/analyzer/"+a.s.echoID+"/run",
-		`{"dataType":"ip","data":"198.51.100.1","message":"template"}`, http.StatusOK, &j); err != nil {
-		return err
-	}
-	if err := a.waitSuccess(ctx, j.ID, &jobView{}); err != nil {
-		return err
-	}
-	if err := a.readRawJob(ctx, j.ID); err != nil {
-		return err
-	}
-	jobs, err := a.s.collection(ctx, "jobs")
+	fill, err := a.newJobFill(ctx, "198.51.100.1")
 	if err != nil {
 		return err
 	}
-	have, err := jobs.Count(ctx, docstore.All())
-	if err != nil {
-		return err
-	}
-	var ids []string
+	jobs := fill.jobs
 	rng := mrand.New(mrand.NewPCG(1, 2))
-	dataTypes := []string{"ip", "domain", "hash", "url", "mail"}
-	base := time.Now().Add(-time.Hour).UnixMilli()
-	fill := func(target int) error {
-		for int(have) < target {
-			batch := min(1000, target-int(have))
-			docs := make([]any, batch)
-			for k := range docs {
-				i := int(have) + k
-				id := fmt.Sprintf("R%019d", i)
-				ids = append(ids, id)
-				status := "Success"
-				if i%10 == 0 {
-					status = "Failure"
-				}
-				created := base - int64(i)*1000
-				docs[k] = with(a.rawJob, "_id", id, "status", status, "dataType", dataTypes[i%len(dataTypes)],
-					"data", fmt.Sprintf("10.%d.%d.%d", 100+i/65536, i/256%256, i%256), "createdAt", created,
-					"updatedAt", created+120, "startDate", created+20, "endDate", created+120)
-			}
-			res, err := jobs.InsertMany(ctx, docs)
-			if err != nil {
-				return err
-			}
-			for _, err := range res {
-				if err != nil {
-					return err
-				}
-			}
-			have += int64(batch)
-			if have%100_000 == 0 {
-				a.b.Logf("reads: %d jobs stored", have)
-			}
-		}
-		return nil
-	}
-	type result struct{ get, getFloor, search, searchFloor, countAll, page []time.Duration }
+	type result struct{ get, getFloor, search, searchFloor, countAll []time.Duration }
 	filter := docstore.And(docstore.Eq("organization", benchOrg), docstore.Eq("status", "Success"), docstore.Eq("dataType", "ip"))
 	query := `{"query":{"_and":[{"status":"Success"},{"dataType":"ip"}]}}`
 	find := docstore.Query{Filter: filter, Sort: docstore.Sort("-createdAt", "_id"), Limit: 50}
@@ -679,7 +646,7 @@ func (a *analysisRun) reads(ctx context.Context) error {
 	measure := func(getReps, searchReps int) (result, error) {
 		var r result
 		for k := range getReps + 1 {
-			id := ids[rng.IntN(len(ids))]
+			id := fill.id(fill.first + rng.IntN(fill.have-fill.first))
 			var body []byte
 			d, err := benchkit.Timed(func() error {
 				res, err := a.s.admin.Call(ctx, http.MethodGet, "/api/job/"+id, nil, http.StatusOK, nil)
@@ -783,15 +750,6 @@ func (a *analysisRun) reads(ctx context.Context) error {
 				r.countAll = append(r.countAll, cd)
 			}
 			r.search, r.searchFloor = append(r.search, d), append(r.searchFloor, fd)
-			// The web interface's job history of the same filter, order and page, rendered on the server.
-			pd, err := benchkit.Timed(func() error {
-				_, err := a.s.admin.Call(ctx, http.MethodGet, "/ui/jobs?status=Success&dataType=ip&size=50", nil, http.StatusOK, nil)
-				return err
-			})
-			if err != nil {
-				return r, fmt.Errorf("job history page: %w", err)
-			}
-			r.page = append(r.page, pd)
 		}
 		return r, nil
 	}
@@ -806,16 +764,13 @@ func (a *analysisRun) reads(ctx context.Context) error {
 		{a.b.sizes.ReadsSmall, a.b.sizes.GetReps, a.b.sizes.SearchReps},
 		{a.b.sizes.ReadsLarge, a.b.sizes.GetRepsLarge, a.b.sizes.SearchRepsLarge},
 	} {
-		target := size.target
-		t0 := time.Now()
-		if err := fill(target); err != nil {
-			return fmt.Errorf("store %d jobs: %w", target, err)
+		if err := fill.to(ctx, size.target); err != nil {
+			return err
 		}
-		a.b.Logf("reads: %d jobs stored (inserted in %.1fs)", have, time.Since(t0).Seconds())
 		if res[i], err = measure(size.gets, size.searches); err != nil {
 			return err
 		}
-		r, label := res[i], count(int(have))
+		r, label := res[i], count(fill.have)
 		a.b.Add(benchkit.TimeKind, secReads, "GET /api/job/{id} p50, "+label+" jobs", "ms", benchkit.Percentile(r.get, .5), benchkit.Percentile(r.getFloor, .5),
 			"bare handler: user, organization and job read ("+a.readKind()+"), the same body; p50",
 			fmt.Sprintf("%d requests, one client", len(r.get))+a.mongoSizeNote())
@@ -826,9 +781,6 @@ func (a *analysisRun) reads(ctx context.Context) error {
 			fmt.Sprintf("%d searches, one client", len(r.search))+countAllNote(r.countAll))
 		a.b.Add(benchkit.TimeKind, secReads, "_search status+dataType, -createdAt, 0-50 p99, "+label+" jobs", "ms",
 			benchkit.Percentile(r.search, .99), benchkit.Percentile(r.searchFloor, .99), searchFloorShort+" p99", "")
-		a.b.Add(benchkit.TimeKind, secReads, "web interface: job history (/ui/jobs) status+dataType, 50 rows p50, "+label+" jobs", "ms",
-			benchkit.Percentile(r.page, .5), benchkit.Percentile(r.search, .5), "the API's _search of the same filter, order and page p50",
-			"the page is rendered on the server with its exact count (issue 25: within 2× of the API request)")
 	}
 	small, large := count(a.b.sizes.ReadsSmall), count(a.b.sizes.ReadsLarge)
 	growth := func(s []time.Duration, l []time.Duration) float64 {
@@ -842,8 +794,80 @@ func (a *analysisRun) reads(ctx context.Context) error {
 	return nil
 }
 
-// mongoReadsLarge caps ReadsLarge on the MongoDB pass: a million direct inserts over the network would take
-// longer than the rest of the bench.
+// jobFill stores jobs in `jobs` directly, by InsertMany in batches of 1000: copies of the stored job rawJob
+// (the documents as the store writes them) with another _id, status (one in ten Failure, else Success), data
+// type (ip, domain, hash, url, mail in turn), data and dates, one a second going back from an hour ago.
+type jobFill struct {
+	a           *analysisRun
+	jobs        *docstore.Collection
+	first, have int // the jobs stored before the fill, and now
+	base        int64
+}
+
+// newJobFill runs an Echo job of the value data through the current section's service, keeps it as a.rawJob
+// and fills the service's `jobs` with copies of it.
+func (a *analysisRun) newJobFill(ctx context.Context, data string) (*jobFill, error) {
+	var j jobView
+	if _, err := a.s.admin.Call(ctx, http.MethodPost, "/api/analyzer/"+a.s.echoID+"/run",
+		map[string]any{"dataType": "ip", "data": data, "message": "template"}, http.StatusOK, &j); err != nil {
+		return nil, err
+	}
+	if err := a.waitSuccess(ctx, j.ID, &jobView{}); err != nil {
+		return nil, err
+	}
+	if err := a.readRawJob(ctx, j.ID); err != nil {
+		return nil, err
+	}
+	jobs, err := a.s.collection(ctx, "jobs")
+	if err != nil {
+		return nil, err
+	}
+	have, err := jobs.Count(ctx, docstore.All())
+	if err != nil {
+		return nil, err
+	}
+	return &jobFill{a: a, jobs: jobs, first: int(have), have: int(have), base: time.Now().Add(-time.Hour).UnixMilli()}, nil
+}
+
+// id is the _id of the i-th job stored (first ≤ i < have: a filled one).
+func (f *jobFill) id(i int) string { return fmt.Sprintf("R%019d", i) }
+
+// to stores jobs until `jobs` holds target.
+func (f *jobFill) to(ctx context.Context, target int) error {
+	dataTypes := []string{"ip", "domain", "hash", "url", "mail"}
+	t0, from := time.Now(), f.have
+	for f.have < target {
+		batch := min(1000, target-f.have)
+		docs := make([]any, batch)
+		for k := range docs {
+			i := f.have + k
+			status := "Success"
+			if i%10 == 0 {
+				status = "Failure"
+			}
+			created := f.base - int64(i)*1000
+			docs[k] = with(f.a.rawJob, "_id", f.id(i), "status", status, "dataType", dataTypes[i%len(dataTypes)],
+				"data", fmt.Sprintf("10.%d.%d.%d", 100+i/65536, i/256%256, i%256), "createdAt", created,
+				"updatedAt", created+120, "startDate", created+20, "endDate", created+120)
+		}
+		res, err := f.jobs.InsertMany(ctx, docs)
+		if err == nil {
+			err = errors.Join(res...)
+		}
+		if err != nil {
+			return fmt.Errorf("store %d jobs: %w", target, err)
+		}
+		f.have += batch
+		if f.have%100_000 == 0 {
+			f.a.b.Logf("%d jobs stored", f.have)
+		}
+	}
+	f.a.b.Logf("%d jobs stored (%d inserted in %.1fs)", f.have, f.have-from, time.Since(t0).Seconds())
+	return nil
+}
+
+// mongoReadsLarge caps ReadsLarge and PageJobs on the MongoDB pass: a million direct inserts over the network
+// would take longer than the rest of the bench.
 const mongoReadsLarge = 200_000
 
 // mongoSizeNote says, on the MongoDB pass of a run whose ReadsLarge it capped, that it did.

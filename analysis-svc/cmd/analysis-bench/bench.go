@@ -24,15 +24,20 @@ type sizes struct {
 	SearchReps      int `json:"searchReps"`
 	GetRepsLarge    int `json:"getRepsLarge"`
 	SearchRepsLarge int `json:"searchRepsLarge"`
+	// 6 web interface: jobs stored (InsertMany, as in 5) for the job history, the size of the report of the
+	// job whose report page is timed, and the requests of each page and of its API request.
+	PageJobs    int `json:"pageJobs"`
+	ReportBytes int `json:"reportBytes"`
+	PageReps    int `json:"pageReps"`
 }
 
 var (
 	fullSizes = sizes{Clients: 16, PipelineJobs: 2000, CacheHits: 5000, WaitJobs: 200, WaitSleepMS: 50,
 		ProcessJobs: 200, ReadsSmall: 100_000, ReadsLarge: 1_000_000, GetReps: 200, SearchReps: 100, GetRepsLarge: 200,
-		SearchRepsLarge: 100}
+		SearchRepsLarge: 100, PageJobs: 1_000_000, ReportBytes: 1 << 20, PageReps: 20}
 	quickSizes = sizes{Clients: 16, PipelineJobs: 100, CacheHits: 300, WaitJobs: 20, WaitSleepMS: 50,
 		ProcessJobs: 20, ReadsSmall: 1_000, ReadsLarge: 3_000, GetReps: 20, SearchReps: 3, GetRepsLarge: 10,
-		SearchRepsLarge: 3}
+		SearchRepsLarge: 3, PageJobs: 3_000, ReportBytes: 1 << 20, PageReps: 3}
 )
 
 type benchOptions struct {
@@ -41,6 +46,7 @@ type benchOptions struct {
 	profile string          // folder for one CPU profile per phase
 	keep    bool            // keep the temporary folder
 	only    map[string]bool // the phases to run (empty: all)
+	pages   bool            // only the web interface rows (-pages)
 	sizes   sizes
 }
 
@@ -52,7 +58,9 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.out, "out", "bench/results.json", "write the results as JSON to this file (empty: do not write)")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write profiles of each phase into this folder (CPU <phase>.pprof, <phase>.block.pprof, <phase>.mutex.pprof)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder (database, job folders)")
-	only := fs.String("only", "", "run only these phases, comma-separated (pipeline, cache, waitreport, process, reads, events; memory)")
+	only := fs.String("only", "", "run only these phases, comma-separated (pipeline, cache, waitreport, process, reads, events, pages; memory)")
+	fs.BoolVar(&o.pages, "pages", false, "run only the web interface rows (section 6, phase pages), without the memory rows; "+
+		"the results are written only to a file named with -out")
 	if err := fs.Parse(args); err != nil {
 		return benchOptions{}, err
 	}
@@ -60,10 +68,23 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 		return benchOptions{}, fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
 	if *only != "" {
+		if o.pages {
+			return benchOptions{}, fmt.Errorf("-pages and -only: use one")
+		}
 		o.only = map[string]bool{}
 		for _, p := range strings.Split(*only, ",") {
 			o.only[strings.TrimSpace(p)] = true
 		}
+	}
+	if o.pages {
+		o.only = map[string]bool{"pages": true}
+		// A file of a full run keeps its rows: the pages' rows alone are written only to a file named with -out.
+		o.out = ""
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "out" {
+				o.out = f.Value.String()
+			}
+		})
 	}
 	o.sizes = fullSizes
 	if o.quick {

@@ -50,7 +50,7 @@ func TestBenchQuick(t *testing.T) {
 			t.Errorf("row %s / %s: floor %v ratio %v", r.Section, r.Metric, r.Floor, r.Ratio)
 		}
 	}
-	for _, s := range []string{secPipeline, secCache, secWait, secProcess, secReads, secMemory} {
+	for _, s := range []string{secPipeline, secCache, secWait, secProcess, secReads, secPages, secMemory} {
 		if sections[s] == 0 {
 			t.Errorf("no row for %s", s)
 		}

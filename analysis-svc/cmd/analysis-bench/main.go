@@ -73,6 +73,7 @@ func runWith(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) e
 		b.sizes = b.opts.sizes
 		if b.OnMongo() {
 			b.sizes.ReadsLarge = min(b.sizes.ReadsLarge, mongoReadsLarge)
+			b.sizes.PageJobs = min(b.sizes.PageJobs, mongoReadsLarge)
 		}
 		defer func() { b.sizes = b.opts.sizes }()
 		for _, s := range suites {

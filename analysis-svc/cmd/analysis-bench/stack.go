@@ -24,6 +24,7 @@ const (
 	adminLogin  = "bench-admin"
 	echoDefID   = "Echo_1_0"     // the built-in fast analyzer
 	shDefID     = "Bench_Sh_1_0" // the external analyzer the bench writes (Bench_Sh, 1.0)
+	reportDefID = "Bench_Report_1_0"
 )
 
 // The external analyzer of section 4, in the public format: `<command> <job folder>`, reading
@@ -38,6 +39,19 @@ printf '{"success":true,"summary":{"taxonomies":[{"level":"info","namespace":"Be
   "name": "Bench_Sh", "version": "1.0", "author": "analysis-bench", "url": "https://example.invalid/bench",
   "license": "AGPL-V3", "description": "Trivial sh analyzer of the benchmark: returns its input",
   "dataTypeList": ["ip", "domain", "hash", "url", "other"], "command": "Bench/bench.sh", "baseConfig": "Bench",
+  "config": {}, "configurationItems": []
+}
+`
+	// Bench_Report answers the output the bench wrote in Bench/report.json (the web interface rows' large
+	// report), whatever its input.
+	reportScript = `#!/bin/sh
+# analysis-bench: an external analyzer whose output is Bench/report.json.
+cat Bench/report.json > "$1/output/output.json"
+`
+	reportDefinition = `{
+  "name": "Bench_Report", "version": "1.0", "author": "analysis-bench", "url": "https://example.invalid/bench",
+  "license": "AGPL-V3", "description": "Sh analyzer of the benchmark: answers the report the bench wrote",
+  "dataTypeList": ["domain"], "command": "Bench/report.sh", "baseConfig": "Bench",
   "config": {}, "configurationItems": []
 }
 `
@@ -66,8 +80,8 @@ func openDB(ctx context.Context, db docstore.Config, logs *benchkit.LogSink) (*d
 }
 
 // startStack builds and starts the service on the fresh database db (benchkit.Run.DB), with its files under
-// dir: analyzer.paths holds the Bench_Sh analyzer, job.directory the job folders. Webhooks may go to the
-// bench's receiver on 127.0.0.1 (webhook.allow_private). close closes the database too.
+// dir: analyzer.paths holds the Bench_Sh and Bench_Report analyzers, job.directory the job folders. Webhooks
+// may go to the bench's receiver on 127.0.0.1 (webhook.allow_private). close closes the database too.
 func startStack(ctx context.Context, db docstore.Config, logs *benchkit.LogSink, dir string) (*stack, error) {
 	s := &stack{analyzersRoot: filepath.Join(dir, "analyzers"), jobDir: filepath.Join(dir, "jobs"), logs: logs}
 	if err := os.MkdirAll(filepath.Join(s.analyzersRoot, "Bench"), 0o755); err != nil {
@@ -76,11 +90,14 @@ func startStack(ctx context.Context, db docstore.Config, logs *benchkit.LogSink,
 	if err := os.MkdirAll(s.jobDir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(s.analyzersRoot, "Bench", "bench.sh"), []byte(shScript), 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(s.analyzersRoot, "Bench", "Bench_Sh.json"), []byte(shDefinition), 0o644); err != nil {
-		return nil, err
+	for _, f := range []struct {
+		name, text string
+		mode       os.FileMode
+	}{{"bench.sh", shScript, 0o755}, {"Bench_Sh.json", shDefinition, 0o644}, {"report.sh", reportScript, 0o755},
+		{"Bench_Report.json", reportDefinition, 0o644}} {
+		if err := os.WriteFile(filepath.Join(s.analyzersRoot, "Bench", f.name), []byte(f.text), f.mode); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := app.Default()
 	if err != nil {
@@ -97,9 +114,11 @@ func startStack(ctx context.Context, db docstore.Config, logs *benchkit.LogSink,
 		return nil, err
 	}
 	s.app, s.db = a, a.DB
-	if _, ok := a.Catalog.Definition(analysis.KindAnalyzer, shDefID); !ok || !a.Bootstrapped {
-		s.close()
-		return nil, fmt.Errorf("analyzer.paths did not give %s (or the database had its superadmin)", shDefID)
+	for _, def := range []string{shDefID, reportDefID} {
+		if _, ok := a.Catalog.Definition(analysis.KindAnalyzer, def); !ok || !a.Bootstrapped {
+			s.close()
+			return nil, fmt.Errorf("analyzer.paths did not give %s (or the database had its superadmin)", def)
+		}
 	}
 	a.Start(context.WithoutCancel(ctx))
 	if s.server, err = benchkit.Serve(web.NewServer(a.Log, a.Echo, a.ServeConfig())); err != nil {

@@ -6,10 +6,12 @@ package api_test
 // ui.js would send to the route they name.
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -633,6 +635,27 @@ func TestWebUI_HostileExternalReport(t *testing.T) {
 	for _, want := range []string{h + `: "` + h + `"`, "n: 1.0"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report page lacks %q as text", want)
+		}
+	}
+	// The raw JSON view's text is the report the API answers, its numbers as written.
+	decode := func(what, s string) map[string]any {
+		var v map[string]any
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s: %v: %.300s", what, err, s)
+		}
+		return v
+	}
+	pre := byAttr(doc, "id", "job-raw-text")
+	if len(pre) != 1 {
+		t.Fatalf("the report page has %d raw JSON views", len(pre))
+	}
+	raw := decode("the raw JSON view", wt.Text(pre[0]))
+	report, _ := decode("the API's job", string(x.waitRaw(t, id).Body))["report"].(map[string]any)
+	for _, k := range []string{"success", "summary", "full"} {
+		if report[k] == nil || !reflect.DeepEqual(raw[k], report[k]) {
+			t.Errorf("the raw JSON view's %s: %v, the API's %v", k, raw[k], report[k])
 		}
 	}
 }

@@ -1,7 +1,7 @@
 package webui
 
 import (
-	"encoding/json"
+	"html/template"
 	"net/http"
 	"slices"
 	"strings"
@@ -110,7 +110,7 @@ type jobPage struct {
 	ZipPassword string
 	Job         analysis.Job
 	Report      *analysis.Report
-	Raw         string // the report as the API returns it, indented
+	Raw         template.HTML // the report as the API returns it, indented and escaped (webui.JSONText)
 	CanWrite    bool
 	Rerun       map[string]any // the run request of a re-run with force (nil: not offered)
 }
@@ -130,8 +130,7 @@ func (h *Handler) jobPage(c echo.Context) error {
 		} else {
 			raw["errorMessage"], raw["input"] = r.ErrorMessage, r.Input
 		}
-		b, _ := json.MarshalIndent(raw, "", "  ")
-		p.Raw = string(b)
+		p.Raw = webui.JSONText(raw)
 	}
 	if p.CanWrite && j.Attachment == nil && j.Status != analysis.JobDeleted {
 		// A file job cannot be sent again from a button (the page has not the file): it is run from New analysis.

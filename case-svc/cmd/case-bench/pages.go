@@ -2,11 +2,11 @@ package main
 
 // Section 6, the web interface (issue 24): pages of internal/webui rendered by the server, each against the
 // API request that returns the same data (same filter, sort and page), timed one after the other by the same
-// client in the same run. They run on section 6's database after the connector's runs on it: 100k cases
-// (CasesLarge), filled up to Alerts alerts by InsertMany of documents shaped as the API writes them (the shape
-// of the alert of the similarity rows), and a case made through the API with ViewObservables observables.
-// Targets of the issue: p50 within 2× of the API request, at most 30 ms for the lists and 100 ms for the case
-// view on this machine type.
+// client in the same run (benchkit.PageVsAPI). They run on section 6's database after the connector's runs on
+// it: 100k cases (CasesLarge), filled up to Alerts alerts by InsertMany of documents shaped as the API writes
+// them (the shape of the alert of the similarity rows), and a case made through the API with ViewObservables
+// observables. Targets of the issue: p50 within 2× of the API request, at most 30 ms for the lists and 100 ms
+// for the case view on this machine type.
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"html"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/cases"
@@ -23,21 +22,6 @@ import (
 )
 
 const secPages = "6 web interface"
-
-// pageCheck is a page and the API request that returns its data: the page must show every item of the API's
-// answer (check: a string of the page for one item of the answer).
-type pageCheck struct {
-	metric      string // the row's name
-	page        string // GET path of the page
-	method      string // the API request
-	api         string
-	body        any
-	want        int // items the API answers
-	check       func(item map[string]any) string
-	floorIs     string // the API request, in words
-	note        string
-	lat, apiLat []time.Duration
-}
 
 // runPages is the web interface's part of section 6, on the database of runCases.
 func runPages(ctx context.Context, b *bench, cr *caseRun) error {
@@ -60,81 +44,34 @@ func runPages(ctx context.Context, b *bench, cr *caseRun) error {
 	link := func(prefix string) func(map[string]any) string {
 		return func(m map[string]any) string { return `href="` + prefix + fmt.Sprint(m["_id"]) + `"` }
 	}
-	checks := []*pageCheck{
-		{metric: "case list page GET /ui/cases?status=Open&severity=3&size=50", page: "/ui/cases?status=Open&severity=3&size=50",
-			method: http.MethodPost, api: "/api/case/_search?range=0-50&sort=-caseId",
-			body: map[string]any{"query": map[string]any{"_and": []any{map[string]any{"status": "Open"}, map[string]any{"severity": 3}}}},
-			want: 50, check: link("/ui/cases/"), floorIs: "POST /api/case/_search?range=0-50&sort=-caseId, status Open and severity 3",
-			note: fmt.Sprintf("%s cases; target ≤ 30 ms and ≤ 2× the API", count(len(cr.ids)))},
-		{metric: "alert list page GET /ui/alerts?status=New (25 a page)", page: "/ui/alerts?status=New",
-			method: http.MethodPost, api: "/api/alert/_search?range=0-25&sort=-date",
-			body: map[string]any{"query": map[string]any{"status": "New"}},
-			want: 25, check: link("/ui/alerts/"), floorIs: "POST /api/alert/_search?range=0-25&sort=-date, status New",
-			note: fmt.Sprintf("%s alerts; the API's answer also lists each alert's observables; target ≤ 30 ms and ≤ 2× the API", count(alerts))},
-		{metric: fmt.Sprintf("case view GET /ui/cases/{id}?tab=observables, %d observables", z.ViewObservables),
-			page: "/ui/cases/" + viewID + "?tab=observables", method: http.MethodGet,
-			api:  fmt.Sprintf("/api/case/%s/artifact?range=0-%d&sort=createdAt", viewID, z.ViewObservables),
-			want: z.ViewObservables, check: func(m map[string]any) string { return html.EscapeString(fmt.Sprint(m["data"])) },
-			floorIs: fmt.Sprintf("GET /api/case/{id}/artifact?range=0-%d&sort=createdAt", z.ViewObservables),
-			note: "the page also reads the case, its counts, the case's analyzer jobs and the analyzers offered " +
+	checks := []*benchkit.PageVsAPI{
+		{Metric: "case list page GET /ui/cases?status=Open&severity=3&size=50", Page: "/ui/cases?status=Open&severity=3&size=50",
+			Method: http.MethodPost, API: "/api/case/_search?range=0-50&sort=-caseId",
+			Body:  map[string]any{"query": map[string]any{"_and": []any{map[string]any{"status": "Open"}, map[string]any{"severity": 3}}}},
+			Check: benchkit.ListItems(50, link("/ui/cases/")), FloorIs: "POST /api/case/_search?range=0-50&sort=-caseId, status Open and severity 3",
+			Note: fmt.Sprintf("%s cases; target ≤ 30 ms and ≤ 2× the API", count(len(cr.ids)))},
+		{Metric: "alert list page GET /ui/alerts?status=New (25 a page)", Page: "/ui/alerts?status=New",
+			Method: http.MethodPost, API: "/api/alert/_search?range=0-25&sort=-date",
+			Body:  map[string]any{"query": map[string]any{"status": "New"}},
+			Check: benchkit.ListItems(25, link("/ui/alerts/")), FloorIs: "POST /api/alert/_search?range=0-25&sort=-date, status New",
+			Note: fmt.Sprintf("%s alerts; the API's answer also lists each alert's observables; target ≤ 30 ms and ≤ 2× the API", count(alerts))},
+		{Metric: fmt.Sprintf("case view GET /ui/cases/{id}?tab=observables, %d observables", z.ViewObservables),
+			Page: "/ui/cases/" + viewID + "?tab=observables", Method: http.MethodGet,
+			API:     fmt.Sprintf("/api/case/%s/artifact?range=0-%d&sort=createdAt", viewID, z.ViewObservables),
+			Check:   benchkit.ListItems(z.ViewObservables, func(m map[string]any) string { return html.EscapeString(fmt.Sprint(m["data"])) }),
+			FloorIs: fmt.Sprintf("GET /api/case/{id}/artifact?range=0-%d&sort=createdAt", z.ViewObservables),
+			Note: "the page also reads the case, its counts, the case's analyzer jobs and the analyzers offered " +
 				"(a request to the analysis server); target ≤ 100 ms and ≤ 2× the API"},
 	}
 	return b.Phase("measure pages", func() error {
 		for _, pc := range checks {
-			if err := cr.timePage(ctx, z.PageReps, pc); err != nil {
+			if err := pc.Time(ctx, cr.s.analyst, z.PageReps); err != nil {
 				return err
 			}
-			b.Logf("  %s: p50 %.1f ms, API p50 %.1f ms", pc.metric, benchkit.Percentile(pc.lat, .5), benchkit.Percentile(pc.apiLat, .5))
-			for _, q := range []float64{.5, .99} {
-				name := fmt.Sprintf("p%d", int(q*100))
-				b.Add(benchkit.TimeKind, secPages, pc.metric+" "+name, "ms", benchkit.Percentile(pc.lat, q),
-					benchkit.Percentile(pc.apiLat, q), pc.floorIs+" "+name,
-					fmt.Sprintf("%d of each, one client, alternated; %s", len(pc.lat), pc.note))
-			}
+			pc.AddRows(b.Run, secPages)
 		}
 		return nil
 	})
-}
-
-// timePage times reps GETs of the page and as many of its API request, alternated (after one of each as a
-// warm-up), and checks that the page shows every item the API answers.
-func (r *caseRun) timePage(ctx context.Context, reps int, pc *pageCheck) error {
-	for k := range reps + 1 {
-		var page *benchkit.Response
-		d, err := benchkit.Timed(func() error {
-			var err error
-			page, err = r.s.analyst.Call(ctx, http.MethodGet, pc.page, nil, http.StatusOK, nil)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if ct := page.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
-			return fmt.Errorf("GET %s: Content-Type %q", pc.page, ct)
-		}
-		var items []map[string]any
-		ad, err := benchkit.Timed(func() error {
-			_, err := r.s.analyst.Call(ctx, pc.method, pc.api, pc.body, http.StatusOK, &items)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if len(items) != pc.want {
-			return fmt.Errorf("%s %s: %d items, want %d", pc.method, pc.api, len(items), pc.want)
-		}
-		if k == 0 { // the page shows what the API answers
-			body := string(page.Body)
-			for _, it := range items {
-				if s := pc.check(it); !strings.Contains(body, s) {
-					return fmt.Errorf("GET %s: no %s in the page (%d bytes)", pc.page, s, len(body))
-				}
-			}
-			continue
-		}
-		pc.lat, pc.apiLat = append(pc.lat, d), append(pc.apiLat, ad)
-	}
-	return nil
 }
 
 // fillAlerts inserts alerts with InsertMany (batches of 1000) up to n alerts in the bench organisation: copies
