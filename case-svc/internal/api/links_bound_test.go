@@ -33,7 +33,7 @@ func TestCase_LinksBound(t *testing.T) {
 
 	// cases.LinksCompareMax more observables in case a (copies of the seed, stored directly).
 	ctx := context.Background()
-	coll, err := tm.db.Collection(ctx, docstore.Spec{Name: "observables"})
+	coll, err := tm.db.Collection(ctx, docstore.Spec{Name: "observables", Arrays: []string{"tags", "attachment.hashes"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestAlert_SimilarityBound(t *testing.T) {
 	tm.analyst.observables(t, "/api/case/"+cs+"/artifact", map[string]any{"dataType": "ip", "data": "8.8.8.8"})
 	// cases.SimilarMax copies of the seed observable, stored directly (as many creations over HTTP would).
 	ctx := context.Background()
-	coll, err := tm.db.Collection(ctx, docstore.Spec{Name: "observables"})
+	coll, err := tm.db.Collection(ctx, docstore.Spec{Name: "observables", Arrays: []string{"tags", "attachment.hashes"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ var (
 		{Name: "organisation__id", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("_id")}},
 		{Name: "organisation_event_enabled", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("event"), docstore.Asc("enabled")}},
 	}}
-	firingSpec = docstore.Spec{Name: "firings", Arrays: []string{"jobs"}, Indexes: []docstore.Index{
+	firingSpec = docstore.Spec{Name: "firings", Arrays: []string{"jobs", "responders"}, Indexes: []docstore.Index{
 		{Name: "organisation_rule_date", Keys: []docstore.Key{docstore.Asc(record.PathOrg), docstore.Asc("rule"), docstore.Desc("date")}},
 		{Name: "status_date", Keys: []docstore.Key{docstore.Asc("status"), docstore.Asc("date")}},
 	}}
