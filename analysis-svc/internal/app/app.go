@@ -189,6 +189,7 @@ func (a *App) StartJobs(ctx context.Context) (stop func()) {
 	a.startKubernetes(ctx)
 	return a.Go(ctx, func(ctx context.Context) {
 		a.Runners.RemoveStale() // the job folders a dead instance left behind
+		a.sweepKubernetesAtStart(ctx)
 		_ = a.Jobs.Run(ctx)
 	})
 }

@@ -207,7 +207,8 @@ func (a *App) kubernetesRunner(ctx context.Context, access jobdir.FolderAccess) 
 }
 
 // startKubernetes serves the kubernetes runner's callback listener and sweeps the Jobs of this host's
-// earlier processes, at start-up and every job.kubernetes.sweep_interval, until ctx ends.
+// earlier processes every job.kubernetes.sweep_interval until ctx ends (the first sweep is
+// sweepKubernetesAtStart's).
 func (a *App) startKubernetes(ctx context.Context) {
 	if a.kubernetes == nil {
 		return
@@ -224,18 +225,40 @@ func (a *App) startKubernetes(ctx context.Context) {
 	}
 	a.Go(ctx, func(ctx context.Context) {
 		for {
-			if n, err := a.kubernetes.Sweep(ctx); err != nil && ctx.Err() == nil {
-				a.Log.Warn("sweep the Kubernetes Jobs of earlier processes", "err", err)
-			} else if n > 0 {
-				a.Log.Info("deleted the Kubernetes Jobs of earlier processes", "count", n)
-			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(interval):
 			}
+			if n, err := a.kubernetes.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn("sweep the Kubernetes Jobs of earlier processes", "err", err)
+			} else if n > 0 {
+				a.Log.Info("deleted the Kubernetes Jobs of earlier processes", "count", n)
+			}
 		}
 	})
+}
+
+// sweepAtStartTimeout bounds the start-up sweep: an API server that does not answer delays the job workers
+// by that much at most (the periodic sweep tries again).
+const sweepAtStartTimeout = 2 * time.Minute
+
+// sweepKubernetesAtStart deletes the Jobs of this host's earlier processes and waits until their pods are gone,
+// before the workers claim jobs: a job that a killed process was running is then never run again beside its
+// old pod (docs/kubernetes.md, "Guarantees").
+func (a *App) sweepKubernetesAtStart(ctx context.Context) {
+	if a.kubernetes == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, sweepAtStartTimeout)
+	defer cancel()
+	n, err := a.kubernetes.SweepAndWait(ctx)
+	if err != nil {
+		a.Log.Warn("sweep the Kubernetes Jobs of earlier processes at start-up", "err", err)
+	}
+	if n > 0 {
+		a.Log.Info("deleted the Kubernetes Jobs of earlier processes", "count", n)
+	}
 }
 
 // bytesize reads sizes such as 512K, 100M, 1G (powers of 1024) or a plain number of bytes.

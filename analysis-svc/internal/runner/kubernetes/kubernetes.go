@@ -571,6 +571,37 @@ func (r *Runner) logs(ctx context.Context, ns, pod string) string {
 // Sweep deletes the Jobs this server's earlier processes on this host left (a crash skipped their delete):
 // those whose owner label names this host with another process suffix. It returns how many it deleted.
 func (r *Runner) Sweep(ctx context.Context) (int, error) {
+	swept, err := r.sweep(ctx)
+	return len(swept), err
+}
+
+// SweepAndWait is the sweep of a process that starts: it also waits, within ctx, until the pods of the Jobs
+// it deleted are gone. A job the earlier process was running goes back to the queue when its lease runs out;
+// waiting here, before this process claims jobs, keeps its next attempt from running beside the old pod.
+func (r *Runner) SweepAndWait(ctx context.Context) (int, error) {
+	swept, err := r.sweep(ctx)
+	for _, j := range swept {
+		for {
+			pods, perr := r.opts.Client.ListPods(ctx, j.ns, LabelJobName+"="+j.name)
+			if perr != nil {
+				return len(swept), errors.Join(err, perr)
+			}
+			if len(pods) == 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return len(swept), errors.Join(err, fmt.Errorf("the pods of the swept Job %s are still there: %w", j.name, ctx.Err()))
+			case <-time.After(r.opts.Poll):
+			}
+		}
+	}
+	return len(swept), err
+}
+
+type sweptJob struct{ ns, name string }
+
+func (r *Runner) sweep(ctx context.Context) ([]sweptJob, error) {
 	host, _, _ := strings.Cut(r.opts.Owner, ".")
 	namespaces := map[string]bool{r.opts.Settings.Namespace: true}
 	for _, p := range r.opts.Profiles {
@@ -578,11 +609,11 @@ func (r *Runner) Sweep(ctx context.Context) (int, error) {
 			namespaces[p.Settings.Namespace] = true
 		}
 	}
-	n := 0
+	var swept []sweptJob
 	for ns := range namespaces {
 		jobs, err := r.opts.Client.ListJobs(ctx, ns, LabelManagedBy+"="+ManagedBy+","+LabelServer+"="+LabelValue(r.opts.Server))
 		if err != nil {
-			return n, err
+			return swept, err
 		}
 		for _, j := range jobs {
 			owner := j.Metadata.Labels[LabelOwner]
@@ -590,12 +621,12 @@ func (r *Runner) Sweep(ctx context.Context) (int, error) {
 				continue
 			}
 			if err := r.opts.Client.DeleteJob(ctx, ns, j.Metadata.Name); err != nil {
-				return n, err
+				return swept, err
 			}
 			r.opts.Log.Info("deleted a Kubernetes Job an earlier process left", "job", j.Metadata.Name, "owner", owner)
 			r.opts.Metrics.swept.Inc()
-			n++
+			swept = append(swept, sweptJob{ns, j.Metadata.Name})
 		}
 	}
-	return n, nil
+	return swept, nil
 }
