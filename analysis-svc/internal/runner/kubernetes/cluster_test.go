@@ -523,8 +523,11 @@ func TestCluster_TwoReplicasOneJob(t *testing.T) {
 	checkStoredJob(t, job, jobID)
 
 	_, _, errB := run(t, b, analyzerDef(images.analyzer), jobID, in, 3*time.Minute)
-	if !apperr.Is(errB, apperr.Conflict) || !strings.Contains(errB.Error(), "already runs as the Kubernetes Job "+name) {
-		t.Fatalf("the second replica: want a conflict, got %v", errB)
+	// The second replica's run is deferred (back to the queue without using an attempt), not failed.
+	var deferred *analysis.DeferError
+	if !errors.As(errB, &deferred) || deferred.Reason != ConflictReason || !apperr.Is(errB, apperr.Conflict) ||
+		!strings.Contains(errB.Error(), "already runs as the Kubernetes Job "+name) {
+		t.Fatalf("the second replica: want a deferral for the conflict, got %v", errB)
 	}
 	close(release)
 	<-doneA

@@ -275,7 +275,11 @@ func (r *Runner) run(ctx context.Context, def analysis.Definition, in analysis.R
 		case ctx.Err() != nil:
 			return jobdir.Interrupted(ctx.Err(), time.Since(start), ""), ctxOutcome(ctx.Err()), nil
 		case apperr.Is(err, apperr.Conflict):
-			return analysis.RunOutput{}, OutcomeConflict, err
+			// Another process's Job of this attempt is there: the attempt was given back (a stop, a deferral)
+			// while its Job was still being deleted, or, with a store whose claims are not atomic, two replicas
+			// hold it. Not a failure of the job: it waits in the queue, without using an attempt, until that
+			// Job is gone.
+			return analysis.RunOutput{}, OutcomeConflict, &analysis.DeferError{Reason: ConflictReason, Err: err}
 		}
 		return analysis.RunOutput{}, OutcomeAPIError, err
 	}
@@ -286,6 +290,9 @@ func (r *Runner) run(ctx context.Context, def analysis.Definition, in analysis.R
 // QuotaReason is the DeferError reason of a quota refusal (and the end of the failure message of a job
 // deferred past its timeout).
 const QuotaReason = "the Kubernetes namespace's quota (ResourceQuota) did not allow its Job"
+
+// ConflictReason is the DeferError reason of a job whose attempt another process's Job still runs.
+const ConflictReason = "an earlier Kubernetes Job of this attempt has not ended yet"
 
 // create creates the Job. A quota refusal is returned as it is (the caller defers the job); AlreadyExists is
 // retried once after deleting the existing Job when it is this process's or finished, else it is an error
