@@ -9,6 +9,9 @@ GO=${GO:-go}
 release=v1.37.2
 out=${OPENIR_K8S_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/openir-k8stest/$release}
 mkdir -p "$out"
+# One build at a time: a second caller (another test package, another checkout) waits for the first.
+exec 9>"$out/.build.lock"
+flock 9
 export CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$release"
 for bin in kube-apiserver kube-controller-manager; do

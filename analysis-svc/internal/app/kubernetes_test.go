@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/runner"
 	"github.com/openir/platform/analysis-svc/internal/runner/kubernetes"
-	"github.com/openir/platform/analysis-svc/internal/runner/kubernetes/k8stest"
 )
 
 // job.runner kubernetes against a real API server (k8stest), as the analysis-svc service account that
@@ -21,23 +19,9 @@ import (
 // the callback listener answers (only its routes, only with a token); with credentials the API server
 // refuses, the runner is disabled with the reason and image definitions are refused.
 func TestKubernetesRunnerFromConfig(t *testing.T) {
-	if why := k8stest.Missing(); why != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the kubernetes tests must run in CI: %s", why)
-		}
-		t.Skip("no Kubernetes test control plane: " + why)
-	}
-	bin, err := k8stest.Binaries(os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := sharedCluster(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	c, err := k8stest.Start(ctx, bin, t.TempDir(), "analysis-jobs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 
 	build := func(token string) (*App, *bytes.Buffer, *runner.Executors) {
 		kc, err := c.Kubeconfig("svc-"+token[:4], token, c.Namespace)
