@@ -246,7 +246,15 @@ func startChild(t *testing.T, env []string) (*exec.Cmd, string) {
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var logFile *os.File
+		if p := os.Getenv("ANALYSIS_CHILD_LOG"); p != "" { // a debugging aid: the child's log lines
+			logFile, _ = os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			defer logFile.Close()
+		}
 		for sc.Scan() {
+			if logFile != nil {
+				logFile.Write(append(sc.Bytes(), '\n'))
+			}
 			var line struct{ Msg, Addr string }
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
 				addr <- line.Addr

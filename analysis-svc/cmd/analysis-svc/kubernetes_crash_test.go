@@ -107,12 +107,12 @@ func TestRun_KubernetesKillNine(t *testing.T) {
 		return w["id"].(string)
 	}
 	analyzer, responder := enable("analyzer", "Holder_1_0"), enable("responder", "HoldResponder_1_0")
-	code, j := call(t, "POST", base+"/api/analyzer/"+analyzer+"/run", adm, `{"dataType":"ip","data":"hold"}`)
+	code, j := call(t, "POST", base+"/api/analyzer/"+analyzer+"/run", adm, `{"dataType":"ip","data":"stubborn"}`)
 	if code != 200 {
 		t.Fatalf("run the analyzer: %d %v", code, j)
 	}
 	analyzerJob := j["id"].(string)
-	code, j = call(t, "POST", base+"/api/responder/"+responder+"/run", adm, `{"dataType":"thehive:case","data":{"title":"hold"}}`)
+	code, j = call(t, "POST", base+"/api/responder/"+responder+"/run", adm, `{"dataType":"thehive:case","data":{"title":"stubborn"}}`)
 	if code != 200 {
 		t.Fatalf("run the responder: %d %v", code, j)
 	}
@@ -133,7 +133,10 @@ func TestRun_KubernetesKillNine(t *testing.T) {
 			k = analysis.KindResponder
 		}
 		first[kind] = kubernetes.JobName(k, id, 1)
-		waitWorker(t, c, first[kind], 2*time.Minute)
+		if !waitWorker(t, c, first[kind], 2*time.Minute) {
+			_, j := call(t, "GET", base+"/api/job/"+id+"/report", adm, "")
+			t.Fatalf("the %s's worker did not start within 2 minutes: %v\n%s", kind, j, c.Logs())
+		}
 	}
 	must(cmd.Process.Signal(os.Kill))
 	_ = cmd.Wait()
@@ -146,7 +149,10 @@ func TestRun_KubernetesKillNine(t *testing.T) {
 
 	cmd, base = startChild(t, env)
 	second := kubernetes.JobName(analysis.KindAnalyzer, analyzerJob, 2)
-	waitWorker(t, c, second, 2*time.Minute)
+	if !waitWorker(t, c, second, 2*time.Minute) {
+		_, j := call(t, "GET", base+"/api/job/"+analyzerJob+"/report", adm, "")
+		t.Fatalf("attempt 2's worker did not start within 2 minutes: %v\n%s", j, c.Logs())
+	}
 	for _, name := range first {
 		if err := c.Do(t.Context(), c.AdminToken, http.MethodGet, "/apis/batch/v1/namespaces/"+c.Namespace+"/jobs/"+name, nil, nil); err == nil {
 			t.Errorf("the Job %s of the killed process is still there while attempt 2 runs", name)
@@ -246,8 +252,8 @@ func (w *podWatch) run(ctx context.Context) {
 	}
 }
 
-// waitWorker waits until the worker container of the Job name runs.
-func waitWorker(t *testing.T, c *k8stest.Cluster, name string, within time.Duration) {
+// waitWorker waits until the worker container of the Job name runs, and says whether it did.
+func waitWorker(t *testing.T, c *k8stest.Cluster, name string, within time.Duration) bool {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
@@ -259,13 +265,13 @@ func waitWorker(t *testing.T, c *k8stest.Cluster, name string, within time.Durat
 		for _, p := range pods.Items {
 			for _, st := range p.Status.ContainerStatuses {
 				if st.Name == kubernetes.WorkerContainer && st.State.Running != nil {
-					return
+					return true
 				}
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("the worker of %s did not start within %s\n%s", name, within, c.Logs())
+	return false
 }
 
 // waitNoJobs waits until the namespace holds no Job of the runner.

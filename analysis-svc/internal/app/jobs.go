@@ -175,8 +175,14 @@ func (a *App) kubernetesRunner(ctx context.Context, access jobdir.FolderAccess) 
 	if err != nil {
 		return nil, fmt.Errorf("job.max_file: %w", err)
 	}
+	l, err := net.Listen("tcp", k.CallbackListen)
+	if err != nil {
+		return nil, fmt.Errorf("job.kubernetes.callback_listen: %w", err)
+	}
+	k.CallbackListen = l.Addr().String() // the port bound: callback_listen may say :0
 	callback, err := k.Callback()
 	if err != nil {
+		l.Close()
 		return nil, fmt.Errorf("job.kubernetes.%w", err)
 	}
 	opts := kubernetes.Options{Client: client, Settings: settings, Profiles: profiles, Server: k.Server,
@@ -192,14 +198,12 @@ func (a *App) kubernetesRunner(ctx context.Context, access jobdir.FolderAccess) 
 	}
 	r, err := kubernetes.New(opts)
 	if err != nil {
+		l.Close()
 		return nil, err
 	}
 	if err := r.Check(ctx); err != nil {
+		l.Close()
 		return nil, fmt.Errorf("a server-side dry run of a Job failed: %w", err)
-	}
-	l, err := net.Listen("tcp", k.CallbackListen)
-	if err != nil {
-		return nil, fmt.Errorf("job.kubernetes.callback_listen: %w", err)
 	}
 	a.kubernetes, a.callbackListener = r, l
 	a.Log.Info("kubernetes runner ready", "namespace", settings.Namespace, "callback", callback, "owner", r.Owner())

@@ -12,7 +12,7 @@ import (
 // WorkerSource is the program of the test worker image (BuildWorkerImage): it speaks the public job-folder
 // protocol, and its behaviour depends on the observable's data (a responder's: the title of its data object):
 // "silent" writes no output, "sleep" sleeps 5 minutes, "error" reports a failure, "oom" allocates 1 GiB,
-// "hold" waits until the configuration's release_url answers 200; anything else succeeds with artifacts.
+// "hold" waits until the configuration's release_url answers 200, "stubborn" too but ignores SIGTERM; anything else succeeds with artifacts.
 const WorkerSource = `package main
 
 import (
@@ -20,7 +20,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -74,7 +76,10 @@ func main() {
 		}
 		fmt.Println("still alive", len(keep))
 		os.Exit(3)
-	case "hold":
+	case "hold", "stubborn":
+		if data == "stubborn" { // a worker that only a SIGKILL stops: its pod outlives a delete by the grace period
+			signal.Ignore(syscall.SIGTERM)
+		}
 		url, _ := in["config"].(map[string]any)["release_url"].(string)
 		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			if resp, err := http.Get(url); err == nil {
