@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"encoding/json"
 	"html/template"
 	"net/http"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/observable"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
 	"github.com/openir/platform/pkg/webui"
@@ -145,26 +147,42 @@ func (h *Handler) jobPage(c echo.Context) error {
 
 // analyzePage is a new analysis: the analyzers of the organization that accept the chosen data type, the
 // values (one per line) or a file, TLP, PAP, message and parameters. The form sends one run per value and
-// analyzer (ui.js data-fanout).
+// analyzer (ui.js data-fanout). With the data type "guess" (GuessType) each value's type is guessed
+// (observable.Guess) and the page's plan region (GET /ui/analyze/plan, ui.js data-plan) lists, per value, its
+// type and the analyzers that accept it; the form sends one run per box checked there.
 type analyzePage struct {
 	webui.Page
 	DataType  string
 	DataTypes []string          // the types the organization's analyzers accept
 	Analyzers []analysis.Worker // those that accept DataType
+	Guess     bool              // DataType is GuessType
 }
 
-func (h *Handler) analyzePage(c echo.Context) error {
+// GuessType is the new analysis's data type that guesses each value's own.
+const GuessType = "guess"
+
+// maxPlanValues bounds the values the guessing plan lists (a longer list is sent with one data type).
+const maxPlanValues = 200
+
+// analyzers are the organization's enabled analyzers by name.
+func (h *Handler) analyzers(c echo.Context) ([]analysis.Worker, error) {
 	cl := caller(c)
 	if err := cl.Require(identity.RoleAnalyze); err != nil {
-		return err
+		return nil, err
 	}
 	ws, _, err := h.s.Workers.List(c.Request().Context(), cl, analysis.KindAnalyzer, all,
 		search.Page{Limit: 1000, Sort: []search.SortKey{{Path: "name"}}})
+	return ws, err
+}
+
+func (h *Handler) analyzePage(c echo.Context) error {
+	ws, err := h.analyzers(c)
 	if err != nil {
 		return err
 	}
 	p := analyzePage{Page: h.base(c, "New analysis"), DataType: c.QueryParam("dataType")}
 	p.Current = "New analysis"
+	p.Guess = p.DataType == GuessType
 	for _, w := range ws {
 		for _, t := range w.DataTypeList {
 			if !slices.Contains(p.DataTypes, t) {
@@ -176,8 +194,64 @@ func (h *Handler) analyzePage(c echo.Context) error {
 		}
 	}
 	slices.Sort(p.DataTypes)
-	if p.DataType != "" && !slices.Contains(p.DataTypes, p.DataType) {
+	if p.DataType != "" && !p.Guess && !slices.Contains(p.DataTypes, p.DataType) {
 		return apperr.New(apperr.BadRequest, "no enabled analyzer accepts the data type "+p.DataType)
 	}
 	return h.pages.Render(c, http.StatusOK, "analyze", "", p)
+}
+
+// planPage is the guessing plan of a new analysis: per value, its guessed type and the analyzers to run.
+type planPage struct {
+	Rows    []planRow
+	More    int // values past maxPlanValues, not listed
+	Choices bool
+}
+
+type planRow struct {
+	Value     string
+	DataType  string // "" = not guessed
+	Analyzers []planRun
+}
+
+// planRun is a box of the plan: an analyzer on one value, with the fields of its run (ui.js data-fields).
+type planRun struct {
+	Name, Fields string
+}
+
+// analyzePlan is GET /ui/analyze/plan?values=…: the fragment ui.js puts in the new analysis's plan region
+// as the values (one per line) are typed.
+func (h *Handler) analyzePlan(c echo.Context) error {
+	ws, err := h.analyzers(c)
+	if err != nil {
+		return err
+	}
+	var p planPage
+	seen := map[string]bool{}
+	for _, line := range strings.Split(c.QueryParam("values"), "\n") {
+		v := strings.TrimSpace(line)
+		if v == "" || seen[v] {
+			continue
+		}
+		seen[v] = true
+		if len(p.Rows) == maxPlanValues {
+			p.More++
+			continue
+		}
+		row := planRow{Value: v}
+		if t, ok := observable.Guess(v); ok {
+			row.DataType = t
+			for _, w := range ws {
+				if slices.Contains(w.DataTypeList, t) {
+					f, err := json.Marshal(map[string]string{"worker": w.ID, "dataType": t, "data": v})
+					if err != nil {
+						return err
+					}
+					row.Analyzers = append(row.Analyzers, planRun{Name: w.Name, Fields: string(f)})
+					p.Choices = true
+				}
+			}
+		}
+		p.Rows = append(p.Rows, row)
+	}
+	return h.pages.Render(c, http.StatusOK, "analyze", "analyze-plan", p)
 }

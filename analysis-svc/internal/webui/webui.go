@@ -76,6 +76,7 @@ func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	page("/jobs", h.jobList)
 	page("/jobs/:id", h.jobPage)
 	page("/analyze", h.analyzePage)
+	page("/analyze/plan", h.analyzePlan)
 	page("/admin/users", h.adminUsers)
 	for _, k := range []analysis.Kind{analysis.KindAnalyzer, analysis.KindResponder} {
 		page("/admin/"+plural(k), h.adminWorkers(k))
