@@ -89,3 +89,30 @@ func TestSafeNextAndWithParam(t *testing.T) {
 		t.Errorf("clearing: %s", got)
 	}
 }
+
+// JSONText is encoding/json's indented text (keys sorted, two spaces) with &, < and > as entities: numbers
+// of every size, strings that need escapes, typed values.
+func TestJSONTextIsIndentedJSON(t *testing.T) {
+	v := map[string]any{
+		"floats":  []any{0.0, -0.5, 1.0, 100.0, 123456789.125, 1e-7, 1.5e-9, 1e20, 1e21, 3.4e38, -2.5e-300, 0.1 + 0.2},
+		"ints":    []any{0, -7, int64(1) << 53, 42},
+		"strings": []any{"", `<script>"x"&'y'</script>`, "tab\there\nline\r", "\x00\x1f", "\u2028\u2029", "caf\xe9", "日本"},
+		"nested":  map[string]any{"b": map[string]any{}, "a": []any{}, "c": []any{nil, true, false}},
+		"typed":   []map[string]any{{"z": 1, "y": []string{"q"}}},
+	}
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(strings.TrimSuffix(buf.String(), "\n"))
+	if got := string(JSONText(v)); got != want {
+		t.Errorf("JSONText:\n%s\nwant:\n%s", got, want)
+	}
+	if got := string(JSONTree(map[string]any{"n": []any{1e21, 0.5, 1e-7}})); !strings.Contains(got, ">1e+21<") ||
+		!strings.Contains(got, ">0.5<") || !strings.Contains(got, ">1e-7<") {
+		t.Errorf("JSONTree's numbers are not their JSON text: %s", got)
+	}
+}
