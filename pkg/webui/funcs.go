@@ -2,10 +2,13 @@ package webui
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
 	"html/template"
+	"io"
 	"math"
 	"net/url"
 	"sort"
@@ -170,12 +173,31 @@ func writeTree(b *outBuf, v any, depth int) {
 }
 
 // outBuf is the buffer JSONTree and JSONText write into, taken from a pool so that a large report is not
-// written into a buffer grown from nothing, copied at every step (5 MB of HTML for a report of 1 MiB).
-type outBuf struct{ b []byte }
+// written into a buffer grown from nothing, copied at every step (5 MB of HTML for a report of 1 MiB). With a
+// writer (a Slot's), it is flushed to it every flushAt bytes and stays small.
+type outBuf struct {
+	b   []byte
+	w   io.Writer
+	err error // the writer's first error; later writes are dropped
+}
 
-func (b *outBuf) WriteString(s string) { b.b = append(b.b, s...) }
+const flushAt = 32 << 10
+
+func (b *outBuf) WriteString(s string) {
+	b.b = append(b.b, s...)
+	if b.w != nil && len(b.b) >= flushAt {
+		b.flush()
+	}
+}
 
 func (b *outBuf) byte1(c byte) { b.b = append(b.b, c) }
+
+func (b *outBuf) flush() {
+	if b.err == nil && len(b.b) > 0 {
+		_, b.err = b.w.Write(b.b)
+	}
+	b.b = b.b[:0]
+}
 
 func (b *outBuf) String() string { return string(b.b) }
 
@@ -210,8 +232,57 @@ func putBuf(b *outBuf) {
 	if cap(b.b) > maxPooledOut {
 		return
 	}
-	b.b = b.b[:0]
+	b.b, b.w, b.err = b.b[:0], nil, nil
 	outBufs.Put(b)
+}
+
+// Slot is a large part of a page that Go code writes rather than the template: the template prints its
+// Marker where it goes and Render writes the part there, in pieces straight into the response, instead of
+// building it as one string that the template engine copies through fmt (a report's tree and raw JSON: some
+// 6 MB of HTML for a 1 MiB report).
+type Slot struct {
+	marker string
+	write  func(*outBuf)
+}
+
+// slotNonce makes the markers of this process unguessable; and every value a page prints is escaped, so no
+// value can print "<!--" anyway.
+var slotNonce = func() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}()
+
+func newSlot(name string, write func(*outBuf)) Slot {
+	return Slot{marker: "<!--slot-" + slotNonce + "-" + name + "-->", write: write}
+}
+
+// TreeSlot is JSONTree(v) as a Slot.
+func TreeSlot(name string, v any) Slot {
+	return newSlot(name, func(b *outBuf) {
+		b.WriteString(`<div class="jsontree">`)
+		writeTree(b, v, 0)
+		b.WriteString(`</div>`)
+	})
+}
+
+// TextSlot is JSONText(v) as a Slot.
+func TextSlot(name string, v any) Slot {
+	return newSlot(name, func(b *outBuf) { writeJSON(b, v, 0) })
+}
+
+// Marker is what the template prints where the slot goes.
+func (s Slot) Marker() template.HTML {
+	return template.HTML(s.marker) //nolint:gosec // a constant comment
+}
+
+func (s Slot) writeTo(w io.Writer) error {
+	b := getBuf()
+	defer putBuf(b)
+	b.w = w
+	s.write(b)
+	b.flush()
+	return b.err
 }
 
 // JSONText renders any JSON value as indented JSON text (two spaces, keys sorted, as json.MarshalIndent),

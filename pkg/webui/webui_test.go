@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"html"
+	"html/template"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	"github.com/labstack/echo/v4"
 )
 
 func TestMarkdown(t *testing.T) {
@@ -114,5 +120,41 @@ func TestJSONTextIsIndentedJSON(t *testing.T) {
 	if got := string(JSONTree(map[string]any{"n": []any{1e21, 0.5, 1e-7}})); !strings.Contains(got, ">1e+21<") ||
 		!strings.Contains(got, ">0.5<") || !strings.Contains(got, ">1e-7<") {
 		t.Errorf("JSONTree's numbers are not their JSON text: %s", got)
+	}
+}
+
+// A page's slots are written where it prints their markers, whatever their order, and a slot not printed or
+// not set is left out: the page is the one the template would render with JSONTree and JSONText.
+func TestRenderSlots(t *testing.T) {
+	pages := fstest.MapFS{"p/page.html": {Data: []byte(`{{define "content"}}<h1>x</h1><pre>{{.Raw.Marker}}</pre>{{.Tree.Marker}}{{if .Show}}{{.Gone.Marker}}{{end}}{{end}}` +
+		`{{define "want"}}<h1>x</h1><pre>{{jsontext .V}}</pre>{{jsontree .V}}{{end}}`)}}
+	tpl, err := Parse(pages, "p/*.html", "", template.FuncMap{"jsontext": JSONText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]any{"k": []any{"<script>", 1.5, strings.Repeat("long ", 20000)}}
+	type data struct {
+		Raw, Tree, Gone, Unset Slot
+		Show                   bool
+		V                      any
+	}
+	d := data{Raw: TextSlot("raw", v), Tree: TreeSlot("tree", v), Gone: TreeSlot("gone", 1), V: v}
+	render := func(fragment string, slots ...Slot) string {
+		e := echo.New()
+		rec := httptest.NewRecorder()
+		if err := tpl.Render(e.NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec), http.StatusTeapot, "page", fragment, d, slots...); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Code != http.StatusTeapot || rec.Header().Get("Content-Security-Policy") != CSP || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+			t.Errorf("status %d, headers %v", rec.Code, rec.Header())
+		}
+		return rec.Body.String()
+	}
+	want := render("want")
+	if got := render("content", d.Tree, d.Unset, d.Gone, d.Raw); got != want {
+		t.Errorf("with slots:\n%.300s\nwant:\n%.300s", got, want)
+	}
+	if strings.Contains(want, "<script>") || strings.Contains(want, "<!--") {
+		t.Errorf("a marker or an unescaped value: %.300s", want)
 	}
 }

@@ -2,7 +2,6 @@ package webui
 
 import (
 	"encoding/json"
-	"html/template"
 	"net/http"
 	"slices"
 	"strings"
@@ -112,7 +111,9 @@ type jobPage struct {
 	ZipPassword string
 	Job         analysis.Job
 	Report      *analysis.Report
-	Raw         template.HTML // the report as the API returns it, indented and escaped (webui.JSONText)
+	// Tree is the full report as a tree, Raw the report as the API returns it, indented and escaped: written
+	// by Render where the page prints their markers (webui.Slot).
+	Tree, Raw webui.Slot
 	CanWrite    bool
 	Rerun       map[string]any // the run request of a re-run with force (nil: not offered)
 }
@@ -132,7 +133,8 @@ func (h *Handler) jobPage(c echo.Context) error {
 		} else {
 			raw["errorMessage"], raw["input"] = r.ErrorMessage, r.Input
 		}
-		p.Raw = webui.JSONText(raw)
+		p.Raw = webui.TextSlot("raw", raw)
+		p.Tree = webui.TreeSlot("tree", r.Full)
 	}
 	if p.CanWrite && j.Attachment == nil && j.Status != analysis.JobDeleted {
 		// A file job cannot be sent again from a button (the page has not the file): it is run from New analysis.
@@ -142,7 +144,7 @@ func (h *Handler) jobPage(c echo.Context) error {
 			p.Rerun["parameters"] = map[string]any{}
 		}
 	}
-	return h.pages.Render(c, http.StatusOK, "job", fragment(c, "job-live"), p)
+	return h.pages.Render(c, http.StatusOK, "job", fragment(c, "job-live"), p, p.Tree, p.Raw)
 }
 
 // analyzePage is a new analysis: the analyzers of the organization that accept the chosen data type, the
