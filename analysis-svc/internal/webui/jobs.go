@@ -114,8 +114,8 @@ type jobPage struct {
 	// Tree is the full report as a tree, Raw the report as the API returns it, indented and escaped: written
 	// by Render where the page prints their markers (webui.Slot).
 	Tree, Raw webui.Slot
-	CanWrite    bool
-	Rerun       map[string]any // the run request of a re-run with force (nil: not offered)
+	CanWrite  bool
+	Rerun     map[string]any // the run request of a re-run with force (nil: not offered)
 }
 
 func (h *Handler) jobPage(c echo.Context) error {
