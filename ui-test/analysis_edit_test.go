@@ -158,8 +158,7 @@ func TestAnalysisEditAndGuess(t *testing.T) {
 	an.login("beta-analyst", analystPassword, "")
 	an.open("/ui/analyze?dataType=guess")
 	values := []string{"203.0.113.7", "example.org", "www.example.org", "setup.exe"}
-	an.must(chromedp.SendKeys(chromedp.ID("an-values"), strings.Join(values, "\n")),
-		chromedp.SendKeys(chromedp.ID("an-msg"), "guessed in the browser"))
+	an.must(chromedp.SendKeys(chromedp.ID("an-values"), strings.Join(values, "\n")))
 	an.waitFor("the plan of the four values", fmt.Sprintf(`document.getElementById("an-plan").getAttribute("data-planned") === %q`, strings.Join(values, "\n")))
 	rows := eval[[]string](an, `Array.prototype.map.call(document.querySelectorAll("#an-plan tbody tr"), r => r.innerText.replace(/\s+/g, " ").trim())`)
 	want := []string{"203.0.113.7 ip Keyed Observable_Validator", "example.org domain Keyed Observable_Validator",
@@ -167,6 +166,18 @@ func TestAnalysisEditAndGuess(t *testing.T) {
 	if !slices.Equal(rows, want) {
 		t.Errorf("the plan's rows:\n%q\nwant\n%q", rows, want)
 	}
+	// The values are in the URL: a reload shows the same plan.
+	if got := eval[string](an, `new URLSearchParams(location.search).get("values")`); got != strings.Join(values, "\n") {
+		t.Errorf("the URL keeps the values %q", got)
+	}
+	an.markDocument()
+	an.must(chromedp.Reload())
+	an.waitFor("the reloaded page", `window.__uiTestMark !== true && document.readyState === "complete"`)
+	an.settle()
+	if again := eval[[]string](an, `Array.prototype.map.call(document.querySelectorAll("#an-plan tbody tr"), r => r.innerText.replace(/\s+/g, " ").trim())`); !slices.Equal(again, want) {
+		t.Errorf("after a reload the plan's rows are %q", again)
+	}
+	an.must(chromedp.SendKeys(chromedp.ID("an-msg"), "guessed in the browser"))
 	an.must(chromedp.Click(chromedp.CSS(`input[aria-label="Keyed on example.org"]`)))
 	an.checkPage("analysis-guess")
 	an.submitAndFollow(`form[aria-label="Run analyzers"] button[type="submit"]`)

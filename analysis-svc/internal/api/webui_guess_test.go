@@ -102,6 +102,23 @@ func TestWebUI_AnalyzeGuess(t *testing.T) {
 		t.Errorf("the guessed run made %v", j)
 	}
 
+	// The values in the URL (ui.js keeps them there): the page holds them and their plan, said to be for them.
+	withValues := f.analyst.wantPage(t, "/ui/analyze?dataType=guess&values="+url.QueryEscape(" 203.0.113.7\n\n"+hostile+"\n"), http.StatusOK)
+	if ta := byAttr(withValues, "id", "an-values"); len(ta) != 1 || !strings.Contains(wt.Text(ta[0]), hostile) {
+		t.Errorf("the values field does not hold the URL's values")
+	}
+	region := byAttr(withValues, "id", "an-plan")
+	if len(region) != 1 || wt.Attr(region[0], "data-planned") != "203.0.113.7\n"+hostile {
+		t.Fatalf("the plan region is not said to be for the URL's values")
+	}
+	if boxes := wt.Find(region[0], func(n *html.Node) bool { return wt.Attr(n, "name") == "run" }); len(boxes) != 1 ||
+		!strings.Contains(wt.Attr(boxes[0], "data-fields"), `"203.0.113.7"`) {
+		t.Errorf("the page's plan has %d boxes, want the ip's", len(boxes))
+	}
+	if _, _, b := f.analyst.page(t, "/ui/analyze?dataType=guess&values="+url.QueryEscape(hostile)); strings.Contains(b, hostile) {
+		t.Errorf("the page holds the URL's values unescaped")
+	}
+
 	// Another organization sees its own analyzers only.
 	if _, o := planRuns(t, f.other, "203.0.113.7", "example.org"); len(o) != 1 || len(o["203.0.113.7"]) != 1 ||
 		o["203.0.113.7"][0]["worker"] != otherKeyed {

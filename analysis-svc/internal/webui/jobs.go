@@ -27,8 +27,31 @@ var jobStatuses = []string{analysis.JobWaiting, analysis.JobInProgress, analysis
 type jobListPage struct {
 	webui.Page
 	List     webui.List
-	Jobs     []analysis.Job
+	Jobs     []jobRow
 	Statuses []string
+}
+
+// jobRow is a job as the history shows it, its texts made once in Go: each template function call costs a
+// reflect call besides the escaper's, and the history renders up to 500 rows (issue 25's bench row).
+type jobRow struct {
+	ID, Created, WorkerName, DataType, Value, Status, CreatedBy string
+	Responder, File                                             bool
+	TLP                                                         int
+}
+
+func jobRows(jobs []analysis.Job) []jobRow {
+	rows := make([]jobRow, len(jobs))
+	for i, j := range jobs {
+		r := jobRow{ID: j.ID, Created: webui.Date(j.CreatedAt), WorkerName: j.WorkerName, DataType: j.DataType,
+			Status: j.Status, CreatedBy: j.CreatedBy, Responder: j.Kind == analysis.KindResponder, TLP: j.TLP}
+		if j.Attachment != nil {
+			r.File, r.Value = true, j.Attachment.Name
+		} else {
+			r.Value = dataText(j.Data)
+		}
+		rows[i] = r
+	}
+	return rows
 }
 
 // jobFilter is the history's filter from the query string: analyzer (name or id), dataType, status, value
@@ -91,7 +114,7 @@ func (h *Handler) jobList(c echo.Context) error {
 		return err
 	}
 	v.SetTotal(total)
-	p := jobListPage{Page: h.base(c, "Jobs"), List: v, Jobs: jobs, Statuses: jobStatuses}
+	p := jobListPage{Page: h.base(c, "Jobs"), List: v, Jobs: jobRows(jobs), Statuses: jobStatuses}
 	p.Current = "Jobs"
 	return h.pages.Render(c, http.StatusOK, "jobs", fragment(c, "jobs-live"), p)
 }
@@ -158,6 +181,10 @@ type analyzePage struct {
 	DataTypes []string          // the types the organization's analyzers accept
 	Analyzers []analysis.Worker // those that accept DataType
 	Guess     bool              // DataType is GuessType
+	// Values are the values given in the URL (values, one per line) with the data type guessed, and Plan their
+	// plan, rendered with the page; Planned says which lines it is for (ui.js data-planned).
+	Values, Planned string
+	Plan            *planPage
 }
 
 // GuessType is the new analysis's data type that guesses each value's own.
@@ -199,7 +226,28 @@ func (h *Handler) analyzePage(c echo.Context) error {
 	if p.DataType != "" && !p.Guess && !slices.Contains(p.DataTypes, p.DataType) {
 		return apperr.New(apperr.BadRequest, "no enabled analyzer accepts the data type "+p.DataType)
 	}
+	if p.Guess && c.QueryParam("values") != "" {
+		p.Values = c.QueryParam("values")
+		p.Planned = planLines(p.Values)
+		plan, err := plan(ws, p.Values)
+		if err != nil {
+			return err
+		}
+		p.Plan = &plan
+	}
 	return h.pages.Render(c, http.StatusOK, "analyze", "", p)
+}
+
+// planLines are the non-empty lines of values, trimmed, as ui.js sends them to the plan (and keeps them in
+// the URL).
+func planLines(values string) string {
+	var out []string
+	for _, l := range strings.Split(values, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // planPage is the guessing plan of a new analysis: per value, its guessed type and the analyzers to run.
@@ -227,9 +275,18 @@ func (h *Handler) analyzePlan(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	p, err := plan(ws, c.QueryParam("values"))
+	if err != nil {
+		return err
+	}
+	return h.pages.Render(c, http.StatusOK, "analyze", "analyze-plan", p)
+}
+
+// plan is the guessing plan of values (one per line) over the organization's analyzers ws.
+func plan(ws []analysis.Worker, values string) (planPage, error) {
 	var p planPage
 	seen := map[string]bool{}
-	for _, line := range strings.Split(c.QueryParam("values"), "\n") {
+	for _, line := range strings.Split(values, "\n") {
 		v := strings.TrimSpace(line)
 		if v == "" || seen[v] {
 			continue
@@ -246,7 +303,7 @@ func (h *Handler) analyzePlan(c echo.Context) error {
 				if slices.Contains(w.DataTypeList, t) {
 					f, err := json.Marshal(map[string]string{"worker": w.ID, "dataType": t, "data": v})
 					if err != nil {
-						return err
+						return p, err
 					}
 					row.Analyzers = append(row.Analyzers, planRun{Name: w.Name, Fields: string(f)})
 					p.Choices = true
@@ -255,5 +312,5 @@ func (h *Handler) analyzePlan(c echo.Context) error {
 		}
 		p.Rows = append(p.Rows, row)
 	}
-	return h.pages.Render(c, http.StatusOK, "analyze", "analyze-plan", p)
+	return p, nil
 }

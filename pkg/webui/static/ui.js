@@ -8,7 +8,7 @@
 //   boxes, or lines of a field): each value fills {a} in the route or the field a of the body; a box marked
 //   data-fields='{"x":…}' gives several fields at once;
 // - fills the element data-plan-target names with the fragment GET <data-plan>?values=<the lines> as a field
-//   marked data-plan is typed (the new analysis's guessed data types);
+//   marked data-plan is typed (the new analysis's guessed data types), and keeps the lines in the URL (values);
 // - shows the answer of a form or button marked data-show="<id>" as text in that element instead of reloading;
 // - copies the text of an element to the clipboard (button data-copy="<id>");
 // - keeps the selection of a list (select all, the count of selected rows);
@@ -213,6 +213,10 @@
       if (seq !== planSeq) { return; }
       target.innerHTML = html; // server-rendered, escaped fragment of this origin
       target.setAttribute("data-planned", lines);
+      // The values are part of the page's state: a reload or a link shows the same plan.
+      var q = new URLSearchParams(location.search);
+      if (lines) { q.set("values", lines); } else { q.delete("values"); }
+      history.replaceState(null, "", location.pathname + "?" + q.toString());
     }).catch(function (e) { showError(field.form || document, e); });
   }
 
