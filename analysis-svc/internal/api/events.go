@@ -77,14 +77,12 @@ func (h *handler) streamStatus(c echo.Context) error {
 
 // --- webhooks ---
 
-var errNoWebhooks = apperr.New(apperr.NotFound, "webhooks are not configured")
-
 // webhooks returns the endpoint manager for an org-admin of an organization.
 func (h *handler) webhooks(c echo.Context) (*events.Webhooks, identity.Caller, error) {
 	cl := caller(c)
 	w := h.cfg.Events.Webhooks()
 	if w == nil {
-		return nil, cl, errNoWebhooks
+		return nil, cl, events.ErrNoWebhooks
 	}
 	if !cl.Has(identity.RoleOrgAdmin) {
 		return nil, cl, apperr.New(apperr.Forbidden, "this action needs the role orgadmin")

@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/analysis-svc/internal/identity"
-	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
@@ -18,8 +17,6 @@ import (
 // recent deliveries and their re-send. Credentials (password, token, signing secret) are never shown back,
 // only whether they are set.
 
-var errNoWebhooks = apperr.New(apperr.NotFound, "webhooks are not configured")
-
 // webhooks returns the endpoint manager for an orgadmin.
 func (h *Handler) webhooks(c echo.Context) (*events.Webhooks, identity.Caller, error) {
 	cl := caller(c)
@@ -27,7 +24,7 @@ func (h *Handler) webhooks(c echo.Context) (*events.Webhooks, identity.Caller, e
 		return nil, cl, err
 	}
 	if h.s.Webhooks == nil {
-		return nil, cl, errNoWebhooks
+		return nil, cl, events.ErrNoWebhooks
 	}
 	return h.s.Webhooks, cl, nil
 }
