@@ -135,9 +135,35 @@ func TestAnalysisEditAndGuess(t *testing.T) {
 	if eval[bool](admin, fmt.Sprintf(`document.documentElement.outerHTML.includes(%q)`, keyedSecret)) {
 		t.Errorf("the analyzers page holds the key")
 	}
-	// The webhooks page (its form, the empty list) passes the page checks.
+	// A webhook made through the page's form (its host resolves nowhere: the delivery fails and waits for
+	// its retry), tested from its page, then deleted; the secret is in no page.
 	admin.open("/ui/admin/webhooks")
 	admin.checkPage("analysis-webhooks")
+	admin.must(chromedp.SendKeys(chromedp.ID("wh-name"), "Beta hook"), chromedp.SendKeys(chromedp.ID("wh-url"), "https://hooks.beta.invalid/in"),
+		chromedp.SendKeys(chromedp.ID("wh-secret"), "wh-"+keyedSecret))
+	admin.submitAndFollow(`#new-webhook button[type="submit"]`)
+	if p := admin.path(); !strings.HasPrefix(p, "/ui/admin/webhooks/") {
+		t.Fatalf("after creating the webhook the page is %s", p)
+	}
+	hookPage := admin.path()
+	admin.submitAndFollow(`button[aria-label="Test Beta hook"]`)
+	if p := admin.path(); p != hookPage {
+		t.Fatalf("after the test the page is %s, want %s", p, hookPage)
+	}
+	if n := eval[int](admin, `document.querySelectorAll("#deliveries tbody button[data-api$='/resend']").length`); n != 1 {
+		t.Errorf("the webhook's page lists %d deliveries after the test, want 1", n)
+	}
+	if eval[bool](admin, fmt.Sprintf(`document.documentElement.outerHTML.includes(%q)`, keyedSecret)) {
+		t.Errorf("the webhook's page holds its secret")
+	}
+	admin.checkPage("analysis-webhook")
+	admin.submitAndFollow(`button[aria-label="Delete Beta hook"]`)
+	if d := admin.takeDialogs(); len(d) != 1 || !strings.HasPrefix(d[0], "confirm: Delete the webhook Beta hook?") {
+		t.Errorf("the delete asked %q", d)
+	}
+	if p := admin.path(); p != "/ui/admin/webhooks" || !strings.Contains(eval[string](admin, `document.body.innerText`), "No webhook yet") {
+		t.Errorf("after the delete the page is %s without the empty list", p)
+	}
 
 	var job struct {
 		ID     string `json:"id"`
