@@ -6,6 +6,7 @@ package benchkit
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -423,4 +424,23 @@ func HeapInUse() float64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return float64(m.HeapInuse) / (1 << 20)
+}
+
+// NamedOut is the results file of a run of one mode of a bench program (-pages, -audit, -automation…),
+// given its -out flag: a mode's rows alone must neither replace a full run's file (analysis-bench writes it
+// whole) nor be merged into it in place of the full run's rows (case-bench replaces its services' rows). So
+// the full run's file (the flag's default, or -out naming it) becomes the mode's own file beside it,
+// bench/results.json → bench/results-<mode>.json; another file named with -out is used as it is, and an
+// empty -out writes nothing.
+func NamedOut(fs *flag.FlagSet, mode string) string {
+	f := fs.Lookup("out")
+	if f == nil {
+		return ""
+	}
+	out := f.Value.String()
+	if out == "" || filepath.Clean(out) != filepath.Clean(f.DefValue) {
+		return out
+	}
+	ext := filepath.Ext(out)
+	return strings.TrimSuffix(out, ext) + "-" + mode + ext
 }

@@ -100,7 +100,7 @@ func NewBus(l Log, hooks WebhookStore, sealer Sealer, m *Metrics, cfg Config, no
 	if hooks != nil {
 		b.sender = newSender(hooks, sealer, cfg.Webhooks, m, cfg.Log, now)
 		b.webhook = &Webhooks{store: hooks, sender: b.sender, sealer: sealer, allowPrivate: cfg.Webhooks.AllowPrivate,
-			maxEndpoints: cfg.Webhooks.MaxEndpoints, now: now}
+			maxEndpoints: cfg.Webhooks.MaxEndpoints, now: now, ids: &b.ids}
 	}
 	return b
 }

@@ -97,6 +97,8 @@ type WebhookStore interface {
 var (
 	ErrEndpointNotFound = apperr.New(apperr.NotFound, "Webhook not found")
 	ErrDeliveryNotFound = apperr.New(apperr.NotFound, "Delivery not found")
+	// ErrNoWebhooks answers the webhook routes and pages of a service run without webhooks.
+	ErrNoWebhooks = apperr.New(apperr.NotFound, "webhooks are not configured")
 )
 
 // Sealer encrypts the endpoints' credentials at rest (the keyring of API keys).

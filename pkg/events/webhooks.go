@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/ids"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -35,6 +36,7 @@ type Webhooks struct {
 	allowPrivate bool
 	maxEndpoints int // per organisation (WebhookConfig.MaxEndpoints)
 	now          func() time.Time
+	ids          *ids.Generator // the bus's: test events' ids
 }
 
 func (w *Webhooks) seal(v string) (string, error) {
@@ -195,6 +197,37 @@ func (w *Webhooks) Resend(ctx context.Context, org, endpoint, id string) (Delive
 	w.sender.Forget(endpoint)
 	w.sender.Kick()
 	return d, nil
+}
+
+// TestOperation is the operation of the event a webhook's test sends.
+const TestOperation = "Test"
+
+// Test queues a test delivery to a webhook of org, asked by login, whatever the webhook's filter: an event of
+// operation Test and objectType webhook naming the webhook, in the body every delivery has. It goes out as
+// any other delivery (signed, retried, in order behind the webhook's pending ones); the deliveries list shows
+// its outcome. A disabled webhook sends nothing and is refused.
+func (w *Webhooks) Test(ctx context.Context, org, login, id string) (Delivery, error) {
+	ep, err := w.store.Endpoint(ctx, org, id)
+	if err != nil {
+		return Delivery{}, err
+	}
+	if !ep.Enabled {
+		return Delivery{}, apperr.New(apperr.BadRequest, "the webhook is disabled: enable it to test it")
+	}
+	now := w.now().UTC().Truncate(time.Millisecond)
+	e := Event{ID: w.ids.New(now), Operation: TestOperation, ObjectType: "webhook", ObjectID: ep.ID, RootID: ep.ID,
+		User: login, Org: org, Date: now, Details: map[string]any{"test": true},
+		Object: map[string]any{"id": ep.ID, "name": ep.Name, "url": ep.URL}}
+	ep.Filter = "" // a test goes whatever the filter
+	ds, err := deliveries(e, []Endpoint{ep})
+	if err != nil || len(ds) != 1 {
+		return Delivery{}, fmt.Errorf("test delivery: %v", err)
+	}
+	if err := w.store.Enqueue(ctx, ds); err != nil {
+		return Delivery{}, fmt.Errorf("queue the test delivery: %w", err)
+	}
+	w.sender.Kick()
+	return ds[0], nil
 }
 
 func filterMessage(err error) string {

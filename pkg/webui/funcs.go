@@ -2,14 +2,19 @@ package webui
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
 	"html/template"
+	"io"
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -80,16 +85,18 @@ func Markdown(s string) template.HTML {
 }
 
 // JSONTree renders any JSON value as nested, collapsible lists; every key and value is escaped. It writes
-// without fmt and escapes into its buffer: a report of 1 MiB is some 40,000 values (issue 25's bench row).
+// without fmt and escapes into a pooled buffer: a report of 1 MiB is some 40,000 values and 5 MB of HTML
+// (issue 25's bench row).
 func JSONTree(v any) template.HTML {
-	var b doubling
+	b := getBuf()
+	defer putBuf(b)
 	b.WriteString(`<div class="jsontree">`)
-	writeTree(&b, v, 0)
+	writeTree(b, v, 0)
 	b.WriteString(`</div>`)
 	return template.HTML(b.String()) //nolint:gosec // every value is escaped by writeTree
 }
 
-func writeTree(b *doubling, v any, depth int) {
+func writeTree(b *outBuf, v any, depth int) {
 	open := ""
 	if depth < 2 {
 		open = " open"
@@ -137,7 +144,19 @@ func writeTree(b *doubling, v any, depth int) {
 		b.WriteString(`<span class="j-num">`)
 		escapeTo(b, string(x), &htmlEscapes)
 		b.WriteString(`</span>`)
-	case float64, float32, int, int64, int32, uint, uint64:
+	case float64:
+		b.WriteString(`<span class="j-num">`)
+		b.appendFloat(x)
+		b.WriteString(`</span>`)
+	case int:
+		b.WriteString(`<span class="j-num">`)
+		b.b = strconv.AppendInt(b.b, int64(x), 10)
+		b.WriteString(`</span>`)
+	case int64:
+		b.WriteString(`<span class="j-num">`)
+		b.b = strconv.AppendInt(b.b, x, 10)
+		b.WriteString(`</span>`)
+	case float32, int32, uint, uint64:
 		b.WriteString(`<span class="j-num">`)
 		escapeTo(b, fmt.Sprint(x), &htmlEscapes)
 		b.WriteString(`</span>`)
@@ -153,40 +172,140 @@ func writeTree(b *doubling, v any, depth int) {
 	}
 }
 
-// doubling is a strings.Builder that doubles its buffer when full (strings.Builder.Grow), where append would
-// grow a large one by a quarter, copying it over and over: JSONTree writes some 4 MB for a report of 1 MiB.
-type doubling struct{ strings.Builder }
-
-func (b *doubling) WriteString(s string) (int, error) {
-	b.Grow(len(s))
-	return b.Builder.WriteString(s)
+// outBuf is the buffer JSONTree and JSONText write into, taken from a pool so that a large report is not
+// written into a buffer grown from nothing, copied at every step (5 MB of HTML for a report of 1 MiB). With a
+// writer (a Slot's), it is flushed to it every flushAt bytes and stays small.
+type outBuf struct {
+	b   []byte
+	w   io.Writer
+	err error // the writer's first error; later writes are dropped
 }
 
-func (b *doubling) WriteByte(c byte) error {
-	b.Grow(1)
-	return b.Builder.WriteByte(c)
+const flushAt = 32 << 10
+
+func (b *outBuf) WriteString(s string) {
+	b.b = append(b.b, s...)
+	if b.w != nil && len(b.b) >= flushAt {
+		b.flush()
+	}
+}
+
+func (b *outBuf) byte1(c byte) { b.b = append(b.b, c) }
+
+func (b *outBuf) flush() {
+	if b.err == nil && len(b.b) > 0 {
+		_, b.err = b.w.Write(b.b)
+	}
+	b.b = b.b[:0]
+}
+
+func (b *outBuf) String() string { return string(b.b) }
+
+// appendFloat writes f as encoding/json does (no exponent from 1e-6 to 1e21; NaN and infinities, which JSON
+// has not, as null).
+func (b *outBuf) appendFloat(f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		b.WriteString("null")
+		return
+	}
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b.b = strconv.AppendFloat(b.b, f, format, -1, 64)
+	if format == 'e' { // e-09 → e-9, as encoding/json
+		if n := len(b.b); n >= 4 && b.b[n-4] == 'e' && b.b[n-3] == '-' && b.b[n-2] == '0' {
+			b.b[n-2] = b.b[n-1]
+			b.b = b.b[:n-1]
+		}
+	}
+}
+
+var outBufs = sync.Pool{New: func() any { return &outBuf{b: make([]byte, 0, 64<<10)} }}
+
+// maxPooledOut is the largest buffer kept for the next page.
+const maxPooledOut = 16 << 20
+
+func getBuf() *outBuf { return outBufs.Get().(*outBuf) }
+
+func putBuf(b *outBuf) {
+	if cap(b.b) > maxPooledOut {
+		return
+	}
+	b.b, b.w, b.err = b.b[:0], nil, nil
+	outBufs.Put(b)
+}
+
+// Slot is a large part of a page that Go code writes rather than the template: the template prints its
+// Marker where it goes and Render writes the part there, in pieces straight into the response, instead of
+// building it as one string that the template engine copies through fmt (a report's tree and raw JSON: some
+// 6 MB of HTML for a 1 MiB report).
+type Slot struct {
+	marker string
+	write  func(*outBuf)
+}
+
+// slotNonce makes the markers of this process unguessable; and every value a page prints is escaped, so no
+// value can print "<!--" anyway.
+var slotNonce = func() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}()
+
+func newSlot(name string, write func(*outBuf)) Slot {
+	return Slot{marker: "<!--slot-" + slotNonce + "-" + name + "-->", write: write}
+}
+
+// TreeSlot is JSONTree(v) as a Slot.
+func TreeSlot(name string, v any) Slot {
+	return newSlot(name, func(b *outBuf) {
+		b.WriteString(`<div class="jsontree">`)
+		writeTree(b, v, 0)
+		b.WriteString(`</div>`)
+	})
+}
+
+// TextSlot is JSONText(v) as a Slot.
+func TextSlot(name string, v any) Slot {
+	return newSlot(name, func(b *outBuf) { writeJSON(b, v, 0) })
+}
+
+// Marker is what the template prints where the slot goes.
+func (s Slot) Marker() template.HTML {
+	return template.HTML(s.marker) //nolint:gosec // a constant comment
+}
+
+func (s Slot) writeTo(w io.Writer) error {
+	b := getBuf()
+	defer putBuf(b)
+	b.w = w
+	s.write(b)
+	b.flush()
+	return b.err
 }
 
 // JSONText renders any JSON value as indented JSON text (two spaces, keys sorted, as json.MarshalIndent),
 // escaped for an element's content (a <pre>): &, < and > as entities. In one pass, without encoding/json's
 // reflection, for a report's raw view.
 func JSONText(v any) template.HTML {
-	var b doubling
-	writeJSON(&b, v, 0)
+	b := getBuf()
+	defer putBuf(b)
+	writeJSON(b, v, 0)
 	return template.HTML(b.String()) //nolint:gosec // every string is escaped by writeJSONString
 }
 
-func writeJSON(b *doubling, v any, depth int) {
+func writeJSON(b *outBuf, v any, depth int) {
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) == 0 {
 			b.WriteString("{}")
 			return
 		}
-		b.WriteByte('{')
+		b.byte1('{')
 		for i, k := range sortedKeys(x) {
 			if i > 0 {
-				b.WriteByte(',')
+				b.byte1(',')
 			}
 			newline(b, depth+1)
 			writeJSONString(b, k)
@@ -194,22 +313,22 @@ func writeJSON(b *doubling, v any, depth int) {
 			writeJSON(b, x[k], depth+1)
 		}
 		newline(b, depth)
-		b.WriteByte('}')
+		b.byte1('}')
 	case []any:
 		if len(x) == 0 {
 			b.WriteString("[]")
 			return
 		}
-		b.WriteByte('[')
+		b.byte1('[')
 		for i, e := range x {
 			if i > 0 {
-				b.WriteByte(',')
+				b.byte1(',')
 			}
 			newline(b, depth+1)
 			writeJSON(b, e, depth+1)
 		}
 		newline(b, depth)
-		b.WriteByte(']')
+		b.byte1(']')
 	case string:
 		writeJSONString(b, x)
 	case nil:
@@ -218,11 +337,13 @@ func writeJSON(b *doubling, v any, depth int) {
 		b.WriteString(strconv.FormatBool(x))
 	case json.Number:
 		escapeTo(b, string(x), &textEscapes)
+	case float64:
+		b.appendFloat(x)
 	case int:
-		b.WriteString(strconv.Itoa(x))
+		b.b = strconv.AppendInt(b.b, int64(x), 10)
 	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
-	default: // a float, a typed value: its JSON form, as generic values
+		b.b = strconv.AppendInt(b.b, x, 10)
+	default: // another number type, a typed value: its JSON form, as generic values
 		if g, ok := generic(x); ok {
 			writeJSON(b, g, depth)
 			return
@@ -232,8 +353,8 @@ func writeJSON(b *doubling, v any, depth int) {
 }
 
 // newline starts a line of JSONText at depth.
-func newline(b *doubling, depth int) {
-	b.WriteByte('\n')
+func newline(b *outBuf, depth int) {
+	b.byte1('\n')
 	for n := 2 * depth; n > 0; n -= len(spaces) {
 		b.WriteString(spaces[:min(n, len(spaces))])
 	}
@@ -273,7 +394,7 @@ func init() {
 }
 
 // escapeTo writes s with the bytes that table names replaced.
-func escapeTo(b *doubling, s string, table *[256]string) {
+func escapeTo(b *outBuf, s string, table *[256]string) {
 	last := 0
 	for i := 0; i < len(s); i++ {
 		if e := table[s[i]]; e != "" {
@@ -287,8 +408,8 @@ func escapeTo(b *doubling, s string, table *[256]string) {
 
 // writeJSONString writes s as a JSON string as encoding/json does (invalid UTF-8 as U+FFFD, U+2028 and U+2029
 // escaped), with &, < and > as HTML entities rather than \u escapes.
-func writeJSONString(b *doubling, s string) {
-	b.WriteByte('"')
+func writeJSONString(b *outBuf, s string) {
+	b.byte1('"')
 	last := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -334,7 +455,7 @@ func writeJSONString(b *doubling, s string) {
 		i += size
 	}
 	b.WriteString(s[last:])
-	b.WriteByte('"')
+	b.byte1('"')
 }
 
 const hexDigits = "0123456789abcdef"

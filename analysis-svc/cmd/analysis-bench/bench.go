@@ -60,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder (database, job folders)")
 	only := fs.String("only", "", "run only these phases, comma-separated (pipeline, cache, waitreport, process, reads, events, pages; memory)")
 	fs.BoolVar(&o.pages, "pages", false, "run only the web interface rows (section 6, phase pages), without the memory rows; "+
-		"the results are written only to a file named with -out")
+		"written to bench/results-pages.json (-out names another file)")
 	if err := fs.Parse(args); err != nil {
 		return benchOptions{}, err
 	}
@@ -78,13 +78,8 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	}
 	if o.pages {
 		o.only = map[string]bool{"pages": true}
-		// A file of a full run keeps its rows: the pages' rows alone are written only to a file named with -out.
-		o.out = ""
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "out" {
-				o.out = f.Value.String()
-			}
-		})
+		// A file of a full run keeps its rows: the pages' rows alone go to their own file.
+		o.out = benchkit.NamedOut(fs, "pages")
 	}
 	o.sizes = fullSizes
 	if o.quick {

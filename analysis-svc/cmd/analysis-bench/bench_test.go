@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,27 @@ func TestBenchQuick(t *testing.T) {
 	}
 	if table := stdout.String(); strings.Count(table, "\nsection ") != 1 || !strings.Contains(table, "machine: ") {
 		t.Errorf("printed table:\n%s", table)
+	}
+}
+
+// -pages writes its rows to their own file, never over a full run's: bench/results-pages.json by default or
+// when -out names the full run's file, another file named with -out as it is, nothing with -out "".
+func TestParseFlags_PagesOut(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "bench/results.json"},
+		{[]string{"-pages"}, "bench/results-pages.json"},
+		{[]string{"-pages", "-out", "bench/results.json"}, "bench/results-pages.json"},
+		{[]string{"-pages", "-out", "./bench/results.json"}, "./bench/results-pages.json"},
+		{[]string{"-pages", "-out", "/tmp/x.json"}, "/tmp/x.json"},
+		{[]string{"-pages", "-out", ""}, ""},
+		{[]string{"-out", "/tmp/full.json"}, "/tmp/full.json"},
+	} {
+		o, err := parseFlags(c.args, io.Discard)
+		if err != nil || o.out != c.want {
+			t.Errorf("%v: out %q, %v; want %q", c.args, o.out, err, c.want)
+		}
 	}
 }

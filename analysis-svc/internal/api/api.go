@@ -56,8 +56,12 @@ func New(cfg Config, ids *identity.Service, workers *analysis.Workers, jobs *ana
 	h.routes(e)
 	// The web interface (internal/webui): its pages are embedded, so a template error fails every start and
 	// every test, never one request.
-	pages, err := webui.New(webui.Services{Identity: ids, Jobs: jobs, Workers: workers, Version: Version,
-		ZipPassword: h.downloadPassword(), Ready: cfg.Ready.Ready}, cfg.Log)
+	s := webui.Services{Identity: ids, Jobs: jobs, Workers: workers, Version: Version,
+		ZipPassword: h.downloadPassword(), Ready: cfg.Ready.Ready}
+	if cfg.Events != nil {
+		s.Webhooks = cfg.Events.Webhooks()
+	}
+	pages, err := webui.New(s, cfg.Log)
 	if err != nil {
 		panic(err)
 	}

@@ -35,6 +35,7 @@ func (h *handler) eventRoutes(a web.Routes) {
 	a.DELETE("/api/webhook/:webhookId", h.deleteWebhook)
 	a.GET("/api/webhook/:webhookId/delivery", h.listDeliveries)
 	a.POST("/api/webhook/:webhookId/delivery/:deliveryId/resend", h.resendDelivery)
+	a.POST("/api/webhook/:webhookId/test", h.testWebhook)
 }
 
 // JobObject renders a job in events as the API shows it.
@@ -76,14 +77,12 @@ func (h *handler) streamStatus(c echo.Context) error {
 
 // --- webhooks ---
 
-var errNoWebhooks = apperr.New(apperr.NotFound, "webhooks are not configured")
-
 // webhooks returns the endpoint manager for an org-admin of an organization.
 func (h *handler) webhooks(c echo.Context) (*events.Webhooks, identity.Caller, error) {
 	cl := caller(c)
 	w := h.cfg.Events.Webhooks()
 	if w == nil {
-		return nil, cl, errNoWebhooks
+		return nil, cl, events.ErrNoWebhooks
 	}
 	if !cl.Has(identity.RoleOrgAdmin) {
 		return nil, cl, apperr.New(apperr.Forbidden, "this action needs the role orgadmin")
@@ -180,6 +179,18 @@ func (h *handler) resendDelivery(c echo.Context) error {
 		return err
 	}
 	d, err := w.Resend(c.Request().Context(), cl.Org, c.Param("webhookId"), c.Param("deliveryId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, events.ViewDelivery(d))
+}
+
+func (h *handler) testWebhook(c echo.Context) error {
+	w, cl, err := h.webhooks(c)
+	if err != nil {
+		return err
+	}
+	d, err := w.Test(c.Request().Context(), cl.Org, cl.Login, c.Param("webhookId"))
 	if err != nil {
 		return err
 	}

@@ -124,6 +124,27 @@ func TestWebhook_JobFinished(t *testing.T) {
 	if soc.Count(eventstest.Object(id)) != 2 {
 		t.Error("the re-sent delivery did not arrive")
 	}
+	// Test: a delivery of operation Test naming the webhook, whatever the filter, signed as the others; refused
+	// to another organization and for a disabled webhook.
+	f.admin.Call(t, http.MethodPatch, "/api/webhook/"+wh["id"].(string), map[string]any{"filter": map[string]any{"operation": "Delete"}}).
+		Want(t, http.StatusOK)
+	f.otherAdmin.Call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/test", nil).WantError(t, http.StatusNotFound, "NotFoundError")
+	f.analyst.Call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/test", nil).WantError(t, http.StatusForbidden, "AuthorizationError")
+	td := f.admin.Call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/test", nil).Want(t, http.StatusOK).Object(t)
+	if td["webhook"] != wh["id"] || td["status"] != "Pending" {
+		t.Errorf("the test delivery %v", td)
+	}
+	tv := soc.Wait(t, 15*time.Second, func(v map[string]any) bool { return v["operation"] == "Test" })
+	if o, _ := tv["object"].(map[string]any); tv["objectType"] != "webhook" || tv["objectId"] != wh["id"] || o["name"] != "jobs" ||
+		tv["organisation"] != "soc" || soc.BadSignatures() != 0 {
+		t.Errorf("the test payload %v (%d bad signatures)", tv, soc.BadSignatures())
+	}
+	deliveries(t, f.admin, wh["id"].(string), func(ds []map[string]any) bool {
+		return len(ds) == 3 && ds[0]["id"] == td["id"] && ds[0]["status"] == "Delivered"
+	})
+	f.admin.Call(t, http.MethodPatch, "/api/webhook/"+wh["id"].(string), map[string]any{"enabled": false}).Want(t, http.StatusOK)
+	f.admin.Call(t, http.MethodPost, "/api/webhook/"+wh["id"].(string)+"/test", nil).WantError(t, http.StatusBadRequest, "BadRequest")
+
 	if logs := f.e.logs.String(); strings.Contains(logs, "s3cret") || strings.Contains(logs, "tok-123") {
 		t.Error("a webhook secret is in the logs")
 	}
@@ -198,6 +219,7 @@ func eventRows() []roleRow {
 		{name: "delete an unknown webhook", method: "DELETE", path: "/api/webhook/nope", want: unknown},
 		{name: "deliveries of an unknown webhook", method: "GET", path: "/api/webhook/nope/delivery", want: unknown},
 		{name: "resend an unknown delivery", method: "POST", path: "/api/webhook/nope/delivery/x:nope/resend", want: unknown},
+		{name: "test an unknown webhook", method: "POST", path: "/api/webhook/nope/test", want: unknown},
 	}
 	for i := range rows {
 		rows[i].shared = true

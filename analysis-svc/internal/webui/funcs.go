@@ -15,6 +15,8 @@ import (
 func funcs() template.FuncMap {
 	return template.FuncMap{
 		"dataText": dataText,
+		// authKinds are a webhook's authentications.
+		"authKinds": func() []string { return []string{"none", "basic", "bearer"} },
 		// roleList is a user's roles as the role choice's value ("read,analyze").
 		"roleList": func(rs []identity.Role) string {
 			out := make([]string, len(rs))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
 	"github.com/openir/platform/analysis-svc/internal/identity"
+	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
 	"github.com/openir/platform/pkg/webui"
@@ -33,6 +34,8 @@ type Services struct {
 	Identity *identity.Service
 	Jobs     *analysis.Jobs
 	Workers  *analysis.Workers
+	// Webhooks are the organizations' webhooks (nil: not configured, no webhook page).
+	Webhooks *events.Webhooks
 	// Version is the service's version (the status page); ZipPassword the password of the protected zip
 	// downloads (public, as in GET /api/status); Ready checks the database (nil: not checked).
 	Version     string
@@ -76,12 +79,15 @@ func (h *Handler) Routes(e *echo.Echo, authn echo.MiddlewareFunc) {
 	page("/jobs", h.jobList)
 	page("/jobs/:id", h.jobPage)
 	page("/analyze", h.analyzePage)
+	page("/analyze/plan", h.analyzePlan)
 	page("/admin/users", h.adminUsers)
 	for _, k := range []analysis.Kind{analysis.KindAnalyzer, analysis.KindResponder} {
 		page("/admin/"+plural(k), h.adminWorkers(k))
 		page("/admin/"+plural(k)+"/enable/:definitionId", h.enablePage(k))
 		page("/admin/"+plural(k)+"/edit/:id", h.editPage(k))
 	}
+	page("/admin/webhooks", h.webhookList)
+	page("/admin/webhooks/:id", h.webhookDetail)
 	page("/admin/organizations", h.adminOrgs)
 	page("/admin/catalog", h.adminCatalog)
 }
@@ -122,6 +128,9 @@ func (h *Handler) base(c echo.Context, title string) webui.Page {
 		if who.Has(identity.RoleOrgAdmin) {
 			p.Nav = append(p.Nav, webui.Link{Name: "Analyzers", Href: "/ui/admin/analyzers"}, webui.Link{Name: "Responders", Href: "/ui/admin/responders"},
 				webui.Link{Name: "Users", Href: "/ui/admin/users"}, webui.Link{Name: "Catalog", Href: "/ui/admin/catalog"})
+			if h.s.Webhooks != nil {
+				p.Nav = append(p.Nav, webui.Link{Name: "Webhooks", Href: "/ui/admin/webhooks"})
+			}
 		}
 	}
 	p.Nav = append(p.Nav, webui.Link{Name: "Status", Href: "/ui/status"}, webui.Link{Name: "My account", Href: "/ui/me"})

@@ -103,15 +103,15 @@ func parseFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	if fs.NArg() > 0 {
 		return benchOptions{}, fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
-	if o.audit || o.auto || o.harden {
-		// A file of a full run keeps its rows: the audit or automation rows alone are written only to a file
-		// named with -out.
-		o.out = ""
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "out" {
-				o.out = f.Value.String()
-			}
-		})
+	// A file of a full run keeps its rows: the rows of one mode alone go to their own file
+	// (bench/results-audit.json…).
+	switch { // in the order main runs them: one mode runs
+	case o.audit:
+		o.out = benchkit.NamedOut(fs, "audit")
+	case o.harden:
+		o.out = benchkit.NamedOut(fs, "hardening")
+	case o.auto:
+		o.out = benchkit.NamedOut(fs, "automation")
 	}
 	o.sizes = fullSizes
 	if o.quick {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,5 +128,25 @@ func TestMergeResults(t *testing.T) {
 	data, _ = os.ReadFile(onlyOwn)
 	if !strings.Contains(string(data), `"date": "now"`) || strings.Contains(string(data), `"old"`) {
 		t.Errorf("own-only file: %s", data)
+	}
+}
+
+// A mode's rows go to the mode's own file, never merged in place of a full run's rows.
+func TestParseFlags_ModeOut(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "bench/results.json"},
+		{[]string{"-audit"}, "bench/results-audit.json"},
+		{[]string{"-automation", "-out", "bench/results.json"}, "bench/results-automation.json"},
+		{[]string{"-hardening"}, "bench/results-hardening.json"},
+		{[]string{"-audit", "-out", "/tmp/a.json"}, "/tmp/a.json"},
+		{[]string{"-automation", "-out", ""}, ""},
+	} {
+		o, err := parseFlags(c.args, io.Discard)
+		if err != nil || o.out != c.want {
+			t.Errorf("%v: out %q, %v; want %q", c.args, o.out, err, c.want)
+		}
 	}
 }

@@ -5,16 +5,14 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
-	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
 )
-
-var errNoWebhooks = apperr.New(apperr.NotFound, "webhooks are not configured")
 
 // webhooks checks that webhooks are configured and that the caller has manageConfig.
 func (s *Service) webhooks(c identity.Caller) error {
 	if s.bus.Webhooks() == nil {
-		return errNoWebhooks
+		return events.ErrNoWebhooks
 	}
 	return c.Require(identity.ManageConfig)
 }

@@ -5,7 +5,10 @@
 // - a checkbox marked data-if-checked sends that JSON value when checked (null: remove a stored secret), nothing
 //   otherwise;
 // - sends a form marked data-fanout="a b" once per combination of the values of its fields a and b (checked
-//   boxes, or lines of a field): each value fills {a} in the route or the field a of the body;
+//   boxes, or lines of a field): each value fills {a} in the route or the field a of the body; a box marked
+//   data-fields='{"x":…}' gives several fields at once;
+// - fills the element data-plan-target names with the fragment GET <data-plan>?values=<the lines> as a field
+//   marked data-plan is typed (the new analysis's guessed data types), and keeps the lines in the URL (values);
 // - shows the answer of a form or button marked data-show="<id>" as text in that element instead of reloading;
 // - copies the text of an element to the clipboard (button data-copy="<id>");
 // - keeps the selection of a list (select all, the count of selected rows);
@@ -142,6 +145,7 @@
     var out = [];
     Array.prototype.forEach.call(form.querySelectorAll('[name="' + name + '"]'), function (el) {
       if (el.disabled || ((el.type === "checkbox" || el.type === "radio") && !el.checked)) { return; }
+      if (el.hasAttribute("data-fields")) { out.push(JSON.parse(el.getAttribute("data-fields"))); return; }
       el.value.split("\n").forEach(function (v) { v = v.trim(); if (v) { out.push(v); } });
     });
     return out;
@@ -158,7 +162,12 @@
       if (!vals.length) { return; }
       var next = [];
       combos.forEach(function (c) {
-        vals.forEach(function (v) { var n = {}; Object.keys(c).forEach(function (k) { n[k] = c[k]; }); n[name] = v; next.push(n); });
+        vals.forEach(function (v) {
+          var n = {};
+          Object.keys(c).forEach(function (k) { n[k] = c[k]; });
+          if (typeof v === "object") { Object.keys(v).forEach(function (k) { n[k] = v[k]; }); } else { n[name] = v; }
+          next.push(n);
+        });
       });
       combos = next;
     });
@@ -166,12 +175,13 @@
     missing = missing.map(function (m) { return m.slice(1, -1); }).filter(function (n) { return combos[0][n] === undefined; });
     if (missing.length) {
       var el = form.querySelector('[name="' + missing[0] + '"]');
-      return Promise.reject(new Error((el && el.getAttribute("data-missing")) || ("Choose at least one " + missing[0] + ".")));
+      return Promise.reject(new Error((el && el.getAttribute("data-missing")) || form.getAttribute("data-missing") ||
+        ("Choose at least one " + missing[0] + ".")));
     }
     var reqs = combos.map(function (c) {
       var extra = {};
       var url = route.replace(/\{([a-zA-Z]+)\}/g, function (m, name) { return encodeURIComponent(c[name]); });
-      names.forEach(function (n) { if (c[n] !== undefined && route.indexOf("{" + n + "}") < 0) { extra[n] = c[n]; } });
+      Object.keys(c).forEach(function (n) { if (route.indexOf("{" + n + "}") < 0) { extra[n] = c[n]; } });
       return function () { var b = formBody(form, names, extra); return request(form.getAttribute("data-method") || "POST", url, b.body, b.isForm); };
     });
     var results = [];
@@ -185,6 +195,37 @@
     for (var k = 0; k < Math.min(4, reqs.length); k++) { pool.push(worker()); }
     return Promise.all(pool).then(function () { return results; });
   }
+
+  // plan fills a data-plan field's target with the server's fragment for its lines, the last typed winning;
+  // the target says which lines it shows (data-planned).
+  var planTimer, planSeq = 0;
+  function plan(field) {
+    var target = document.getElementById(field.getAttribute("data-plan-target") || "");
+    if (!target) { return; }
+    var lines = field.value.split("\n").map(function (s) { return s.trim(); }).filter(Boolean).join("\n");
+    if (target.getAttribute("data-planned") === lines) { return; }
+    var seq = ++planSeq;
+    fetch(field.getAttribute("data-plan") + "?values=" + encodeURIComponent(lines),
+      { credentials: "same-origin", headers: { "Accept": "text/html" } }).then(function (r) {
+      if (!r.ok) { throw new Error("The data types could not be guessed (" + r.status + ")."); }
+      return r.text();
+    }).then(function (html) {
+      if (seq !== planSeq) { return; }
+      target.innerHTML = html; // server-rendered, escaped fragment of this origin
+      target.setAttribute("data-planned", lines);
+      // The values are part of the page's state: a reload or a link shows the same plan.
+      var q = new URLSearchParams(location.search);
+      if (lines) { q.set("values", lines); } else { q.delete("values"); }
+      history.replaceState(null, "", location.pathname + "?" + q.toString());
+    }).catch(function (e) { showError(field.form || document, e); });
+  }
+
+  document.addEventListener("input", function (ev) {
+    var el = ev.target;
+    if (!el.hasAttribute || !el.hasAttribute("data-plan")) { return; }
+    clearTimeout(planTimer);
+    planTimer = setTimeout(function () { plan(el); }, 250);
+  });
 
   function selected(scope) {
     return Array.prototype.map.call((scope || document).querySelectorAll('input[name="sel"]:checked'),
@@ -435,6 +476,7 @@
   }
 
   markSelection();
+  Array.prototype.forEach.call(document.querySelectorAll("[data-plan]"), function (f) { if (f.value) { plan(f); } });
   refreshCounters(); // the page renders without them (no count on its path); they come right after
   follow();
 })();

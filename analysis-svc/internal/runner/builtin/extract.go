@@ -3,13 +3,13 @@ package builtin
 import (
 	"encoding/json"
 	"net/netip"
-	"net/url"
 	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/pkg/observable"
 )
 
 // Extract finds the observables in a report, as cortexutils' Extractor does for auto_extract_artifacts, and
@@ -193,10 +193,6 @@ var (
 	tokenPattern = regexp.MustCompile(`[\p{L}\p{M}\p{N}_.:\-]+`)
 )
 
-// fileLikeTLDs are top-level domains that are also common file extensions; see Extract.
-var fileLikeTLDs = map[string]bool{"zip": true, "mov": true, "md": true, "py": true, "sh": true, "so": true,
-	"ps": true, "pm": true}
-
 // findObservables returns the observables of s in the order they appear. URLs are taken first, then mail
 // addresses, and both are blanked out before the remaining text is cut into tokens, so the host of a URL is
 // not also reported as a name.
@@ -217,7 +213,7 @@ func findObservables(s string, strict bool) []found {
 	}
 	for _, m := range urlPattern.FindAllStringIndex(s, -1) {
 		u := trimURL(s[m[0]:m[1]])
-		if validURLCandidate(u) {
+		if observable.URLWithHost(u) {
 			out = append(out, found{m[0], "url", u})
 			blank(m[0], m[0]+len(u))
 		}
@@ -267,38 +263,6 @@ func trimURL(u string) string {
 		u = u[:len(u)-1]
 	}
 	return u
-}
-
-// validURLCandidate tells a URL with a usable host (an IP address or a host name).
-func validURLCandidate(s string) bool {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	host := u.Hostname()
-	if _, err := netip.ParseAddr(host); err == nil {
-		return true
-	}
-	if p := u.Port(); p != "" && !validPort(p) {
-		return false
-	}
-	_, err = parseHostName(host, nameRules{allowSingleLabel: true})
-	return err == nil
-}
-
-// validPort tells a decimal port 1–65535.
-func validPort(p string) bool {
-	if p == "" || len(p) > 5 {
-		return false
-	}
-	n := 0
-	for i := 0; i < len(p); i++ {
-		if p[i] < '0' || p[i] > '9' {
-			return false
-		}
-		n = n*10 + int(p[i]-'0')
-	}
-	return n >= 1 && n <= 65535
 }
 
 // mailCandidate validates a matched address and lower-cases its domain.
@@ -377,7 +341,7 @@ func plainCandidate(t string, strict bool) (dataType, data string, ok bool) {
 	if t == "" {
 		return "", "", false
 	}
-	if isHashToken(t) {
+	if observable.IsHash(t) {
 		return "hash", strings.ToLower(t), true
 	}
 	if strings.Trim(t, "0123456789.") == "" {
@@ -394,38 +358,18 @@ func plainCandidate(t string, strict bool) (dataType, data string, ok bool) {
 	return nameCandidate(t, strict)
 }
 
-// isHashToken tells a run of 32, 40, 64 or 128 hex digits that is not only decimal digits.
-func isHashToken(t string) bool {
-	switch len(t) {
-	case 32, 40, 64, 128:
-	default:
-		return false
-	}
-	letter := false
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		switch {
-		case c >= '0' && c <= '9':
-		case (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'):
-			letter = true
-		default:
-			return false
-		}
-	}
-	return letter
-}
-
 // nameCandidate tells whether t is a host name worth reporting (see Extract) and whether it is a domain
 // (registrable) or an fqdn; the name is returned lower-cased in the form it was written in.
 func nameCandidate(t string, strict bool) (dataType, data string, ok bool) {
-	h, err := parseHostName(t, nameRules{})
-	if err != nil || !h.KnownTLD || h.Registrable == "" {
+	h, err := observable.ParseHostName(t, observable.NameRules{})
+	if err != nil {
+		return "", "", false
+	}
+	dataType, ok = observable.NameType(h)
+	if !ok {
 		return "", "", false
 	}
 	labels := strings.Split(h.ASCII, ".")
-	if len(labels) == 2 && fileLikeTLDs[labels[1]] {
-		return "", "", false
-	}
 	if strict {
 		// Two-letter TLDs are a third of all letter pairs, so random text hits them often: ask more of the
 		// label in front of them.
@@ -434,13 +378,9 @@ func nameCandidate(t string, strict bool) (dataType, data string, ok bool) {
 		if len(labels[len(labels)-1]) == 2 {
 			minFirst = 4
 		}
-		if !isASCII(t) || len(first) < minFirst || (t != strings.ToLower(t) && t != strings.ToUpper(t)) {
+		if !observable.IsASCII(t) || len(first) < minFirst || (t != strings.ToLower(t) && t != strings.ToUpper(t)) {
 			return "", "", false
 		}
 	}
-	data = strings.ToLower(t)
-	if h.Registrable == h.ASCII {
-		return "domain", data, true
-	}
-	return "fqdn", data, true
+	return dataType, strings.ToLower(t), true
 }

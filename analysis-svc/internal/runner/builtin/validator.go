@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
+	"github.com/openir/platform/pkg/observable"
 )
 
 const validatorNamespace = "Validator"
@@ -261,7 +262,7 @@ func specialUse(ascii string) string {
 }
 
 // nameReport adds what is known of a host name to a report and its taxonomies.
-func (v *validation) nameReport(h hostName, prefix string) {
+func (v *validation) nameReport(h observable.HostName, prefix string) {
 	key := func(k string) string {
 		if prefix == "" {
 			return k
@@ -305,7 +306,7 @@ func validateDomain(dataType, input string) (validation, error) {
 	if _, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
 		return bad("an ip address, not a domain")
 	}
-	h, err := parseHostName(s, nameRules{allowUnderscore: true})
+	h, err := observable.ParseHostName(s, observable.NameRules{AllowUnderscore: true})
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -370,7 +371,7 @@ func validateURL(input string) (validation, error) {
 		return bad("no host")
 	}
 	host, port := u.Hostname(), u.Port()
-	if port != "" && !validPort(port) {
+	if port != "" && !observable.ValidPort(port) {
 		return bad("port %q is not 1–65535", port)
 	}
 	v := validation{full: map[string]any{
@@ -395,7 +396,7 @@ func validateURL(input string) (validation, error) {
 		}
 		v.tax(levelInfo, "Range", rangeName)
 	} else {
-		h, err := parseHostName(host, nameRules{allowUnderscore: true, allowSingleLabel: true})
+		h, err := observable.ParseHostName(host, observable.NameRules{AllowUnderscore: true, AllowSingleLabel: true})
 		if err != nil {
 			return bad("host %q: %v", host, err)
 		}
@@ -474,7 +475,7 @@ func validateMail(input string) (validation, error) {
 		}
 		v.full["domain"] = domainOut
 	} else {
-		h, err := parseHostName(domain, nameRules{})
+		h, err := observable.ParseHostName(domain, observable.NameRules{})
 		if err != nil {
 			return bad("domain %q: %v", domain, err)
 		}
