@@ -54,6 +54,9 @@ type EngineConfig struct {
 	Poll     time.Duration // how often the events are read (default 200 ms)
 	Lookback time.Duration // how far before the cursor each read starts, for events committed late (default 2 s)
 	Retry    time.Duration // how often held and interrupted firings are tried again (default 1 min)
+	// Gather is the least time between two reads of the events (default 10 ms): the events of a burst are
+	// read, matched and their firings written in batches rather than one write per event.
+	Gather time.Duration
 	// OrgJobsPerHour is every organisation's budget of jobs made by rules (default 1000; automation.org_jobs_per_hour).
 	OrgJobsPerHour int
 	Log            *slog.Logger
@@ -68,6 +71,9 @@ func (c *EngineConfig) defaults() {
 	}
 	if c.Retry <= 0 {
 		c.Retry = time.Minute
+	}
+	if c.Gather <= 0 {
+		c.Gather = 10 * time.Millisecond
 	}
 	if c.OrgJobsPerHour <= 0 {
 		c.OrgJobsPerHour = 1000
@@ -146,6 +152,7 @@ func (s *Service) Run(ctx context.Context) {
 	retry := time.NewTicker(cfg.Retry)
 	defer retry.Stop()
 	var swept time.Time // the last read from cursor − Lookback (once a second)
+	read := time.Now()  // the last read
 	const batch = 500
 	for {
 		// Without an enabled rule there is nothing to fire: the events are not read (the cursor moves on). The
@@ -241,6 +248,14 @@ func (s *Service) Run(ctx context.Context) {
 		case <-retry.C:
 			s.resume(ctx)
 		}
+		if wait := cfg.Gather - time.Since(read); wait > 0 && active {
+			select { // the rest of a burst comes with this read
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		read = time.Now()
 	}
 }
 
@@ -461,7 +476,8 @@ func (s *Service) processRule(ctx context.Context, f Firing, r Rule) error {
 // evaluate decides whether a rule applies to a firing's object, without side effects but for a rule whose
 // owner cannot act (it is stopped): it returns the firing with its final status when the rule does nothing
 // (over its depth, condition not met — matched says whether it is —, owner unable: Failed), or the owner's
-// caller when it applies. st shares the owners' callers and the stopped rules among the firings of one batch
+// caller when it applies. The owner's permissions are checked when the rule would act (depth and condition
+// met): a rule that does not apply to an object needs none. st shares the owners' callers and the stopped rules among the firings of one batch
 // (nil: none shared).
 func (s *Service) evaluate(ctx context.Context, f Firing, r Rule, st *batchState, matched func() (bool, error)) (Firing, identity.Caller, bool, error) {
 	var err error
@@ -472,6 +488,15 @@ func (s *Service) evaluate(ctx context.Context, f Firing, r Rule, st *batchState
 	}
 	if f.Depth > r.MaxDepth {
 		f.Status, f.Message = FiringDepth, fmt.Sprintf("depth %d is over the rule's %d", f.Depth, r.MaxDepth)
+		return f, identity.Caller{}, false, nil
+	}
+	// The condition first: a rule that does not apply acts as nobody (its owner is not read).
+	m, err := matched()
+	if err != nil {
+		return f, identity.Caller{}, false, err
+	}
+	if !m {
+		f.Status, f.Message = FiringCondition, ""
 		return f, identity.Caller{}, false, nil
 	}
 	if st != nil {
@@ -501,14 +526,6 @@ func (s *Service) evaluate(ctx context.Context, f Firing, r Rule, st *batchState
 			st.stopped[r.ID] = err.Error()
 		}
 		f.Status, f.Message = FiringFailed, err.Error()+"; the rule is stopped"
-		return f, identity.Caller{}, false, nil
-	}
-	m, err := matched()
-	if err != nil {
-		return f, identity.Caller{}, false, err
-	}
-	if !m {
-		f.Status, f.Message = FiringCondition, ""
 		return f, identity.Caller{}, false, nil
 	}
 	return f, c, true, nil
