@@ -271,7 +271,8 @@ func (a *App) automationService(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	cfg := automation.EngineConfig{Poll: a.Config.Automation.Poll, OrgJobsPerHour: a.Config.Automation.OrgJobsPerHour, Log: a.Log}
+	cfg := automation.EngineConfig{Poll: a.Config.Automation.Poll, OrgJobsPerHour: a.Config.Automation.OrgJobsPerHour, Log: a.Log,
+		Shared: !a.DB.Embedded()}
 	if opts.Automation != nil {
 		opts.Automation(&cfg)
 	}

@@ -52,10 +52,16 @@ type Owners interface {
 // EngineConfig tunes the rules' engine.
 type EngineConfig struct {
 	Poll     time.Duration // how often the events are read (default 200 ms)
-	Lookback time.Duration // how far before the cursor each read starts, for events committed late (default 2 s)
-	Retry    time.Duration // how often held and interrupted firings are tried again (default 1 min)
-	// Gather is the least time between two reads of the events (default 10 ms): the events of a burst are
-	// read, matched and their firings written in batches rather than one write per event.
+	Lookback time.Duration // how far before the cursor a sweep reads, for events committed late (default 2 s)
+	// Shared says the database is shared with other replicas (MongoDB): the engine sweeps (reads from Lookback
+	// before its cursor) once a second for their events written late. On the embedded database every event is
+	// written by this process, which tells the engine (Recorded): it sweeps only at its start (for the events
+	// written just before a crash).
+	Shared bool
+	Retry  time.Duration // how often held and interrupted firings are tried again (default 1 min)
+	// Gather is the least time between two reads of the events, and how long the firings of the rules that do
+	// not apply (condition, depth) are gathered before they are written in one insert (default 10 ms): a
+	// burst's events cost one read and one write rather than one each.
 	Gather time.Duration
 	// OrgJobsPerHour is every organisation's budget of jobs made by rules (default 1000; automation.org_jobs_per_hour).
 	OrgJobsPerHour int
@@ -124,9 +130,9 @@ func FiringID(rule, objectID, event string) string {
 // Events written late: an event is dated when its change is made and written when its request is done (or its
 // webhooks are queued), so an event dated before the cursor may be written after the engine moved past it. The
 // audit trail tells the engine the dates of the events it writes (Recorded): the next read starts at the
-// earliest of them, so the events written by this replica are all read as soon as they are written. Once a
-// second, the read starts Lookback before the cursor, for those of other replicas. The events read again are
-// told from the new ones by their ids (seen).
+// earliest of them, so the events written by this replica are all read as soon as they are written. At the
+// start, and once a second on a database shared with other replicas (for theirs), the read starts Lookback
+// before the cursor. The events read again are told from the new ones by their ids (seen).
 func (s *Service) Run(ctx context.Context) {
 	if s.source == nil || s.matcher == nil {
 		return
@@ -139,7 +145,7 @@ func (s *Service) Run(ctx context.Context) {
 			cfg.Log.Error("automation cursor", "err", err)
 		}
 	}
-	saved := cursor
+	saved, savedAt := cursor, time.Now()
 	var (
 		active  bool
 		checked time.Time
@@ -151,9 +157,34 @@ func (s *Service) Run(ctx context.Context) {
 	defer poll.Stop()
 	retry := time.NewTicker(cfg.Retry)
 	defer retry.Stop()
-	var swept time.Time // the last read from cursor − Lookback (once a second)
+	var swept time.Time // the last read from cursor − Lookback (at the start; once a second when Shared)
 	read := time.Now()  // the last read
 	const batch = 500
+	// The firings of the rules that did not apply, gathered for up to Gather and written in one insert. The
+	// stored cursor only moves once they are written: after a crash their events are read again.
+	var (
+		gathered []Firing
+		since0   time.Time // when the first of them was gathered
+	)
+	flush := func(ctx context.Context) bool {
+		if len(gathered) == 0 {
+			return true
+		}
+		// A firing that exists already (an event read again) keeps its outcome.
+		if err := s.rules.CreateFirings(ctx, gathered); err != nil {
+			if ctx.Err() == nil {
+				cfg.Log.Error("automation: write firings", "err", err)
+			}
+			return false
+		}
+		gathered = nil
+		return true
+	}
+	defer func() { // a last write on the way out (else its events are read again after the restart)
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		flush(fctx)
+	}()
 	for {
 		// Without an enabled rule there is nothing to fire: the events are not read (the cursor moves on). The
 		// store is asked at most once a second (a rule saved here is seen at once: saved is set).
@@ -167,19 +198,19 @@ func (s *Service) Run(ctx context.Context) {
 		}
 		early := s.early.Swap(math.MaxInt64)
 		if !active {
-			cursor = s.now()
+			cursor, swept = s.now(), time.Now() // nothing before the first rule is swept
 			if cursor.Sub(saved) > cfg.Retry {
 				if err := s.rules.SetCursor(ctx, cursor); err != nil && ctx.Err() == nil {
 					cfg.Log.Error("automation cursor", "err", err)
 				}
-				saved = cursor
+				saved, savedAt = cursor, time.Now()
 			}
 		} else {
 			since := cursor
 			if early != math.MaxInt64 && early < since.UnixMilli() {
 				since = time.UnixMilli(early).UTC() // events of this replica written after the cursor passed their date
 			}
-			if time.Since(swept) > time.Second {
+			if swept.IsZero() || (cfg.Shared && time.Since(swept) > time.Second) {
 				if lb := cursor.Add(-cfg.Lookback); lb.Before(since) {
 					since = lb
 				}
@@ -203,27 +234,38 @@ func (s *Service) Run(ctx context.Context) {
 						last = e.Date
 					}
 				}
-				if err := s.handleBatch(ctx, fresh); err != nil {
+				done, err := s.handleBatch(ctx, fresh)
+				if err != nil {
 					if ctx.Err() != nil {
 						return
 					}
-					// Read again from the cursor (none of this page is marked seen): firings are idempotent.
+					// Read this page again (none of it is marked seen): firings are idempotent.
 					cfg.Log.Error("automation: events", "err", err)
+					s.readFrom(since)
 					break
 				}
 				for _, e := range fresh {
 					seen[e.ID] = e.Date
+				}
+				if len(done) > 0 {
+					if len(gathered) == 0 {
+						since0 = time.Now()
+					}
+					gathered = append(gathered, done...)
+					if len(gathered) >= batch {
+						flush(ctx)
+					}
 				}
 				if last.After(cursor) {
 					cursor = last
 				}
 				// The stored cursor may lag by a second: after a restart the events of that second are read
 				// again, and their firings, already written, are left as they are.
-				if cursor.Sub(saved) > time.Second || (cursor.After(saved) && len(heads) < batch && time.Since(swept) > time.Second) {
+				if cursor.After(saved) && (cursor.Sub(saved) > time.Second || time.Since(savedAt) > time.Second) && flush(ctx) {
 					if err := s.rules.SetCursor(ctx, cursor); err != nil && ctx.Err() == nil {
 						cfg.Log.Error("automation cursor", "err", err)
 					}
-					saved = cursor
+					saved, savedAt = cursor, time.Now()
 				}
 				if len(heads) < batch {
 					break
@@ -240,22 +282,65 @@ func (s *Service) Run(ctx context.Context) {
 				}
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !s.idle(ctx, poll.C, retry.C, func() (time.Duration, bool) {
+			return cfg.Gather - time.Since(since0), len(gathered) > 0
+		}, func() { flush(ctx) }) {
 			return
-		case <-poll.C:
-		case <-s.wake:
-		case <-retry.C:
-			s.resume(ctx)
 		}
+		// At most one read per Gather: the rest of a burst comes with the next read.
 		if wait := cfg.Gather - time.Since(read); wait > 0 && active {
-			select { // the rest of a burst comes with this read
+			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(wait):
 			}
 		}
 		read = time.Now()
+	}
+}
+
+// idle waits for the next read: a wake, a poll or a retry (which resumes the unfinished firings), writing the
+// gathered firings when due (due: how long until they are, and whether there are any). It returns false when
+// ctx ends.
+func (s *Service) idle(ctx context.Context, poll, retry <-chan time.Time, due func() (time.Duration, bool), flush func()) bool {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		var write <-chan time.Time
+		if d, ok := due(); ok && d <= 0 {
+			flush()
+			if _, ok := due(); !ok {
+				continue
+			}
+			// The write failed: it is tried again after the next read.
+		} else if ok {
+			t.Reset(d)
+			write = t.C
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-poll:
+			return true
+		case <-s.wake:
+			return true
+		case <-retry:
+			s.resume(ctx)
+			return true
+		case <-write:
+			flush()
+		}
+	}
+}
+
+// readFrom makes the next read start no later than t.
+func (s *Service) readFrom(t time.Time) {
+	ms := t.UnixMilli()
+	for {
+		cur := s.early.Load()
+		if ms >= cur || s.early.CompareAndSwap(cur, ms) {
+			return
+		}
 	}
 }
 
@@ -273,16 +358,13 @@ func (s *Service) Recorded(evs []events.Event) {
 	if len(evs) == 0 {
 		return
 	}
-	first := evs[0].Date.UnixMilli()
+	first := evs[0].Date
 	for _, e := range evs[1:] {
-		first = min(first, e.Date.UnixMilli())
-	}
-	for {
-		cur := s.early.Load()
-		if first >= cur || s.early.CompareAndSwap(cur, first) {
-			break
+		if e.Date.Before(first) {
+			first = e.Date
 		}
 	}
+	s.readFrom(first)
 	s.Wake()
 }
 
@@ -326,9 +408,9 @@ type batchState struct {
 
 // handleBatch makes the firings of the active rules of a batch of events (new ones, oldest first) and
 // processes them: the events' objects are read once per type and every rule's condition is evaluated on them
-// in memory; the firings of the rules that do not apply are written in one insert, one that acts is claimed
-// (written Pending) before acting.
-func (s *Service) handleBatch(ctx context.Context, heads []events.Event) error {
+// in memory; a firing whose rule acts is claimed (written Pending) before acting, and those of the rules that
+// do not apply are returned, for the caller to write (gathered, in one insert).
+func (s *Service) handleBatch(ctx context.Context, heads []events.Event) ([]Firing, error) {
 	// A case or task update is a rule event by the status it sets: those are read whole.
 	var updates []string
 	for _, e := range heads {
@@ -339,7 +421,7 @@ func (s *Service) handleBatch(ctx context.Context, heads []events.Event) error {
 	if len(updates) > 0 {
 		whole, err := s.source.EventsByID(ctx, updates)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		details := make(map[string]map[string]any, len(whole))
 		for _, e := range whole {
@@ -360,7 +442,7 @@ func (s *Service) handleBatch(ctx context.Context, heads []events.Event) error {
 		}
 		rules, err := s.cache.activeRules(ctx, s.rules, e.Org, ev)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(rules) == 0 {
 			continue
@@ -383,12 +465,12 @@ func (s *Service) handleBatch(ctx context.Context, heads []events.Event) error {
 		}
 	}
 	if len(todo) == 0 {
-		return nil
+		return nil, nil
 	}
 	for t, b := range objects {
 		var err error
 		if b.matched, err = s.matcher.Match(ctx, t, b.ids, b.filters); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	st := batchState{callers: map[string]identity.Caller{}, stopped: map[string]string{}}
@@ -403,22 +485,18 @@ func (s *Service) handleBatch(ctx context.Context, heads []events.Event) error {
 			matched := res != nil && res[b.index[r.ID]]
 			f, c, applies, err := s.evaluate(ctx, f, r.Rule, &st, func() (bool, error) { return matched, nil })
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !applies {
 				done = append(done, f)
 				continue
 			}
 			if err := s.act(ctx, f, r.Rule, c); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	if len(done) > 0 {
-		// A firing that exists already (an event read again) keeps its outcome.
-		return s.rules.CreateFirings(ctx, done)
-	}
-	return nil
+	return done, nil
 }
 
 // claim writes a fresh firing as Pending before its rule acts. It returns false when the firing exists and
