@@ -282,18 +282,19 @@ func (s *Service) Run(ctx context.Context) {
 				}
 			}
 		}
-		if !s.idle(ctx, poll.C, retry.C, func() (time.Duration, bool) {
-			return cfg.Gather - time.Since(since0), len(gathered) > 0
-		}, func() { flush(ctx) }) {
-			return
-		}
-		// At most one read per Gather: the rest of a burst comes with the next read.
+		// At most one read per Gather: the rest of a burst comes with the next read (the wakes of its events
+		// wait in s.wake meanwhile, so a burst wakes the engine once per Gather, not once per event).
 		if wait := cfg.Gather - time.Since(read); wait > 0 && active {
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(wait):
 			}
+		}
+		if !s.idle(ctx, poll.C, retry.C, func() (time.Duration, bool) {
+			return cfg.Gather - time.Since(since0), len(gathered) > 0
+		}, func() { flush(ctx) }) {
+			return
 		}
 		read = time.Now()
 	}
