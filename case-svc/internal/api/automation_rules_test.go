@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -428,7 +429,11 @@ func TestAutomation_RuleLateEvent(t *testing.T) {
 	if err != nil || len(late) != 1 {
 		t.Fatalf("create the late observable: %v %v", late, err)
 	}
-	// Another request, later, fires: the engine has read past the first one's date.
+	// Another request, in a later millisecond, fires: the engine has read past the first one's date. (The
+	// late event is dated at the latest now; the loop waits for the clock's next millisecond, at most one.)
+	for dated := time.Now().UnixMilli(); time.Now().UnixMilli() <= dated; {
+		runtime.Gosched()
+	}
 	next := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"198.18.7.2"}})[0]
 	fn := tm.waitFiring(t, ruleID, next.Str(t, "id"))
 	if fn["status"] != automation.FiringFired {
