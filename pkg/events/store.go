@@ -160,6 +160,48 @@ func (s *EventLog) EventsSince(ctx context.Context, since time.Time, limit int) 
 	return s.find(ctx, docstore.Query{Filter: f, Sort: docstore.Sort("date", "_id"), Limit: limit})
 }
 
+// eventHead is an event without its details and object (HeadsSince).
+type eventHead struct {
+	ID         string `json:"_id"`
+	Operation  string `json:"operation"`
+	ObjectType string `json:"objectType"`
+	ObjectID   string `json:"objectId"`
+	RootID     string `json:"rootId"`
+	User       string `json:"user"`
+	RequestID  string `json:"requestId"`
+	Org        string `json:"organisation"`
+	Date       int64  `json:"date"`
+}
+
+// headFields are the paths of an eventHead (the projection of HeadsSince).
+var headFields = []string{"operation", "objectType", "objectId", "rootId", "user", "requestId", "organisation", "date"}
+
+// HeadsSince returns the released events dated at or after since, oldest first, at most limit, without their
+// details and object (nil): what a tailer that goes over a window of events again (for those committed late)
+// needs to tell the events it has from the new ones, at a fraction of the cost of decoding whole events. It
+// reads the whole events it wants with EventsByID.
+func (s *EventLog) HeadsSince(ctx context.Context, since time.Time, limit int) ([]Event, error) {
+	f := docstore.And(docstore.Gte("date", docstore.Millis(since)), docstore.Not(docstore.Exists("held")))
+	var docs []eventHead
+	if err := s.coll.Find(ctx, docstore.Query{Filter: f, Sort: docstore.Sort("date", "_id"), Limit: limit, Fields: headFields}, &docs); err != nil {
+		return nil, err
+	}
+	out := make([]Event, len(docs))
+	for i, d := range docs {
+		out[i] = Event{ID: d.ID, Operation: d.Operation, ObjectType: d.ObjectType, ObjectID: d.ObjectID, RootID: d.RootID,
+			User: d.User, RequestID: d.RequestID, Org: d.Org, Date: docstore.Time(d.Date)}
+	}
+	return out, nil
+}
+
+// EventsByID returns the stored events with these ids (held or not), oldest first; an id not stored is absent.
+func (s *EventLog) EventsByID(ctx context.Context, ids []string) ([]Event, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return s.find(ctx, docstore.Query{Filter: docstore.In("_id", ids...), Sort: docstore.Sort("date", "_id")})
+}
+
 // Held lists the held events dated before t, oldest first.
 func (s *EventLog) Held(ctx context.Context, before time.Time, limit int) ([]Event, error) {
 	return s.find(ctx, docstore.Query{Filter: docstore.And(docstore.Eq("held", 1), docstore.Lt("date", docstore.Millis(before))),

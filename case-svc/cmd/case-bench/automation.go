@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/openir/platform/pkg/benchkit"
@@ -38,6 +40,28 @@ func newCaseID(ctx context.Context, c *benchkit.Client, title string) (string, e
 	return cs.ID, err
 }
 
+// automationRounds is how many times each of the two rates is measured (alternately).
+const automationRounds = 3
+
+// median returns the median of xs (not empty).
+func median(xs []float64) float64 {
+	ys := slices.Clone(xs)
+	slices.Sort(ys)
+	if len(ys)%2 == 1 {
+		return ys[len(ys)/2]
+	}
+	return (ys[len(ys)/2-1] + ys[len(ys)/2]) / 2
+}
+
+// rates writes rates per second for a note.
+func rates(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.0f", x)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // runAutomation is the automation rows, on the connector's stack (a fresh database with a real analysis-svc).
 func runAutomation(ctx context.Context, b *bench, s *stack, ap *analysisProc) error {
 	b.Service = "connector"
@@ -46,6 +70,7 @@ func runAutomation(ctx context.Context, b *bench, s *stack, ap *analysisProc) er
 		return nil
 	}
 	var noRules, withRules float64
+	var rounds string
 	var latency, floor []time.Duration
 	if err := b.Phase("automation", func() error {
 		// An org-admin manages the set and the rules (manageAutomation); the analyst creates the observables.
@@ -62,24 +87,23 @@ func runAutomation(ctx context.Context, b *bench, s *stack, ap *analysisProc) er
 			"ip": []any{map[string]any{"analysisId": serverName, "name": "Echo"}}}}, http.StatusCreated, nil); err != nil {
 			return err
 		}
-		create := func(label string, prefix int) (float64, error) {
-			caseID, err := newCaseID(ctx, s.analyst, label)
-			if err != nil {
-				return 0, err
-			}
-			t0 := time.Now()
+		// The two measurements alternate, three rounds of each, and each figure is the median of its rounds: on
+		// a shared machine the rate of one round of n observables varies by up to 2× from one round to the
+		// next, whatever the rules.
+		create := func(caseID string, prefix, round int) ([]string, error) {
+			ids := make([]string, 0, n)
 			for i := range n {
-				if _, err := createOne(ctx, s.analyst, caseID, fmt.Sprintf("10.%d.%d.%d", prefix, i/250, i%250+1), nil); err != nil {
-					return 0, err
+				id, err := createOne(ctx, s.analyst, caseID, fmt.Sprintf("10.%d.%d.%d", prefix, round*4+i/250, i%250+1), nil)
+				if err != nil {
+					return nil, err
 				}
+				ids = append(ids, id)
 			}
-			return float64(n) / time.Since(t0).Seconds(), nil
-		}
-		if noRules, err = create("no rules", 220); err != nil {
-			return err
+			return ids, nil
 		}
 		// Three rules on every observable created, whose conditions the bench's observables do not meet: each
-		// observable costs three firings (the condition run as a search, the record written).
+		// observable costs three firings (the condition evaluated, the record written). They are disabled
+		// (PATCH) for the rounds without rules.
 		var rules []string
 		for i, cond := range []any{map[string]any{"tags": "bench-never"}, map[string]any{"_and": []any{map[string]any{"dataType": "domain"},
 			map[string]any{"tags": "x"}}}, map[string]any{"ioc": true}} {
@@ -87,42 +111,72 @@ func runAutomation(ctx context.Context, b *bench, s *stack, ap *analysisProc) er
 				ID string `json:"id"`
 			}
 			if _, err := admin.Call(ctx, http.MethodPost, "/api/automation/rule", map[string]any{"name": fmt.Sprint("bench-", i), "event": "observableCreated",
-				"conditions": cond, "actions": []any{map[string]any{"type": "runSet", "set": "bench"}}}, http.StatusCreated, &rule); err != nil {
+				"conditions": cond, "actions": []any{map[string]any{"type": "runSet", "set": "bench"}}, "enabled": false}, http.StatusCreated, &rule); err != nil {
 				return err
 			}
 			rules = append(rules, rule.ID)
+		}
+		enable := func(on bool) error {
+			for _, id := range rules {
+				if _, err := admin.Call(ctx, http.MethodPatch, "/api/automation/rule/"+id, map[string]any{"enabled": on}, http.StatusOK, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		firings, err := collection(ctx, s.db, "firings")
+		if err != nil {
+			return err
+		}
+		noCase, err := newCaseID(ctx, s.analyst, "no rules")
+		if err != nil {
+			return err
 		}
 		caseID, err := newCaseID(ctx, s.analyst, "three rules")
 		if err != nil {
 			return err
 		}
-		t0 := time.Now()
-		for i := range n {
-			if _, err := createOne(ctx, s.analyst, caseID, fmt.Sprintf("10.221.%d.%d", i/250, i%250+1), nil); err != nil {
+		var without, with []float64
+		for round := range automationRounds {
+			t0 := time.Now()
+			if _, err := create(noCase, 220, round); err != nil {
 				return err
 			}
-		}
-		// Done when the rules recorded their 3n firings (none Pending): counted in the database, so that the
-		// wait does not load the service it measures.
-		firings, err := collection(ctx, s.db, "firings")
-		if err != nil {
-			return err
-		}
-		deadline := time.Now().Add(5 * time.Minute)
-		for {
-			k, err := firings.Count(ctx, docstore.And(docstore.In("rule", rules...), docstore.Ne("status", "Pending")))
+			without = append(without, float64(n)/time.Since(t0).Seconds())
+			if err := enable(true); err != nil {
+				return err
+			}
+			t0 = time.Now()
+			ids, err := create(caseID, 221, round)
 			if err != nil {
 				return err
 			}
-			if k >= int64(3*n) {
-				break
+			// Done when the rules recorded the 3n firings of the round's observables (none Pending): counted in
+			// the database, so that the wait does not load the service it measures.
+			deadline := time.Now().Add(5 * time.Minute)
+			for {
+				k, err := firings.Count(ctx, docstore.And(docstore.In("rule", rules...), docstore.In("objectId", ids...), docstore.Ne("status", "Pending")))
+				if err != nil {
+					return err
+				}
+				if k >= int64(3*n) {
+					break
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("the rules' firings were not all recorded within 5 minutes (%d of %d)", k, 3*n)
+				}
+				time.Sleep(pollEvery)
 			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("the rules' firings were not all recorded within 5 minutes (%d of %d)", k, 3*n)
+			with = append(with, float64(n)/time.Since(t0).Seconds())
+			if err := enable(false); err != nil {
+				return err
 			}
-			time.Sleep(pollEvery)
 		}
-		withRules = float64(n) / time.Since(t0).Seconds()
+		noRules, withRules = median(without), median(with)
+		rounds = fmt.Sprintf("rounds: without %s, with %s /s", rates(without), rates(with))
+		if err := enable(true); err != nil { // the latency rows run with the three rules active
+			return err
+		}
 
 		// A fourth rule runs the set on the observables tagged bench-auto: from the POST of the observable to
 		// its job accepted by analysis-svc (the record has the server's job id).
@@ -176,7 +230,8 @@ func runAutomation(ctx context.Context, b *bench, s *stack, ap *analysisProc) er
 		return err
 	}
 	b.Add(benchkit.RateKind, secConnector, "observables created one at a time with 3 rules evaluated on each", "/s", withRules, noRules,
-		"the same without rules", fmt.Sprintf("%d observables; with rules, until the 3×%d firings are recorded (SkippedByCondition)", n, n))
+		"the same without rules", fmt.Sprintf("%d observables; with rules, until the 3×%d firings are recorded (SkippedByCondition); "+
+			"the median of %d rounds of each, alternating (%s)", n, n, automationRounds, rounds))
 	note := fmt.Sprintf("%d observables one at a time, tag bench-auto, 4 rules active; the job record polled every %s; floor: the same "+
 		"creation then POST /api/connector/analysis/job (submitted before it answers)", m, pollEvery)
 	b.Add(benchkit.TimeKind, secConnector, "observable created → its rule's job submitted, p50", "ms", benchkit.Percentile(latency, .5),

@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/automation"
+	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/search"
 )
@@ -399,4 +402,56 @@ func streamUntil(t *testing.T, c *client, streamID string, ok func(obj) bool) ob
 	}
 	t.Fatal("the stream did not deliver the event within 15 s")
 	return nil
+}
+
+// An event written after the engine read past its date (a request's events are dated when its changes are
+// made and written when it is done) still fires its rules, at once: the audit trail tells the engine the dates
+// of the events it writes. Here a request's observable is dated, then another observable is created and
+// fired on, and only then is the first one's event written.
+func TestAutomation_RuleLateEvent(t *testing.T) {
+	tm := newTeam(t, withRules(0))
+	ruleID := tm.orgAdmin.Call(t, http.MethodPost, "/api/automation/rule", map[string]any{"name": "seen", "event": "observableCreated",
+		"actions": []any{map[string]any{"type": "addTags", "tags": []string{"seen"}}}}).Want(t, http.StatusCreated).Object(t).Str(t, "id")
+	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
+	a := tm.app
+	ctx := context.Background()
+	u, _, err := a.Identity.BySession(ctx, "ana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Identity.CallerOf(u, "soc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The request's changes are made; their events wait for it to be done (audit.Service.Batch).
+	bctx, write := a.Events.Batch(audit.WithActor(ctx, audit.Actor{User: "ana", Org: "soc", RequestID: "late-request"}))
+	late, _, err := a.Cases.CreateObservables(bctx, c, cases.Parent{Case: caseID}, cases.NewObservable{DataType: "ip", Data: []string{"198.18.7.1"}})
+	if err != nil || len(late) != 1 {
+		t.Fatalf("create the late observable: %v %v", late, err)
+	}
+	// Another request, in a later millisecond, fires: the engine has read past the first one's date. (The
+	// late event is dated at the latest now; the loop waits for the clock's next millisecond, at most one.)
+	for dated := time.Now().UnixMilli(); time.Now().UnixMilli() <= dated; {
+		runtime.Gosched()
+	}
+	next := tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "ip", "data": []string{"198.18.7.2"}})[0]
+	fn := tm.waitFiring(t, ruleID, next.Str(t, "id"))
+	if fn["status"] != automation.FiringFired {
+		t.Fatalf("firing of the second observable %v", fn)
+	}
+	if err := write(); err != nil {
+		t.Fatal(err)
+	}
+	f := tm.waitFiring(t, ruleID, late[0].ID)
+	if f["status"] != automation.FiringFired || f.Str(t, "eventId") == "" {
+		t.Fatalf("firing of the observable whose event was written late %v", f)
+	}
+	// The events' dates (the firings'): the late one is dated before the one the engine had read.
+	if !(f["date"].(float64) < fn["date"].(float64)) {
+		t.Fatalf("event dates %v and %v: the first is not dated before the second", f["date"], fn["date"])
+	}
+	got := tm.analyst.Call(t, http.MethodGet, "/api/case/artifact/"+late[0].ID, nil).Want(t, http.StatusOK).Object(t)
+	if !contains(got.Strs(t, "tags"), "seen") {
+		t.Fatalf("the late observable's tags %v", got["tags"])
+	}
 }

@@ -125,6 +125,7 @@ type env struct {
 	// startRules runs the automation rules' engine (again, after a stop: a restarted case-svc's).
 	startRules func() (stop func())
 	events     *audit.Service // the audit trail, streams and webhooks, running (events_test.go)
+	app        *app.App       // the service's domain, for what no request can do (an event written late)
 	stopEvents func()         // stops their background work (a restart)
 	// check sends the clients' requests and validates each response against the OpenAPI document.
 	check http.RoundTripper
@@ -212,7 +213,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	srv := httptest.NewServer(a.Echo)
 	t.Cleanup(srv.Close)
 	e := &env{echo: a.Echo, db: db, jobs: a.Jobs, analyses: a.AnalysisStore, userReads: userReads, srv: srv, logs: logs,
-		startTracker: startTracker, startRules: startRules, events: a.Events, stopEvents: stopEvents}
+		startTracker: startTracker, startRules: startRules, events: a.Events, stopEvents: stopEvents, app: a}
 	e.check = openapiTransport(t)
 	e.admin = e.keyClient(adminLogin, adminKey)
 	return e

@@ -85,6 +85,8 @@ type App struct {
 	Bootstrapped bool
 	// trail is the audit trail's store, which the rules' engine reads the events from.
 	trail *store.AuditStore
+	// ruleObjects evaluates the rules' conditions on the stored objects.
+	ruleObjects *store.RuleObjects
 }
 
 // New builds case-svc from cfg: it opens the database (unless opts.DB), makes sure of the platform
@@ -193,14 +195,20 @@ func (a *App) wire(ctx context.Context, opts Options) (cases.Stores, error) {
 	}
 	a.Identity = identity.New(ids, cred, time.Now)
 	st := cases.Stores{Members: a.Identity, Zip: zips}
-	var counts *store.Tally
+	var (
+		counts  *store.Tally
+		caseSt  *store.CaseStore
+		taskSt  *store.TaskStore
+		obsSt   *store.ObservableStore
+		alertSt *store.AlertStore
+	)
 	for _, open := range []func() error{
-		func() (err error) { st.Cases, err = store.NewCaseStore(ctx, db); return err },
-		func() (err error) { st.Tasks, err = store.NewTaskStore(ctx, db); return err },
+		func() (err error) { caseSt, err = store.NewCaseStore(ctx, db); st.Cases = caseSt; return err },
+		func() (err error) { taskSt, err = store.NewTaskStore(ctx, db); st.Tasks = taskSt; return err },
 		func() (err error) { st.Templates, err = store.NewTemplateStore(ctx, db); return err },
 		func() (err error) { st.Fields, err = store.NewCustomFieldStore(ctx, db); return err },
-		func() (err error) { st.Observables, err = store.NewObservableStore(ctx, db); return err },
-		func() (err error) { st.Alerts, err = store.NewAlertStore(ctx, db); return err },
+		func() (err error) { obsSt, err = store.NewObservableStore(ctx, db); st.Observables = obsSt; return err },
+		func() (err error) { alertSt, err = store.NewAlertStore(ctx, db); st.Alerts = alertSt; return err },
 		func() (err error) { a.Jobs, err = store.NewJobStore(ctx, db); return err },
 		func() (err error) { st.Files, err = store.NewFiles(ctx, db); return err },
 		func() (err error) { counts, err = store.NewTally(ctx, db); return err },
@@ -209,6 +217,7 @@ func (a *App) wire(ctx context.Context, opts Options) (cases.Stores, error) {
 			return cases.Stores{}, err
 		}
 	}
+	a.ruleObjects = store.NewRuleObjects(obsSt, alertSt, caseSt, taskSt)
 	if !opts.NoAudit {
 		st = a.Events.Wrap(st)
 	}
@@ -262,14 +271,15 @@ func (a *App) automationService(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	cfg := automation.EngineConfig{Poll: a.Config.Automation.Poll, OrgJobsPerHour: a.Config.Automation.OrgJobsPerHour, Log: a.Log}
+	cfg := automation.EngineConfig{Poll: a.Config.Automation.Poll, OrgJobsPerHour: a.Config.Automation.OrgJobsPerHour, Log: a.Log,
+		Shared: !a.DB.Embedded()}
 	if opts.Automation != nil {
 		opts.Automation(&cfg)
 	}
 	sets, rules := a.Events.WrapAutomation(st, st) // changes of sets and rules are in the audit trail
-	a.Automation = automation.NewService(automation.Stores{Sets: sets, Rules: rules, Events: a.trail},
+	a.Automation = automation.NewService(automation.Stores{Sets: sets, Rules: rules, Events: a.trail, Objects: a.ruleObjects},
 		automation.Services{Cases: a.Cases, Tasks: a.Tasks, Analyses: a.Analyses, Owners: a.Identity}, cfg, time.Now)
-	a.Events.OnRecord(a.Automation.Wake)
+	a.Events.OnRecord(a.Automation.Recorded)
 	return nil
 }
 

@@ -90,7 +90,7 @@ type Service struct {
 	store    Store
 	bus      *events.Bus
 	render   atomic.Pointer[Renderer]
-	onRecord atomic.Pointer[func()]
+	onRecord atomic.Pointer[func([]Event)]
 	now      func() time.Time
 	Metrics  *events.Metrics
 }
@@ -165,18 +165,21 @@ func (s *Service) recordAll(ctx context.Context, cs []change) error {
 }
 
 func (s *Service) write(ctx context.Context, evs []Event) error {
-	if err := s.bus.Record(ctx, evs); err != nil {
-		return apperr.Wrap(apperr.Internal, "the change was made but its audit record or webhooks could not be written", err)
-	}
+	err := s.bus.Record(ctx, evs)
+	// Also after a failure: the events may have been stored (held, for the repair sweep to release).
 	if f := s.onRecord.Load(); f != nil {
-		(*f)()
+		(*f)(evs)
+	}
+	if err != nil {
+		return apperr.Wrap(apperr.Internal, "the change was made but its audit record or webhooks could not be written", err)
 	}
 	return nil
 }
 
-// OnRecord sets a function called after each write of events (it must not block): the automation engine
-// reads the new events at once instead of at its next poll.
-func (s *Service) OnRecord(f func()) { s.onRecord.Store(&f) }
+// OnRecord sets a function called with the events of each write (it must not block nor keep them): the
+// automation engine reads the new events at once instead of at its next poll, from the earliest of their
+// dates (an event is dated when its change is made, and may be written after later ones).
+func (s *Service) OnRecord(f func([]Event)) { s.onRecord.Store(&f) }
 
 // batch holds the events of the changes made with a context of Batch until they are written.
 type batch struct {

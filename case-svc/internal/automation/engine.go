@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -25,8 +26,20 @@ import (
 // EventSource is the durable record of case-svc's events (the audit trail) the engine reads rules' events
 // from.
 type EventSource interface {
-	// EventsSince returns the released events dated at or after since, oldest first, at most limit.
-	EventsSince(ctx context.Context, since time.Time, limit int) ([]events.Event, error)
+	// HeadsSince returns the released events dated at or after since, oldest first, at most limit, without
+	// their details and object.
+	HeadsSince(ctx context.Context, since time.Time, limit int) ([]events.Event, error)
+	// EventsByID returns the whole events with these ids (those stored).
+	EventsByID(ctx context.Context, ids []string) ([]events.Event, error)
+}
+
+// ObjectMatcher evaluates rules' conditions on the stored objects of events.
+type ObjectMatcher interface {
+	// Match reads the objects of an event's objectType (case_artifact, alert, case, case_task) with these ids
+	// and reports, for each one found, which of the filters it matches (in their order); an id not found is
+	// absent. It evaluates the filters as a search of the objects' list would (pkg/docstore's Matcher, held to
+	// both engines' query results).
+	Match(ctx context.Context, objectType string, ids []string, filters []search.Node) (map[string][]bool, error)
 }
 
 // Owners gives the caller a rule acts as: its owner in the rule's organisation, with the permissions the
@@ -39,8 +52,17 @@ type Owners interface {
 // EngineConfig tunes the rules' engine.
 type EngineConfig struct {
 	Poll     time.Duration // how often the events are read (default 200 ms)
-	Lookback time.Duration // how far before the cursor each read starts, for events committed late (default 2 s)
-	Retry    time.Duration // how often held and interrupted firings are tried again (default 1 min)
+	Lookback time.Duration // how far before the cursor a sweep reads, for events committed late (default 2 s)
+	// Shared says the database is shared with other replicas (MongoDB): the engine sweeps (reads from Lookback
+	// before its cursor) once a second for their events written late. On the embedded database every event is
+	// written by this process, which tells the engine (Recorded): it sweeps only at its start (for the events
+	// written just before a crash).
+	Shared bool
+	Retry  time.Duration // how often held and interrupted firings are tried again (default 1 min)
+	// Gather is the least time between two reads of the events, and how long the firings of the rules that do
+	// not apply (condition, depth) are gathered before they are written in one insert (default 10 ms): a
+	// burst's events cost one read and one write rather than one each.
+	Gather time.Duration
 	// OrgJobsPerHour is every organisation's budget of jobs made by rules (default 1000; automation.org_jobs_per_hour).
 	OrgJobsPerHour int
 	Log            *slog.Logger
@@ -55,6 +77,9 @@ func (c *EngineConfig) defaults() {
 	}
 	if c.Retry <= 0 {
 		c.Retry = time.Minute
+	}
+	if c.Gather <= 0 {
+		c.Gather = 10 * time.Millisecond
 	}
 	if c.OrgJobsPerHour <= 0 {
 		c.OrgJobsPerHour = 1000
@@ -97,8 +122,19 @@ func FiringID(rule, objectID, event string) string {
 // a crash interrupted. Each (rule, object, event) has one firing record, written before any action, and the
 // actions are idempotent (a rule's jobs carry an idempotency key derived from the firing), so a firing resumed
 // after a crash does not act twice.
+//
+// Events are handled in batches: one read of the new events' heads (a page of up to 500), one read per object
+// type of the objects those events are about, every rule's condition evaluated on them in memory, and the
+// firings of the rules that do not apply written in one insert.
+//
+// Events written late: an event is dated when its change is made and written when its request is done (or its
+// webhooks are queued), so an event dated before the cursor may be written after the engine moved past it. The
+// audit trail tells the engine the dates of the events it writes (Recorded): the next read starts at the
+// earliest of them, so the events written by this replica are all read as soon as they are written. At the
+// start, and once a second on a database shared with other replicas (for theirs), the read starts Lookback
+// before the cursor. The events read again are told from the new ones by their ids (seen).
 func (s *Service) Run(ctx context.Context) {
-	if s.source == nil {
+	if s.source == nil || s.matcher == nil {
 		return
 	}
 	cfg := s.engine
@@ -109,7 +145,7 @@ func (s *Service) Run(ctx context.Context) {
 			cfg.Log.Error("automation cursor", "err", err)
 		}
 	}
-	saved := cursor
+	saved, savedAt := cursor, time.Now()
 	var (
 		active  bool
 		checked time.Time
@@ -121,8 +157,34 @@ func (s *Service) Run(ctx context.Context) {
 	defer poll.Stop()
 	retry := time.NewTicker(cfg.Retry)
 	defer retry.Stop()
-	var swept time.Time // the last read from cursor − Lookback (once a second; the others start at the cursor)
+	var swept time.Time // the last read from cursor − Lookback (at the start; once a second when Shared)
+	read := time.Now()  // the last read
 	const batch = 500
+	// The firings of the rules that did not apply, gathered for up to Gather and written in one insert. The
+	// stored cursor only moves once they are written: after a crash their events are read again.
+	var (
+		gathered []Firing
+		since0   time.Time // when the first of them was gathered
+	)
+	flush := func(ctx context.Context) bool {
+		if len(gathered) == 0 {
+			return true
+		}
+		// A firing that exists already (an event read again) keeps its outcome.
+		if err := s.rules.CreateFirings(ctx, gathered); err != nil {
+			if ctx.Err() == nil {
+				cfg.Log.Error("automation: write firings", "err", err)
+			}
+			return false
+		}
+		gathered = nil
+		return true
+	}
+	defer func() { // a last write on the way out (else its events are read again after the restart)
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		flush(fctx)
+	}()
 	for {
 		// Without an enabled rule there is nothing to fire: the events are not read (the cursor moves on). The
 		// store is asked at most once a second (a rule saved here is seen at once: saved is set).
@@ -134,44 +196,64 @@ func (s *Service) Run(ctx context.Context) {
 				active = true
 			}
 		}
+		early := s.early.Swap(math.MaxInt64)
 		if !active {
-			cursor = s.now()
+			cursor, swept = s.now(), time.Now() // nothing before the first rule is swept
 			if cursor.Sub(saved) > cfg.Retry {
 				if err := s.rules.SetCursor(ctx, cursor); err != nil && ctx.Err() == nil {
 					cfg.Log.Error("automation cursor", "err", err)
 				}
-				saved = cursor
+				saved, savedAt = cursor, time.Now()
 			}
 		} else {
 			since := cursor
-			if time.Since(swept) > time.Second {
-				since, swept = cursor.Add(-cfg.Lookback), time.Now()
+			if early != math.MaxInt64 && early < since.UnixMilli() {
+				since = time.UnixMilli(early).UTC() // events of this replica written after the cursor passed their date
+			}
+			if swept.IsZero() || (cfg.Shared && time.Since(swept) > time.Second) {
+				if lb := cursor.Add(-cfg.Lookback); lb.Before(since) {
+					since = lb
+				}
+				swept = time.Now()
 			}
 			for {
-				evs, err := s.source.EventsSince(ctx, since, batch)
+				heads, err := s.source.HeadsSince(ctx, since, batch)
 				if err != nil {
 					if ctx.Err() == nil {
 						cfg.Log.Error("automation: read events", "err", err)
 					}
 					break
 				}
-				last, failed := cursor, false
-				for _, e := range evs {
+				last := cursor
+				var fresh []events.Event
+				for _, e := range heads {
 					if _, done := seen[e.ID]; !done {
-						if ev := eventOf(e); ev != "" {
-							if err := s.handle(ctx, e, ev); err != nil {
-								if ctx.Err() != nil {
-									return
-								}
-								cfg.Log.Error("automation: event", "event", e.ID, "err", err)
-								failed = true // read again from the cursor: firings are idempotent
-								break
-							}
-						}
-						seen[e.ID] = e.Date
+						fresh = append(fresh, e)
 					}
 					if e.Date.After(last) {
 						last = e.Date
+					}
+				}
+				done, err := s.handleBatch(ctx, fresh)
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					// Read this page again (none of it is marked seen): firings are idempotent.
+					cfg.Log.Error("automation: events", "err", err)
+					s.readFrom(since)
+					break
+				}
+				for _, e := range fresh {
+					seen[e.ID] = e.Date
+				}
+				if len(done) > 0 {
+					if len(gathered) == 0 {
+						since0 = time.Now()
+					}
+					gathered = append(gathered, done...)
+					if len(gathered) >= batch {
+						flush(ctx)
 					}
 				}
 				if last.After(cursor) {
@@ -179,16 +261,16 @@ func (s *Service) Run(ctx context.Context) {
 				}
 				// The stored cursor may lag by a second: after a restart the events of that second are read
 				// again, and their firings, already written, are left as they are.
-				if cursor.Sub(saved) > time.Second || (cursor.After(saved) && len(evs) < batch && time.Since(swept) > time.Second) {
+				if cursor.After(saved) && (cursor.Sub(saved) > time.Second || time.Since(savedAt) > time.Second) && flush(ctx) {
 					if err := s.rules.SetCursor(ctx, cursor); err != nil && ctx.Err() == nil {
 						cfg.Log.Error("automation cursor", "err", err)
 					}
-					saved = cursor
+					saved, savedAt = cursor, time.Now()
 				}
-				if failed || len(evs) < batch {
+				if len(heads) < batch {
 					break
 				}
-				next := evs[len(evs)-1].Date // the next page (the same millisecond again: seen skips it)
+				next := heads[len(heads)-1].Date // the next page (the same millisecond again: seen skips it)
 				if !next.After(since) {
 					next = since.Add(time.Millisecond)
 				}
@@ -200,23 +282,91 @@ func (s *Service) Run(ctx context.Context) {
 				}
 			}
 		}
+		// At most one read per Gather: the rest of a burst comes with the next read (the wakes of its events
+		// wait in s.wake meanwhile, so a burst wakes the engine once per Gather, not once per event).
+		if wait := cfg.Gather - time.Since(read); wait > 0 && active {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		if !s.idle(ctx, poll.C, retry.C, func() (time.Duration, bool) {
+			return cfg.Gather - time.Since(since0), len(gathered) > 0
+		}, func() { flush(ctx) }) {
+			return
+		}
+		read = time.Now()
+	}
+}
+
+// idle waits for the next read: a wake, a poll or a retry (which resumes the unfinished firings), writing the
+// gathered firings when due (due: how long until they are, and whether there are any). It returns false when
+// ctx ends.
+func (s *Service) idle(ctx context.Context, poll, retry <-chan time.Time, due func() (time.Duration, bool), flush func()) bool {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		var write <-chan time.Time
+		if d, ok := due(); ok && d <= 0 {
+			flush()
+			if _, ok := due(); !ok {
+				continue
+			}
+			// The write failed: it is tried again after the next read.
+		} else if ok {
+			t.Reset(d)
+			write = t.C
+		}
 		select {
 		case <-ctx.Done():
-			return
-		case <-poll.C:
+			return false
+		case <-poll:
+			return true
 		case <-s.wake:
-		case <-retry.C:
+			return true
+		case <-retry:
 			s.resume(ctx)
+			return true
+		case <-write:
+			flush()
 		}
 	}
 }
 
-// Wake makes the engine read the events now (the audit trail calls it after recording some); it never blocks.
+// readFrom makes the next read start no later than t.
+func (s *Service) readFrom(t time.Time) {
+	ms := t.UnixMilli()
+	for {
+		cur := s.early.Load()
+		if ms >= cur || s.early.CompareAndSwap(cur, ms) {
+			return
+		}
+	}
+}
+
+// Wake makes the engine read the events now; it never blocks.
 func (s *Service) Wake() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// Recorded tells the engine that evs were written to the durable record (the audit trail calls it after each
+// write; it never blocks): its next read, at once, starts no later than the earliest of their dates.
+func (s *Service) Recorded(evs []events.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	first := evs[0].Date
+	for _, e := range evs[1:] {
+		if e.Date.Before(first) {
+			first = e.Date
+		}
+	}
+	s.readFrom(first)
+	s.Wake()
 }
 
 // resume goes over the firings a crash left Pending and the Held ones.
@@ -235,37 +385,119 @@ func (s *Service) resume(ctx context.Context) {
 	}
 }
 
-// handle makes the firings of the active rules of an event's organisation, and processes them.
-func (s *Service) handle(ctx context.Context, e events.Event, ev string) error {
-	rules, err := s.cache.activeRules(ctx, s.rules, e.Org, ev)
-	if err != nil {
-		return err
-	}
-	// The firings of the rules that do not apply (condition, depth) are written together, once their outcome
-	// is known; one that acts is claimed (written Pending) before acting.
-	var done []Firing
-	callers := map[string]identity.Caller{}
-	for _, r := range rules {
-		f := Firing{ID: FiringID(r.ID, e.ObjectID, ev), Org: e.Org, Rule: r.ID, RuleName: r.Name, Event: ev,
-			ObjectType: e.ObjectType, ObjectID: e.ObjectID, EventID: e.ID, Cause: e.RequestID, Status: FiringPending,
-			Date: e.Date, Updated: s.clock(), fresh: true}
-		f, c, applies, err := s.evaluate(ctx, f, r, callers)
-		if err != nil {
-			return err
+// objectBatch is the objects of one type a batch of events is about, and the conditions evaluated on them.
+type objectBatch struct {
+	ids     []string
+	known   map[string]bool
+	filters []search.Node
+	index   map[string]int // a rule's filter in filters
+	matched map[string][]bool
+}
+
+// eventFirings is an event of a batch and the enabled rules of its organisation on it.
+type eventFirings struct {
+	e     events.Event
+	ev    string
+	rules []activeRule
+}
+
+// batchState is what the evaluations of one batch share: the owners' callers and the rules stopped in it.
+type batchState struct {
+	callers map[string]identity.Caller
+	stopped map[string]string
+}
+
+// handleBatch makes the firings of the active rules of a batch of events (new ones, oldest first) and
+// processes them: the events' objects are read once per type and every rule's condition is evaluated on them
+// in memory; a firing whose rule acts is claimed (written Pending) before acting, and those of the rules that
+// do not apply are returned, for the caller to write (gathered, in one insert).
+func (s *Service) handleBatch(ctx context.Context, heads []events.Event) ([]Firing, error) {
+	// A case or task update is a rule event by the status it sets: those are read whole.
+	var updates []string
+	for _, e := range heads {
+		if e.Operation == events.Update && (e.ObjectType == "case" || e.ObjectType == "case_task") {
+			updates = append(updates, e.ID)
 		}
-		if !applies {
-			done = append(done, f)
+	}
+	if len(updates) > 0 {
+		whole, err := s.source.EventsByID(ctx, updates)
+		if err != nil {
+			return nil, err
+		}
+		details := make(map[string]map[string]any, len(whole))
+		for _, e := range whole {
+			details[e.ID] = e.Details
+		}
+		for i := range heads {
+			if d, ok := details[heads[i].ID]; ok {
+				heads[i].Details = d
+			}
+		}
+	}
+	var todo []eventFirings
+	objects := map[string]*objectBatch{}
+	for _, e := range heads {
+		ev := eventOf(e)
+		if ev == "" {
 			continue
 		}
-		if err := s.act(ctx, f, r, c); err != nil {
-			return err
+		rules, err := s.cache.activeRules(ctx, s.rules, e.Org, ev)
+		if err != nil {
+			return nil, err
+		}
+		if len(rules) == 0 {
+			continue
+		}
+		todo = append(todo, eventFirings{e: e, ev: ev, rules: rules})
+		b := objects[e.ObjectType]
+		if b == nil {
+			b = &objectBatch{known: map[string]bool{}, index: map[string]int{}}
+			objects[e.ObjectType] = b
+		}
+		if !b.known[e.ObjectID] {
+			b.known[e.ObjectID] = true
+			b.ids = append(b.ids, e.ObjectID)
+		}
+		for _, r := range rules {
+			if _, ok := b.index[r.ID]; !ok {
+				b.index[r.ID] = len(b.filters)
+				b.filters = append(b.filters, r.cond)
+			}
 		}
 	}
-	if len(done) > 0 {
-		// A firing that exists already (an event read again) keeps its outcome.
-		return s.rules.CreateFirings(ctx, done)
+	if len(todo) == 0 {
+		return nil, nil
 	}
-	return nil
+	for t, b := range objects {
+		var err error
+		if b.matched, err = s.matcher.Match(ctx, t, b.ids, b.filters); err != nil {
+			return nil, err
+		}
+	}
+	st := batchState{callers: map[string]identity.Caller{}, stopped: map[string]string{}}
+	var done []Firing
+	for _, it := range todo {
+		e, b := it.e, objects[it.e.ObjectType]
+		for _, r := range it.rules {
+			f := Firing{ID: FiringID(r.ID, e.ObjectID, it.ev), Org: e.Org, Rule: r.ID, RuleName: r.Name, Event: it.ev,
+				ObjectType: e.ObjectType, ObjectID: e.ObjectID, EventID: e.ID, Cause: e.RequestID, Status: FiringPending,
+				Date: e.Date, Updated: s.clock(), fresh: true}
+			res := b.matched[e.ObjectID]
+			matched := res != nil && res[b.index[r.ID]]
+			f, c, applies, err := s.evaluate(ctx, f, r.Rule, &st, func() (bool, error) { return matched, nil })
+			if err != nil {
+				return nil, err
+			}
+			if !applies {
+				done = append(done, f)
+				continue
+			}
+			if err := s.act(ctx, f, r.Rule, c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return done, nil
 }
 
 // claim writes a fresh firing as Pending before its rule acts. It returns false when the firing exists and
@@ -310,7 +542,7 @@ func (s *Service) process(ctx context.Context, f Firing) error {
 
 // processRule is process with the firing's rule at hand.
 func (s *Service) processRule(ctx context.Context, f Firing, r Rule) error {
-	f, c, applies, err := s.evaluate(ctx, f, r, nil)
+	f, c, applies, err := s.evaluate(ctx, f, r, nil, func() (bool, error) { return s.matches(ctx, r, f) })
 	if err != nil {
 		return err
 	}
@@ -322,9 +554,11 @@ func (s *Service) processRule(ctx context.Context, f Firing, r Rule) error {
 
 // evaluate decides whether a rule applies to a firing's object, without side effects but for a rule whose
 // owner cannot act (it is stopped): it returns the firing with its final status when the rule does nothing
-// (over its depth, condition not met, owner unable: Failed), or the owner's caller when it applies. callers
-// shares the owners' callers among the rules of one event (nil: none shared).
-func (s *Service) evaluate(ctx context.Context, f Firing, r Rule, callers map[string]identity.Caller) (Firing, identity.Caller, bool, error) {
+// (over its depth, condition not met — matched says whether it is —, owner unable: Failed), or the owner's
+// caller when it applies. The owner's permissions are checked when the rule would act (depth and condition
+// met): a rule that does not apply to an object needs none. st shares the owners' callers and the stopped rules among the firings of one batch
+// (nil: none shared).
+func (s *Service) evaluate(ctx context.Context, f Firing, r Rule, st *batchState, matched func() (bool, error)) (Firing, identity.Caller, bool, error) {
 	var err error
 	if f.Status == FiringPending {
 		if f.Depth, err = s.depth(ctx, f); err != nil {
@@ -335,10 +569,29 @@ func (s *Service) evaluate(ctx context.Context, f Firing, r Rule, callers map[st
 		f.Status, f.Message = FiringDepth, fmt.Sprintf("depth %d is over the rule's %d", f.Depth, r.MaxDepth)
 		return f, identity.Caller{}, false, nil
 	}
-	c, ok := callers[r.Owner]
+	// The condition first: a rule that does not apply acts as nobody (its owner is not read).
+	m, err := matched()
+	if err != nil {
+		return f, identity.Caller{}, false, err
+	}
+	if !m {
+		f.Status, f.Message = FiringCondition, ""
+		return f, identity.Caller{}, false, nil
+	}
+	if st != nil {
+		if why, ok := st.stopped[r.ID]; ok {
+			f.Status, f.Message = FiringFailed, why+"; the rule is stopped"
+			return f, identity.Caller{}, false, nil
+		}
+	}
+	var c identity.Caller
+	ok := false
+	if st != nil {
+		c, ok = st.callers[r.Owner]
+	}
 	if !ok {
-		if c, err = ownerCaller(ctx, s.owners, r.Owner, r.Org); err == nil && callers != nil {
-			callers[r.Owner] = c
+		if c, err = ownerCaller(ctx, s.owners, r.Owner, r.Org); err == nil && st != nil {
+			st.callers[r.Owner] = c
 		}
 	}
 	if err == nil {
@@ -348,15 +601,10 @@ func (s *Service) evaluate(ctx context.Context, f Firing, r Rule, callers map[st
 		if err := s.stopRule(ctx, r, err.Error()); err != nil {
 			return f, identity.Caller{}, false, err
 		}
+		if st != nil {
+			st.stopped[r.ID] = err.Error()
+		}
 		f.Status, f.Message = FiringFailed, err.Error()+"; the rule is stopped"
-		return f, identity.Caller{}, false, nil
-	}
-	matched, err := s.matches(ctx, c, r, f)
-	if err != nil {
-		return f, identity.Caller{}, false, err
-	}
-	if !matched {
-		f.Status, f.Message = FiringCondition, ""
 		return f, identity.Caller{}, false, nil
 	}
 	return f, c, true, nil
@@ -501,15 +749,21 @@ func ownerCaller(ctx context.Context, owners Owners, login, org string) (identit
 }
 
 // engineCache keeps, for a second, what every event of a burst would read again: the enabled rules of an
-// (organisation, event). A rule saved in this process (or stopped by the engine) clears it; another replica's
-// change is seen within the second.
+// (organisation, event), with their conditions parsed. A rule saved in this process (or stopped by the engine)
+// clears it; another replica's change is seen within the second.
 type engineCache struct {
 	mu    sync.Mutex
 	rules map[string]cachedRules
 }
 
+// activeRule is an enabled rule with its condition as a filter of its objects (condition(r)).
+type activeRule struct {
+	Rule
+	cond search.Node
+}
+
 type cachedRules struct {
-	rules []Rule
+	rules []activeRule
 	at    time.Time
 }
 
@@ -521,7 +775,7 @@ func (c *engineCache) clear() {
 	c.rules = nil
 }
 
-func (c *engineCache) activeRules(ctx context.Context, st RuleStore, org, event string) ([]Rule, error) {
+func (c *engineCache) activeRules(ctx context.Context, st RuleStore, org, event string) ([]activeRule, error) {
 	k := org + "\x00" + event
 	c.mu.Lock()
 	e, ok := c.rules[k]
@@ -533,13 +787,17 @@ func (c *engineCache) activeRules(ctx context.Context, st RuleStore, org, event 
 	if err != nil {
 		return nil, err
 	}
+	ars := make([]activeRule, len(rs))
+	for i, r := range rs {
+		ars[i] = activeRule{Rule: r, cond: condition(r)}
+	}
 	c.mu.Lock()
 	if c.rules == nil {
 		c.rules = map[string]cachedRules{}
 	}
-	c.rules[k] = cachedRules{rules: rs, at: time.Now()}
+	c.rules[k] = cachedRules{rules: ars, at: time.Now()}
 	c.mu.Unlock()
-	return rs, nil
+	return ars, nil
 }
 
 // needs lists the permissions a rule's actions need.
@@ -576,39 +834,29 @@ func needs(r Rule) []identity.Permission {
 	return out
 }
 
-// matches reports whether the firing's object matches the rule's conditions: the conditions, a query of the
-// search language of the object's list, are run on that list with the object's id.
-func (s *Service) matches(ctx context.Context, c identity.Caller, r Rule, f Firing) (bool, error) {
+// condition is a rule's conditions as a filter of the list of its event's objects, in the rule's
+// organisation: the query of the search language, parsed with that list's fields, as a search of the list by
+// the owner would run it.
+func condition(r Rule) search.Node {
 	cond := search.Node{Op: search.OpAll}
 	if r.Conditions != nil {
 		var err error
 		if cond, err = search.ParseJSON(r.Conditions, fieldsOf(r.Event)); err != nil {
-			return false, nil // saved rules parse; a field dropped since matches nothing
+			return search.Node{Op: search.OpOr} // saved rules parse; a field dropped since matches nothing
 		}
 	}
-	f1 := search.Node{Op: search.OpAnd, Children: []search.Node{cond, {Op: search.OpEq, Path: "_id", Value: f.ObjectID}}}
-	one := search.Page{Limit: 1}
-	var n int
-	var err error
-	switch r.Event {
-	case EventObservableCreated:
-		var l []cases.Observable
-		l, _, err = s.cases.Observables(ctx, c, cases.Parent{}, f1, one)
-		n = len(l)
-	case EventAlertCreated:
-		var l []cases.Alert
-		l, _, err = s.cases.Alerts(ctx, c, f1, one)
-		n = len(l)
-	case EventTaskClosed:
-		var l []task.Task
-		l, _, err = s.tasks.List(ctx, c, "", f1, one)
-		n = len(l)
-	default:
-		var l []cases.Case
-		l, _, err = s.cases.Cases(ctx, c, f1, one)
-		n = len(l)
+	return record.And(cond, record.InOrg(r.Org))
+}
+
+// matches reports whether the firing's object matches the rule's conditions (condition), evaluated on the
+// stored object.
+func (s *Service) matches(ctx context.Context, r Rule, f Firing) (bool, error) {
+	m, err := s.matcher.Match(ctx, f.ObjectType, []string{f.ObjectID}, []search.Node{condition(r)})
+	if err != nil {
+		return false, err
 	}
-	return n > 0, err
+	res := m[f.ObjectID]
+	return res != nil && res[0], nil
 }
 
 // runSets runs (or plans, dry) the rule's analyzer sets on the firing's observables: the observable itself,

@@ -8,6 +8,7 @@ package automation
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -95,9 +96,11 @@ type Service struct {
 	analyses *connector.Analyses
 	owners   Owners
 	source   EventSource
+	matcher  ObjectMatcher
 	engine   EngineConfig
 	wake     chan struct{}
-	saved    atomic.Bool // a rule was saved since the engine last asked whether any is enabled
+	early    atomic.Int64 // the earliest date (Unix ms) of the events recorded since the engine's last read
+	saved    atomic.Bool  // a rule was saved since the engine last asked whether any is enabled
 	cache    engineCache
 	objects  atomic.Pointer[ObjectFunc] // the API's rendering of responders' objects (SetObjects)
 	now      func() time.Time
@@ -109,6 +112,8 @@ type Stores struct {
 	Rules RuleStore
 	// Events is the durable record of events the rules fire on (nil: rules never fire).
 	Events EventSource
+	// Objects evaluates the rules' conditions on the events' objects (nil: rules never fire).
+	Objects ObjectMatcher
 }
 
 // Services are the domain services automation works through: cases (the objects runs work on, and their
@@ -126,8 +131,10 @@ func NewService(st Stores, sv Services, cfg EngineConfig, now func() time.Time) 
 		now = time.Now
 	}
 	cfg.defaults()
-	return &Service{sets: st.Sets, rules: st.Rules, source: st.Events, cases: sv.Cases, tasks: sv.Tasks, analyses: sv.Analyses,
-		owners: sv.Owners, engine: cfg, wake: make(chan struct{}, 1), now: now}
+	s := &Service{sets: st.Sets, rules: st.Rules, source: st.Events, matcher: st.Objects, cases: sv.Cases, tasks: sv.Tasks,
+		analyses: sv.Analyses, owners: sv.Owners, engine: cfg, wake: make(chan struct{}, 1), now: now}
+	s.early.Store(math.MaxInt64)
+	return s
 }
 
 func (s *Service) clock() time.Time { return record.Millis(s.now()) }
