@@ -155,12 +155,8 @@ func (a *App) eventBus(ctx context.Context, opts Options) (*events.Bus, error) {
 		return nil, err
 	}
 	cfg := a.Config
-	ecfg := events.Config{Retention: cfg.Events.Retention, Poll: cfg.Stream.Poll, Refresh: cfg.Stream.Refresh,
-		StreamMaxPerUser: cfg.Stream.MaxPerUser, StreamMaxPerOrg: cfg.Stream.MaxPerOrg, StreamBuffer: cfg.Stream.Buffer, Log: a.Log,
-		Confirm: jobevent.Wrap(jobs, nil, api.JobObject).Confirm, RepairAllAtStart: a.DB.Embedded(),
-		Webhooks: events.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate, MaxAttempts: cfg.Webhook.MaxAttempts, MaxEndpoints: cfg.Webhook.MaxEndpoints,
-			MaxInFlightPerOrg: cfg.Webhook.MaxInFlight, Timeout: cfg.Webhook.Timeout, BackoffMin: cfg.Webhook.BackoffMin, BackoffMax: cfg.Webhook.BackoffMax,
-			UserAgent: "analysis-svc-webhook"}}
+	ecfg := cfg.Common.Events(cfg.Events.Retention, "analysis-svc-webhook", a.Log)
+	ecfg.Confirm, ecfg.RepairAllAtStart = jobevent.Wrap(jobs, nil, api.JobObject).Confirm, a.DB.Embedded()
 	if opts.Events != nil {
 		opts.Events(&ecfg)
 	}

@@ -158,10 +158,8 @@ func (a *App) eventService(ctx context.Context, opts Options) (*audit.Service, e
 		return nil, err
 	}
 	cfg := a.Config
-	ecfg := audit.Config{Retention: cfg.Audit.Retention, Poll: cfg.Stream.Poll, Refresh: cfg.Stream.Refresh,
-		StreamMaxPerUser: cfg.Stream.MaxPerUser, StreamMaxPerOrg: cfg.Stream.MaxPerOrg, StreamBuffer: cfg.Stream.Buffer, Log: a.Log,
-		Webhooks: audit.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate, MaxAttempts: cfg.Webhook.MaxAttempts, MaxEndpoints: cfg.Webhook.MaxEndpoints,
-			MaxInFlightPerOrg: cfg.Webhook.MaxInFlight, Timeout: cfg.Webhook.Timeout}, RepairAllAtStart: a.DB.Embedded()}
+	ecfg := cfg.Common.Events(cfg.Audit.Retention, "", a.Log)
+	ecfg.RepairAllAtStart = a.DB.Embedded()
 	if opts.Events != nil {
 		opts.Events(&ecfg)
 	}

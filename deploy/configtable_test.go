@@ -1,0 +1,93 @@
+package deploy_test
+
+import (
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The README's configuration table lists every key of both services' defaults (pkg/conf's common keys and
+// each service's own, as found by sourceKeys), and no key that neither service has.
+func TestREADMEConfigTableListsEveryKey(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := configTableKeys(string(b))
+	if len(listed) < 20 {
+		t.Fatalf("only %d keys found in README.md's configuration table: is the table or the parser broken?", len(listed))
+	}
+	all := map[string]bool{}
+	for _, s := range services {
+		for k := range sourceKeys(t, s.source) {
+			all[k] = true
+			if !listed[k] {
+				t.Errorf("README.md's configuration table misses %s's key %q", s.name, k)
+			}
+		}
+	}
+	var extra []string
+	for k := range listed {
+		if !all[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		t.Errorf("README.md's configuration table lists %q, which neither service has", k)
+	}
+}
+
+// The parser: full keys, ".x" shorthands relative to the row's previous full key, a "service:" label.
+func TestConfigTableKeysParser(t *testing.T) {
+	md := "## Configuration\n\n| key | default | meaning |\n|---|---|---|\n" +
+		"| `mode` | `development` | `production` refuses |\n" +
+		"| case-svc: `webhook.allow_private`, `.max_attempts` | `false`, `10` | x |\n" +
+		"| `auth.throttle.user`, `.address`, `auth.session_ttl`, `.x` | | |\n\n## Next\n\n| `not.a.key` | | |\n"
+	got := configTableKeys(md)
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := "auth.session_ttl auth.throttle.address auth.throttle.user auth.x mode webhook.allow_private webhook.max_attempts"
+	if strings.Join(keys, " ") != want {
+		t.Fatalf("keys = %v, want %s", keys, want)
+	}
+}
+
+var keySpan = regexp.MustCompile("`([^`]+)`")
+
+// configTableKeys returns the keys in the first cell of each row of the table under "## Configuration": each
+// code span that is a key, or a ".x" shorthand for a sibling of the row's previous full key.
+func configTableKeys(md string) map[string]bool {
+	keys := map[string]bool{}
+	_, section, ok := strings.Cut("\n"+md, "\n## Configuration\n")
+	if !ok {
+		return keys
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		cell := strings.SplitN(line, "|", 3)[1]
+		parent := ""
+		for _, m := range keySpan.FindAllStringSubmatch(cell, -1) {
+			k := m[1]
+			if strings.HasPrefix(k, ".") && parent != "" {
+				k = parent + k
+			} else if i := strings.LastIndex(k, "."); i > 0 {
+				parent = k[:i]
+			}
+			if configKey.MatchString(k) {
+				keys[k] = true
+			}
+		}
+	}
+	return keys
+}
