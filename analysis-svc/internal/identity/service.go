@@ -278,9 +278,6 @@ func (s *Service) LockOrg(ctx context.Context, c Caller, id string) error {
 
 // --- users ---
 
-
-
-
 // NewUser is a request to create a user.
 type NewUser struct {
 	Login        string

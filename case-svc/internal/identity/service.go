@@ -226,8 +226,6 @@ func (s *Service) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpdat
 
 // --- users ---
 
-
-
 // NewUser is a request to create a user.
 type NewUser struct {
 	Login    string
