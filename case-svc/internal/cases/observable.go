@@ -465,20 +465,9 @@ func (s *Service) UpdateObservable(ctx context.Context, c identity.Caller, id st
 	if u.Data.Set && u.Data.V != o.Data {
 		p.Add("data", "cannot be changed")
 	}
-	flag := func(name string, ch record.Change[bool], dst *bool) {
-		if !ch.Set {
-			return
-		}
-		if ch.Null {
-			p.Add(name, "expected a boolean")
-			return
-		}
-		*dst = ch.V
-		fields = append(fields, name)
-	}
-	flag("ioc", u.IOC, &o.IOC)
-	flag("sighted", u.Sighted, &o.Sighted)
-	flag("ignoreSimilarity", u.IgnoreSimilarity, &o.IgnoreSimilarity)
+	p.ChangeFlag(&fields, "ioc", u.IOC, &o.IOC)
+	p.ChangeFlag(&fields, "sighted", u.Sighted, &o.Sighted)
+	p.ChangeFlag(&fields, "ignoreSimilarity", u.IgnoreSimilarity, &o.IgnoreSimilarity)
 	if u.Tags.Set {
 		o.Tags = record.CleanTags(&p, "tags", u.Tags.V)
 		fields = append(fields, "tags")

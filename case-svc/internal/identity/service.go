@@ -393,6 +393,9 @@ func (s *Service) UpdateUser(ctx context.Context, c Caller, id string, upd UserU
 		next.Name, changed = upd.Name.V, true
 	}
 	if upd.Locked.Set {
+		if upd.Locked.Null {
+			return User{}, record.FieldError("locked", "expected a boolean") // as every flag (record.ChangeFlag)
+		}
 		if err := c.Require(ManageUser); err != nil {
 			return User{}, err
 		}
