@@ -91,3 +91,84 @@ func configTableKeys(md string) map[string]bool {
 	}
 	return keys
 }
+
+// deploy/README.md's manifest-test paragraph names the folders whose defaults the env names come from, as
+// services[].source reads them.
+func TestDeployREADMENamesTheConfigSources(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ")
+	for _, s := range services {
+		for _, dir := range s.source {
+			name := strings.TrimPrefix(dir, "../")
+			generic := strings.Replace(name, s.name, "<service>", 1)
+			if !strings.Contains(text, "`"+name+"`") && !strings.Contains(text, "`"+generic+"`") {
+				t.Errorf("deploy/README.md does not name %s (or %s), where %s's env names come from", name, generic, s.name)
+			}
+		}
+	}
+}
+
+var docKey = regexp.MustCompile("`([a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+)(\\.\\*)?`")
+
+// Every configuration key the documentation names (a code span whose first part is a section of the keys,
+// such as `webhook.backoff_min` or `job.kubernetes.*`) is a key of a service, or the start of some; and a
+// key docs/events.md names (it describes both services) is a key of both.
+func TestDocumentedConfigKeysExist(t *testing.T) {
+	perService := map[string]map[string]bool{}
+	sections := map[string]bool{}
+	for _, s := range services {
+		perService[s.name] = sourceKeys(t, s.source)
+		for k := range perService[s.name] {
+			section, _, _ := strings.Cut(k, ".")
+			sections[section] = true
+		}
+	}
+	has := func(keys map[string]bool, k string) bool {
+		if keys[k] {
+			return true
+		}
+		for key := range keys {
+			if strings.HasPrefix(key, k+".") {
+				return true
+			}
+		}
+		return false
+	}
+	docs, err := markdownDocs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, doc := range docs {
+		b, err := os.ReadFile("../" + doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range docKey.FindAllStringSubmatch(string(b), -1) {
+			k := m[1]
+			section, _, _ := strings.Cut(k, ".")
+			if !sections[section] || strings.HasSuffix(k, ".md") || strings.HasSuffix(k, ".go") || strings.HasSuffix(k, ".yaml") {
+				continue
+			}
+			checked++
+			var in []string
+			for name, keys := range perService {
+				if has(keys, k) {
+					in = append(in, name)
+				}
+			}
+			switch {
+			case len(in) == 0:
+				t.Errorf("%s names the configuration key %q, which no service has", doc, m[0])
+			case doc == "docs/events.md" && len(in) != len(services):
+				t.Errorf("%s (about both services) names %q, which only %v has", doc, m[0], in)
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("only %d configuration keys found in the documentation: is the pattern broken?", checked)
+	}
+}
