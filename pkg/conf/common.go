@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/authstore"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/web"
@@ -248,7 +249,7 @@ func (c Common) Router(ctx context.Context, db *docstore.DB, keys *auth.Keyring,
 	}
 	throttle := o.Throttle
 	if throttle == nil && !o.NoThrottle {
-		attempts, err := auth.NewStoreCounter(ctx, db, time.Now)
+		attempts, err := authstore.NewStoreCounter(ctx, db, time.Now)
 		if err != nil {
 			return Router{}, fmt.Errorf("login throttle: %w", err)
 		}
