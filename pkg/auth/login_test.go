@@ -13,8 +13,8 @@ func TestCheckLogin(t *testing.T) {
 		}
 	}
 	for _, l := range []string{"current", "_search", "_stats", "", ".a", "a b", string(make([]byte, 129))} {
-		if err := CheckLogin(l); apperr.KindOf(err) != apperr.BadRequest {
-			t.Errorf("%q: err = %v, want a 400 on login", l, err)
+		if err := CheckLogin(l); apperr.KindOf(err) != apperr.Invalid {
+			t.Errorf("%q: err = %v, want a 400 AttributeCheckingError on login", l, err)
 		}
 	}
 	if UserRef("current", "bob") != "bob" || UserRef("alice", "bob") != "alice" {
