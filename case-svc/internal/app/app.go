@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/api"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/automation"
@@ -227,8 +228,8 @@ func (a *App) connectorService(ctx context.Context, opts Options, cs cases.Store
 		names := make([]string, len(cfg.Analysis.Servers))
 		for i, s := range cfg.Analysis.Servers {
 			names[i] = s.Name // never log keys
-			servers = append(servers, connector.Adapter{Client: connector.New(connector.Server{Name: s.Name, URL: s.URL, Key: s.Key,
-				Timeout: s.Timeout, Organisations: s.Organisations}, connector.Options{}, a.Log)})
+			servers = append(servers, analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: s.Name, URL: s.URL, Key: s.Key,
+				Timeout: s.Timeout, Organisations: s.Organisations}, analysissvc.Options{}, a.Log)})
 		}
 		a.Log.Info("analysis servers", "names", names)
 	}
