@@ -16,6 +16,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/api"
+	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
@@ -191,7 +192,7 @@ func (a *App) wire(ctx context.Context, opts Options) (cases.Stores, error) {
 		return cases.Stores{}, err
 	}
 	a.Identity = identity.New(ids, cred, time.Now)
-	st := cases.Stores{Members: a.Identity, Zip: zips}
+	st := cases.Stores{Members: a.Identity, Archives: archive.Zips{Limits: zips}}
 	var counts *store.Tally
 	for _, open := range []func() error{
 		func() (err error) { st.Cases, err = store.NewCaseStore(ctx, db); return err },

@@ -13,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -233,7 +232,10 @@ func (s *Service) CreateObservables(ctx context.Context, c identity.Caller, p Pa
 	if n.File != nil {
 		uploads := []record.Upload{*n.File}
 		if n.IsZip {
-			files, cleanup, err := archive.Unzip(ctx, n.File.Body, n.ZipPassword, s.zip)
+			if s.archives == nil {
+				return nil, nil, apperr.New(apperr.BadRequest, "attachment: archives are not accepted here")
+			}
+			files, cleanup, err := s.archives.Unpack(ctx, n.File.Body, n.ZipPassword)
 			if err != nil {
 				return nil, nil, err
 			}
