@@ -7,7 +7,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
-	"github.com/openir/platform/case-svc/internal/identity/identitytest"
+	"github.com/openir/platform/case-svc/internal/store/identitytest"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/docstore"

@@ -8,7 +8,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
-	"github.com/openir/platform/case-svc/internal/identity/identitytest"
+	"github.com/openir/platform/case-svc/internal/store/identitytest"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
