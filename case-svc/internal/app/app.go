@@ -10,9 +10,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/api"
@@ -63,8 +62,8 @@ type App struct {
 	Config Config
 	// Base is the logger, the database, the keyring and the background work.
 	conf.Base
-	// Echo is the router with every route and limit.
-	Echo     *echo.Echo
+	// Handler is the router with every route and limit (the api package's Echo, behind http.Handler).
+	Handler http.Handler
 	Identity *identity.Service
 	Cases    *cases.Service
 	// Tasks holds the tasks of cases and their logs; Templates the case templates.
@@ -124,12 +123,12 @@ func (a *App) build(ctx context.Context, opts Options) (err error) {
 	if err := a.automationService(ctx, opts); err != nil {
 		return err
 	}
-	a.Echo, err = a.router(ctx, opts)
+	a.Handler, err = a.router(ctx, opts)
 	return err
 }
 
 // router is the Echo router with the configuration's limits, HTTPS rule and login throttle.
-func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
+func (a *App) router(ctx context.Context, opts Options) (http.Handler, error) {
 	cfg := a.Config
 	r, err := cfg.Router(ctx, a.DB, a.Keys, a.Log, opts.Overrides)
 	if err != nil {
@@ -298,5 +297,5 @@ func (a *App) ServeConfig() web.ServeConfig {
 
 // Serve serves the routes on http.addr until ctx ends, then drains the requests.
 func (a *App) Serve(ctx context.Context) error {
-	return web.Serve(ctx, a.Log, a.Echo, a.ServeConfig())
+	return web.Serve(ctx, a.Log, a.Handler, a.ServeConfig())
 }
