@@ -18,7 +18,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
-	"github.com/openir/platform/pkg/events"
+	"github.com/openir/platform/pkg/event"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -26,7 +26,7 @@ import (
 // from.
 type EventSource interface {
 	// EventsSince returns the released events dated at or after since, oldest first, at most limit.
-	EventsSince(ctx context.Context, since time.Time, limit int) ([]events.Event, error)
+	EventsSince(ctx context.Context, since time.Time, limit int) ([]event.Event, error)
 }
 
 // Owners gives the caller a rule acts as: its owner in the rule's organisation, with the permissions the
@@ -65,19 +65,19 @@ func (c *EngineConfig) defaults() {
 }
 
 // eventOf says which rule event an audit event is, and the object type of its firing ("" when none).
-func eventOf(e events.Event) string {
+func eventOf(e event.Event) string {
 	switch {
-	case e.ObjectType == "case_artifact" && e.Operation == events.Creation:
+	case e.ObjectType == "case_artifact" && e.Operation == event.Creation:
 		return EventObservableCreated
-	case e.ObjectType == "alert" && e.Operation == events.Creation:
+	case e.ObjectType == "alert" && e.Operation == event.Creation:
 		return EventAlertCreated
-	case e.ObjectType == "case" && e.Operation == events.Creation:
+	case e.ObjectType == "case" && e.Operation == event.Creation:
 		return EventCaseCreated
-	case e.ObjectType == "case" && e.Operation == events.Update:
+	case e.ObjectType == "case" && e.Operation == event.Update:
 		if st, ok := e.Details["status"].(string); ok && (st == cases.CaseResolved || st == cases.CaseDuplicated) {
 			return EventCaseClosed
 		}
-	case e.ObjectType == "case_task" && e.Operation == events.Update:
+	case e.ObjectType == "case_task" && e.Operation == event.Update:
 		if st, ok := e.Details["status"].(string); ok && st == task.Completed {
 			return EventTaskClosed
 		}
@@ -236,7 +236,7 @@ func (s *Service) resume(ctx context.Context) {
 }
 
 // handle makes the firings of the active rules of an event's organisation, and processes them.
-func (s *Service) handle(ctx context.Context, e events.Event, ev string) error {
+func (s *Service) handle(ctx context.Context, e event.Event, ev string) error {
 	rules, err := s.cache.activeRules(ctx, s.rules, e.Org, ev)
 	if err != nil {
 		return err
