@@ -9,8 +9,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,7 +55,7 @@ type App struct {
 	// Base is the logger, the database, the keyring and the background work.
 	conf.Base
 	// Handler is the router with every route and limit (the api package's Echo, behind http.Handler).
-	Handler http.Handler
+	Handler  http.Handler
 	Identity *identity.Service
 	Workers  *analysis.Workers
 	// Jobs is the job queue; Run runs its workers. JobsConfig is its settings.

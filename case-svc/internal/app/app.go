@@ -63,7 +63,7 @@ type App struct {
 	// Base is the logger, the database, the keyring and the background work.
 	conf.Base
 	// Handler is the router with every route and limit (the api package's Echo, behind http.Handler).
-	Handler http.Handler
+	Handler  http.Handler
 	Identity *identity.Service
 	Cases    *cases.Service
 	// Tasks holds the tasks of cases and their logs; Templates the case templates.
