@@ -58,6 +58,11 @@ func TestUpdate_NullBooleansRefusedOnEveryRecord(t *testing.T) {
 			}
 		})
 	}
+	// Templates and rules are created from the input of their updates: a null flag is refused there too.
+	tm.orgAdmin.Call(t, http.MethodPost, "/api/case/template", map[string]any{"name": "null-create", "flag": nil}).
+		WantError(t, 400, "AttributeCheckingError")
+	tm.orgAdmin.Call(t, http.MethodPost, "/api/automation/rule", map[string]any{"name": "null-create", "event": "caseCreated",
+		"enabled": nil, "actions": []any{map[string]any{"type": "addTags", "tags": []string{"x"}}}}).WantError(t, 400, "AttributeCheckingError")
 	// The user is still active: its key still works.
 	tm.analyst.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, 200)
 }
