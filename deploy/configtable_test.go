@@ -172,3 +172,48 @@ func TestDocumentedConfigKeysExist(t *testing.T) {
 		t.Errorf("only %d configuration keys found in the documentation: is the pattern broken?", checked)
 	}
 }
+
+// The README's sentence on which sections belong to one service only is the defaults' split: each section it
+// names is that service's alone, and every other section is in both services.
+func TestREADMEServiceOnlySections(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ")
+	m := regexp.MustCompile("Sections of one service only: analysis-svc's ([^;]+); case-svc's ([^;]+); both services have every other key").
+		FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README.md's sentence on the sections of one service only is missing")
+	}
+	claimed := map[string]string{}
+	for i, svc := range []string{"analysis-svc", "case-svc"} {
+		for _, s := range keySpan.FindAllStringSubmatch(m[i+1], -1) {
+			claimed[s[1]] = svc
+		}
+	}
+	in := map[string]map[string]bool{} // section → services
+	for _, s := range services {
+		for k := range sourceKeys(t, s.source) {
+			section, _, _ := strings.Cut(k, ".")
+			if in[section] == nil {
+				in[section] = map[string]bool{}
+			}
+			in[section][s.name] = true
+		}
+	}
+	for section, svcs := range in {
+		owner, ok := claimed[section]
+		switch {
+		case ok && (len(svcs) != 1 || !svcs[owner]):
+			t.Errorf("README.md says section %q is %s's only; the defaults put it in %v", section, owner, svcs)
+		case !ok && len(svcs) != len(services):
+			t.Errorf("section %q is in %v only, but README.md does not say so", section, svcs)
+		}
+	}
+	for section := range claimed {
+		if in[section] == nil {
+			t.Errorf("README.md names section %q, which no service has", section)
+		}
+	}
+}
