@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/authstore"
 	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/web"
 )
 
@@ -66,6 +68,39 @@ type Common struct {
 	Log struct {
 		Level string
 	}
+	Datastore struct {
+		Password string // of the zips /api/datastorezip serves, reported as protectDownloadsWith
+	}
+	Stream struct {
+		Poll    time.Duration // how often other replicas' events are read
+		Refresh time.Duration // how long a stream poll waits
+		// MaxPerUser, MaxPerOrg bound the open streams of a user (the least recently polled closes) and of an
+		// organisation (429) on a replica; Buffer is how many of an organisation's latest events it keeps.
+		MaxPerUser int `mapstructure:"max_per_user"`
+		MaxPerOrg  int `mapstructure:"max_per_org"`
+		Buffer     int
+	}
+	Webhook struct {
+		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
+		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
+		Timeout      time.Duration // one attempt
+		MaxEndpoints int           `mapstructure:"max_endpoints"`         // webhooks of one organisation
+		MaxInFlight  int           `mapstructure:"max_in_flight_per_org"` // attempts of one organisation at once, per instance
+		BackoffMin   time.Duration `mapstructure:"backoff_min"`           // first retry delay, doubled per attempt
+		BackoffMax   time.Duration `mapstructure:"backoff_max"`
+	}
+}
+
+// Events is the event bus's configuration of the stream.* and webhook.* keys, with the service's retention
+// (analysis-svc's events.retention, case-svc's audit.retention) and its deliveries' User-Agent ("" =
+// pkg/events' default); the service adds what is its own (Confirm, RepairAllAtStart).
+func (c Common) Events(retention time.Duration, userAgent string, log *slog.Logger) events.Config {
+	s, w := c.Stream, c.Webhook
+	return events.Config{Retention: retention, Poll: s.Poll, Refresh: s.Refresh, Log: log,
+		StreamMaxPerUser: s.MaxPerUser, StreamMaxPerOrg: s.MaxPerOrg, StreamBuffer: s.Buffer,
+		Webhooks: events.WebhookConfig{AllowPrivate: w.AllowPrivate, MaxAttempts: w.MaxAttempts,
+			MaxEndpoints: w.MaxEndpoints, MaxInFlightPerOrg: w.MaxInFlight, Timeout: w.Timeout,
+			BackoffMin: w.BackoffMin, BackoffMax: w.BackoffMax, UserAgent: userAgent}}
 }
 
 // CommonDefaults returns the defaults of the common keys for a service listening on addr with its database
@@ -102,6 +137,19 @@ func CommonDefaults(addr, dbName, dbPath string) map[string]any {
 		"bootstrap.key":                   "",
 		"search.max":                      10000,
 		"log.level":                       "info",
+		"datastore.password":              "malware",
+		"stream.poll":                     "1s",
+		"stream.refresh":                  "1m",
+		"stream.max_per_user":             20,
+		"stream.max_per_org":              200,
+		"stream.buffer":                   1000,
+		"webhook.allow_private":           false,
+		"webhook.max_attempts":            10,
+		"webhook.timeout":                 "10s",
+		"webhook.max_endpoints":           20,
+		"webhook.max_in_flight_per_org":   2,
+		"webhook.backoff_min":             "1s",
+		"webhook.backoff_max":             "10m",
 	}
 }
 
@@ -201,7 +249,7 @@ func (c Common) Router(ctx context.Context, db *docstore.DB, keys *auth.Keyring,
 	}
 	throttle := o.Throttle
 	if throttle == nil && !o.NoThrottle {
-		attempts, err := auth.NewStoreCounter(ctx, db, time.Now)
+		attempts, err := authstore.NewStoreCounter(ctx, db, time.Now)
 		if err != nil {
 			return Router{}, fmt.Errorf("login throttle: %w", err)
 		}

@@ -1,5 +1,5 @@
-// Package events owns what the services tell about their changes, written once for both: the event record,
-// the bus that records events and queues their webhook deliveries in a durable outbox (Bus), the live streams
+// Package events owns what the services tell about their changes, written once for both: on the event record
+// of package event (aliased here), the bus that records events and queues their webhook deliveries in a durable outbox (Bus), the live streams
 // that tail the events (Hub), the webhook sender with its backoff, dead letter, SSRF guard and HMAC signature
 // (Sender), the management of an organisation's endpoints (Webhooks), their Prometheus metrics, and the
 // stores of all of it on pkg/docstore (EventLog, Outbox). A service supplies its events (case-svc: the audit
@@ -11,31 +11,18 @@ import (
 	"time"
 
 	"github.com/openir/platform/pkg/docstore"
+	"github.com/openir/platform/pkg/event"
 )
 
-// Operations of an event.
+// Operations of an event (package event).
 const (
-	Creation = "Creation"
-	Update   = "Update"
-	Delete   = "Delete"
+	Creation = event.Creation
+	Update   = event.Update
+	Delete   = event.Delete
 )
 
-// Event is one change: what changed (objectType, objectId, rootId: the object it belongs to), how
-// (operation and the changed attributes in Details), the object after the change, who, in which request and
-// organisation, and when.
-type Event struct {
-	ID         string
-	Operation  string
-	ObjectType string
-	ObjectID   string
-	RootID     string
-	Details    map[string]any
-	Object     map[string]any
-	User       string
-	RequestID  string
-	Org        string
-	Date       time.Time
-}
+// Event is one change (package event).
+type Event = event.Event
 
 // Log is the durable record of events a Bus writes and its Hub tails.
 type Log interface {

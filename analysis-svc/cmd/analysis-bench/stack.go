@@ -121,7 +121,7 @@ func startStack(ctx context.Context, db docstore.Config, logs *benchkit.LogSink,
 		}
 	}
 	a.Start(context.WithoutCancel(ctx))
-	if s.server, err = benchkit.Serve(web.NewServer(a.Log, a.Echo, a.ServeConfig())); err != nil {
+	if s.server, err = benchkit.Serve(web.NewServer(a.Log, a.Handler, a.ServeConfig())); err != nil {
 		s.close()
 		return nil, err
 	}

@@ -181,9 +181,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if !o.noWorkers {
 		startWorkers(t, a.Jobs)
 	}
-	srv := httptest.NewServer(a.Echo)
+	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
-	e := &env{db: db, echo: a.Echo, srv: srv, logs: logs, catalog: a.Catalog, jobStore: a.JobStore, wstore: a.WorkerStore,
+	e := &env{db: db, echo: a.Handler.(*echo.Echo), srv: srv, logs: logs, catalog: a.Catalog, jobStore: a.JobStore, wstore: a.WorkerStore,
 		files: a.Files, jobs: a.Jobs, jobsCfg: a.JobsConfig}
 	e.check = openapiTransport(t)
 	e.super = e.keyClient(superLogin, superKey)

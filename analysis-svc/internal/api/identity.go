@@ -8,6 +8,7 @@ import (
 
 	"github.com/openir/platform/analysis-svc/internal/identity"
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
 )
@@ -272,7 +273,7 @@ func (h *handler) createUser(c echo.Context) error {
 }
 
 func (h *handler) getUser(c echo.Context) error {
-	u, err := h.ids.User(c.Request().Context(), caller(c), web.Param(c, "login"))
+	u, err := h.ids.User(c.Request().Context(), caller(c), userParam(c))
 	if err != nil {
 		return err
 	}
@@ -314,7 +315,7 @@ func (h *handler) updateUser(c echo.Context) error {
 		}
 		u.Roles = roles
 	}
-	user, err := h.ids.UpdateUser(c.Request().Context(), caller(c), web.Param(c, "login"), u)
+	user, err := h.ids.UpdateUser(c.Request().Context(), caller(c), userParam(c), u)
 	if err != nil {
 		return err
 	}
@@ -330,7 +331,7 @@ func (h *handler) setPassword(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	if err := h.ids.SetPassword(c.Request().Context(), caller(c), web.Param(c, "login"), req.Password); err != nil {
+	if err := h.ids.SetPassword(c.Request().Context(), caller(c), userParam(c), req.Password); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -346,7 +347,7 @@ func (h *handler) changePassword(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	err := h.ids.ChangePassword(c.Request().Context(), caller(c), web.Param(c, "login"), req.CurrentPassword, req.Password)
+	err := h.ids.ChangePassword(c.Request().Context(), caller(c), userParam(c), req.CurrentPassword, req.Password)
 	if err != nil {
 		return err
 	}
@@ -354,7 +355,7 @@ func (h *handler) changePassword(c echo.Context) error {
 }
 
 func (h *handler) renewKey(c echo.Context) error {
-	key, err := h.ids.RenewKey(c.Request().Context(), caller(c), web.Param(c, "login"))
+	key, err := h.ids.RenewKey(c.Request().Context(), caller(c), userParam(c))
 	if err != nil {
 		return err
 	}
@@ -362,7 +363,7 @@ func (h *handler) renewKey(c echo.Context) error {
 }
 
 func (h *handler) getKey(c echo.Context) error {
-	key, err := h.ids.Key(c.Request().Context(), caller(c), web.Param(c, "login"))
+	key, err := h.ids.Key(c.Request().Context(), caller(c), userParam(c))
 	if err != nil {
 		return err
 	}
@@ -370,8 +371,11 @@ func (h *handler) getKey(c echo.Context) error {
 }
 
 func (h *handler) revokeKey(c echo.Context) error {
-	if err := h.ids.RevokeKey(c.Request().Context(), caller(c), web.Param(c, "login")); err != nil {
+	if err := h.ids.RevokeKey(c.Request().Context(), caller(c), userParam(c)); err != nil {
 		return err
 	}
 	return c.String(http.StatusOK, "")
 }
+
+// userParam is the user of the route's {login}: the caller for "current" (auth.UserRef).
+func userParam(c echo.Context) string { return auth.UserRef(web.Param(c, "login"), caller(c).Login) }

@@ -54,6 +54,19 @@ func TestRegression_LoginCurrentIsReserved(t *testing.T) {
 	e.createOrg(t, orgA)
 	e.super.Call(t, http.MethodPost, "/api/user", map[string]any{"login": "current", "organization": orgA, "roles": roleRead}).
 		WantError(t, http.StatusBadRequest, "AttributeCheckingError")
+	// "current" names the caller on every user route, as on case-svc (pkg/auth.UserRef).
+	reader := e.user(t, "reader", orgA, roleRead)
+	u := reader.Call(t, http.MethodPatch, "/api/user/current", map[string]string{"name": "Reader Renamed"}).
+		Want(t, http.StatusOK).Object(t)
+	if u.Str(t, "id") != "reader" || u.Str(t, "name") != "Reader Renamed" {
+		t.Fatalf("PATCH /api/user/current answered %v", u)
+	}
+	if got := e.getUser(t, "reader"); got["name"] != "Reader Renamed" {
+		t.Fatalf("reader after the PATCH: %v", got)
+	}
+	if got := e.super.Call(t, http.MethodGet, "/api/user/current", nil).Want(t, http.StatusOK).Object(t); got.Str(t, "id") == "reader" {
+		t.Fatalf("the superadmin's current user: %v", got)
+	}
 }
 
 func TestRegression_UnknownRouteWithoutCredentials(t *testing.T) {

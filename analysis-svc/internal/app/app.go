@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openir/platform/analysis-svc/internal/analysis"
@@ -54,8 +54,8 @@ type App struct {
 	Config Config
 	// Base is the logger, the database, the keyring and the background work.
 	conf.Base
-	// Echo is the router with every route and limit.
-	Echo     *echo.Echo
+	// Handler is the router with every route and limit (the api package's Echo, behind http.Handler).
+	Handler  http.Handler
 	Identity *identity.Service
 	Workers  *analysis.Workers
 	// Jobs is the job queue; Run runs its workers. JobsConfig is its settings.
@@ -116,12 +116,12 @@ func (a *App) build(ctx context.Context, opts Options) (err error) {
 	if err := a.jobService(ctx, opts); err != nil {
 		return err
 	}
-	a.Echo, err = a.router(ctx, opts)
+	a.Handler, err = a.router(ctx, opts)
 	return err
 }
 
 // router is the Echo router with the configuration's limits, HTTPS rule and login throttle.
-func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
+func (a *App) router(ctx context.Context, opts Options) (http.Handler, error) {
 	cfg := a.Config
 	r, err := cfg.Router(ctx, a.DB, a.Keys, a.Log, opts.Overrides)
 	if err != nil {
@@ -155,12 +155,8 @@ func (a *App) eventBus(ctx context.Context, opts Options) (*events.Bus, error) {
 		return nil, err
 	}
 	cfg := a.Config
-	ecfg := events.Config{Retention: cfg.Events.Retention, Poll: cfg.Stream.Poll, Refresh: cfg.Stream.Refresh,
-		StreamMaxPerUser: cfg.Stream.MaxPerUser, StreamMaxPerOrg: cfg.Stream.MaxPerOrg, StreamBuffer: cfg.Stream.Buffer, Log: a.Log,
-		Confirm: jobevent.Wrap(jobs, nil, api.JobObject).Confirm, RepairAllAtStart: a.DB.Embedded(),
-		Webhooks: events.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate, MaxAttempts: cfg.Webhook.MaxAttempts, MaxEndpoints: cfg.Webhook.MaxEndpoints,
-			MaxInFlightPerOrg: cfg.Webhook.MaxInFlight, Timeout: cfg.Webhook.Timeout, BackoffMin: cfg.Webhook.BackoffMin, BackoffMax: cfg.Webhook.BackoffMax,
-			UserAgent: "analysis-svc-webhook"}}
+	ecfg := cfg.Common.Events(cfg.Events.Retention, "analysis-svc-webhook", a.Log)
+	ecfg.Confirm, ecfg.RepairAllAtStart = jobevent.Wrap(jobs, nil, api.JobObject).Confirm, a.DB.Embedded()
 	if opts.Events != nil {
 		opts.Events(&ecfg)
 	}
@@ -207,5 +203,5 @@ func (a *App) ServeConfig() web.ServeConfig {
 
 // Serve serves the routes on http.addr until ctx ends, then drains the requests.
 func (a *App) Serve(ctx context.Context) error {
-	return web.Serve(ctx, a.Log, a.Echo, a.ServeConfig())
+	return web.Serve(ctx, a.Log, a.Handler, a.ServeConfig())
 }

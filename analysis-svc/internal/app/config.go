@@ -58,29 +58,8 @@ type Config struct {
 		}
 		Kubernetes KubernetesConfig
 	}
-	Datastore struct {
-		Password string // of the zips /api/datastorezip serves, reported as protectDownloadsWith
-	}
 	Events struct {
 		Retention time.Duration // job events older than this are deleted; 0 keeps them
-	}
-	Stream struct {
-		Poll    time.Duration // how often other replicas' events are read
-		Refresh time.Duration // how long a stream poll waits
-		// MaxPerUser, MaxPerOrg bound the open streams of a user (the least recently polled closes) and of an
-		// organisation (429) on a replica; Buffer is how many of an organisation's latest events it keeps.
-		MaxPerUser int `mapstructure:"max_per_user"`
-		MaxPerOrg  int `mapstructure:"max_per_org"`
-		Buffer     int
-	}
-	Webhook struct {
-		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
-		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
-		Timeout      time.Duration // one attempt
-		MaxEndpoints int           `mapstructure:"max_endpoints"`         // webhooks of one organisation
-		MaxInFlight  int           `mapstructure:"max_in_flight_per_org"` // attempts of one organisation at once, per instance
-		BackoffMin   time.Duration `mapstructure:"backoff_min"`           // first retry delay, doubled per attempt
-		BackoffMax   time.Duration `mapstructure:"backoff_max"`
 	}
 }
 
@@ -205,20 +184,7 @@ var ownDefaults = map[string]any{
 	"job.kubernetes.run_as_group":    "",
 	"job.kubernetes.pending_timeout": "5m",
 	"job.kubernetes.profiles":        []any{},
-	"datastore.password":             "malware",
 	"events.retention":               "0s",
-	"stream.poll":                    "1s",
-	"stream.refresh":                 "1m",
-	"webhook.allow_private":          false,
-	"webhook.max_attempts":           10,
-	"webhook.timeout":                "10s",
-	"webhook.backoff_min":            "1s",
-	"webhook.backoff_max":            "10m",
-	"stream.max_per_user":            20,
-	"stream.max_per_org":             200,
-	"stream.buffer":                  1000,
-	"webhook.max_endpoints":          20,
-	"webhook.max_in_flight_per_org":  2,
 }
 
 // Load reads --config FILE (optional), then ANALYSIS_* env variables (key with "." → "_", upper case).

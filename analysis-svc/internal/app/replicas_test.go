@@ -84,7 +84,7 @@ func TestKubernetesTwoReplicasOneDatabase(t *testing.T) {
 		}
 		stopJobs := a.StartJobs(ctx)
 		t.Cleanup(stopJobs)
-		srv := httptest.NewServer(a.Echo)
+		srv := httptest.NewServer(a.Handler)
 		t.Cleanup(srv.Close)
 		return srv
 	}

@@ -45,7 +45,7 @@ func (s *Service) Bootstrap(ctx context.Context, login, password, key string) (b
 	if err != nil || exists || login == "" {
 		return false, err
 	}
-	if err := validLogin(login); err != nil {
+	if err := auth.CheckLogin(login); err != nil {
 		return false, fmt.Errorf("bootstrap.login: %w", err)
 	}
 	hash, k, err := s.cred.FirstUser(password, key)
@@ -278,22 +278,6 @@ func (s *Service) LockOrg(ctx context.Context, c Caller, id string) error {
 
 // --- users ---
 
-var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
-
-// reservedLogins would collide with routes under /api/user.
-var reservedLogins = map[string]bool{"current": true, "_search": true}
-
-func validLogin(l string) error {
-	if reservedLogins[l] {
-		return apperr.Fields(apperr.FieldError{Name: "login", Message: "reserved"})
-	}
-	if !loginRe.MatchString(l) {
-		return apperr.Fields(apperr.FieldError{Name: "login",
-			Message: "1 to 128 letters, digits, '.', '_', '@', '+' or '-', starting with a letter or digit"})
-	}
-	return nil
-}
-
 // NewUser is a request to create a user.
 type NewUser struct {
 	Login        string
@@ -351,7 +335,7 @@ func (s *Service) CreateUser(ctx context.Context, c Caller, n NewUser) (User, er
 		return User{}, apperr.New(apperr.Forbidden, "an orgadmin may create users only in its own organization")
 	}
 	var probs []apperr.FieldError
-	if err := validLogin(n.Login); err != nil {
+	if err := auth.CheckLogin(n.Login); err != nil {
 		probs = append(probs, apperr.As(err).Fields...)
 	}
 	n.Name = strings.TrimSpace(n.Name)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/openir/platform/analysis-svc/internal/identity"
-	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/authstore"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -17,7 +17,7 @@ import (
 type IdentityStore struct {
 	orgs  *docstore.Collection
 	users *docstore.Collection
-	keys  *auth.KeyIndex
+	keys  *authstore.KeyIndex
 }
 
 var _ identity.Store = (*IdentityStore)(nil)
@@ -28,7 +28,7 @@ func NewIdentityStore(ctx context.Context, db *docstore.DB) (*IdentityStore, err
 	if err != nil {
 		return nil, err
 	}
-	return &IdentityStore{orgs: c[0], users: c[1], keys: auth.NewKeyIndex(c[2])}, nil
+	return &IdentityStore{orgs: c[0], users: c[1], keys: authstore.NewKeyIndex(c[2])}, nil
 }
 
 type orgDoc struct {
@@ -239,7 +239,7 @@ func (s *IdentityStore) EndSessions(ctx context.Context, org, login string) erro
 	return nil
 }
 
-// SetKey replaces the user's key ("" hash: removes it) in the order of auth.KeyIndex.Rotate, safe at every
+// SetKey replaces the user's key ("" hash: removes it) in the order of authstore.KeyIndex.Rotate, safe at every
 // crash point; UserByKeyHash checks the user's current hash, so a stale entry never authenticates.
 func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by string, at time.Time) error {
 	old, err := s.User(ctx, login)
@@ -258,7 +258,7 @@ func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by stri
 
 // UserByKeyHash finds the user holding the key with this hash.
 func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (identity.User, error) {
-	return auth.KeyHolder(ctx, s.keys, hash, s.User, func(u identity.User) string { return u.KeyHash },
+	return authstore.KeyHolder(ctx, s.keys, hash, s.User, func(u identity.User) string { return u.KeyHash },
 		identity.ErrUserNotFound)
 }
 

@@ -70,7 +70,7 @@ func startStack(ctx context.Context, db docstore.Config, logs *benchkit.LogSink,
 		return nil, fmt.Errorf("bootstrap: the database %s already had its administrator", db.Name)
 	}
 	a.Start()
-	if s.server, err = benchkit.Serve(web.NewServer(a.Log, a.Echo, a.ServeConfig())); err != nil {
+	if s.server, err = benchkit.Serve(web.NewServer(a.Log, a.Handler, a.ServeConfig())); err != nil {
 		s.close()
 		return nil, err
 	}

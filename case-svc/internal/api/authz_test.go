@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/auth"
@@ -93,8 +94,8 @@ func azDown(logs *syncBuffer) connector.AnalysisServer {
 	if logs != nil {
 		log = slog.New(slog.NewJSONHandler(logs, nil))
 	}
-	return connector.Adapter{Client: connector.New(connector.Server{Name: "down", URL: "http://127.0.0.1:1", Key: azDownKey,
-		Timeout: 2 * time.Second}, connector.Options{RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}, log)}
+	return analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: "down", URL: "http://127.0.0.1:1", Key: azDownKey,
+		Timeout: 2 * time.Second}, analysissvc.Options{RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}, log)}
 }
 
 func newAzFixture(t *testing.T) *azFixture {

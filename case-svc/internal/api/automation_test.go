@@ -10,14 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/connector"
 )
 
 // offlineServer is an analysis server configured for every organisation that nobody listens on: enough for
 // the routes that only check the configuration (analyzer sets).
 func offlineServer(name string) connector.AnalysisServer {
-	return connector.Adapter{Client: connector.New(connector.Server{Name: name, URL: "http://127.0.0.1:1", Key: "k", Timeout: time.Second},
-		connector.Options{RetryMax: 0}, nil)}
+	return analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: name, URL: "http://127.0.0.1:1", Key: "k", Timeout: time.Second},
+		analysissvc.Options{RetryMax: 0}, nil)}
 }
 
 // Analyzer sets: org-admins manage them (manageAutomation), every member reads them, another organisation
@@ -336,8 +337,8 @@ func jsonOf(v any) string {
 func TestAutomation_BulkRunServerDown(t *testing.T) {
 	as := startAnalysis(t, "127.0.0.1:0")
 	p := newFaultProxy(t, as.URL)
-	flaky := connector.Adapter{Client: connector.New(connector.Server{Name: "flaky", URL: p.srv.URL, Key: as.Key, Timeout: 10 * time.Second},
-		connector.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
+	flaky := analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: "flaky", URL: p.srv.URL, Key: as.Key, Timeout: 10 * time.Second},
+		analysissvc.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
 	tm := newTeam(t, withServers(fastTracker, flaky))
 	caseID := tm.analyst.newCase(t, nil).Str(t, "id")
 	tm.analyst.observables(t, "/api/case/"+caseID+"/artifact", map[string]any{"dataType": "domain", "data": []string{"a.example", "b.example", "c.example"}})

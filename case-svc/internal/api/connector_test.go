@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/connector"
 )
 
@@ -163,8 +164,8 @@ func server(name string, a *analysisServer, url string) connector.AnalysisServer
 	if url == "" {
 		url = a.URL
 	}
-	return connector.Adapter{Client: connector.New(connector.Server{Name: name, URL: url, Key: a.Key, Timeout: 10 * time.Second},
-		connector.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
+	return analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: name, URL: url, Key: a.Key, Timeout: 10 * time.Second},
+		analysissvc.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
 }
 
 // eventually polls get until done says so (deadline 30 s).
@@ -425,8 +426,8 @@ func (as *analysisServer) jobCount(t *testing.T) int {
 func TestConnector_Faults(t *testing.T) {
 	as := startAnalysis(t, "127.0.0.1:0")
 	p := newFaultProxy(t, as.URL)
-	flaky := connector.Adapter{Client: connector.New(connector.Server{Name: "flaky", URL: p.srv.URL, Key: as.Key, Timeout: 10 * time.Second},
-		connector.Options{RetryMax: 3, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
+	flaky := analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: "flaky", URL: p.srv.URL, Key: as.Key, Timeout: 10 * time.Second},
+		analysissvc.Options{RetryMax: 3, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
 	tm := newTeam(t, withServers(fastTracker, flaky, server("steady", as, "")))
 	cs := tm.analyst.newCase(t, nil)
 	ob := tm.analyst.observables(t, "/api/case/"+cs.Str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.org"}})[0]
@@ -528,8 +529,8 @@ func TestConnector_GiveUpCountsFromUnreachability(t *testing.T) {
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	cfg := fastTracker
 	cfg.GiveUp = time.Hour
-	flaky := connector.Adapter{Client: connector.New(connector.Server{Name: "flaky", URL: p.srv.URL, Key: as.Key, Timeout: 10 * time.Second},
-		connector.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
+	flaky := analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: "flaky", URL: p.srv.URL, Key: as.Key, Timeout: 10 * time.Second},
+		analysissvc.Options{RetryMax: 1, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 50 * time.Millisecond}, nil)}
 	tm := newTeam(t, withoutTracker(), withConnectorClock(clock), withServers(cfg, flaky))
 	cs := tm.analyst.newCase(t, nil)
 	ob := tm.analyst.observables(t, "/api/case/"+cs.Str(t, "id")+"/artifact", map[string]any{"dataType": "domain", "data": []string{"example.net"}})[0]

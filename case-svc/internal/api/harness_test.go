@@ -210,9 +210,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if o.rules {
 		startRules()
 	}
-	srv := httptest.NewServer(a.Echo)
+	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
-	e := &env{echo: a.Echo, db: db, jobs: a.Jobs, analyses: a.AnalysisStore, userReads: userReads, srv: srv, logs: logs,
+	e := &env{echo: a.Handler.(*echo.Echo), db: db, jobs: a.Jobs, analyses: a.AnalysisStore, userReads: userReads, srv: srv, logs: logs,
 		startTracker: startTracker, startRules: startRules, events: a.Events, stopEvents: stopEvents, app: a}
 	e.check = openapiTransport(t)
 	e.admin = e.keyClient(adminLogin, adminKey)

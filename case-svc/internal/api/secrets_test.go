@@ -11,6 +11,7 @@ import (
 
 	"github.com/yeka/zip"
 
+	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/store"
 	"github.com/openir/platform/pkg/docstore"
@@ -68,10 +69,10 @@ func TestSecrets_NeverStoredLoggedOrAnswered(t *testing.T) {
 	)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	opts := connector.Options{RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}
-	down := connector.Adapter{Client: connector.New(connector.Server{Name: "down", URL: "http://127.0.0.1:1", Key: serverKey,
+	opts := analysissvc.Options{RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}
+	down := analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: "down", URL: "http://127.0.0.1:1", Key: serverKey,
 		Timeout: 2 * time.Second}, opts, log)}
-	creds := connector.Adapter{Client: connector.New(connector.Server{Name: "creds", URL: "http://connector:" + urlSecret + "@127.0.0.1:1",
+	creds := analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: "creds", URL: "http://connector:" + urlSecret + "@127.0.0.1:1",
 		Key: serverKey, Timeout: 2 * time.Second}, opts, log)}
 	tm := newTeam(t, withLogs(logs), withAdminPassword(),
 		withServers(connector.AnalysisConfig{Scan: 100 * time.Millisecond, BackoffLo: 20 * time.Millisecond, BackoffHi: 50 * time.Millisecond}, down, creds))

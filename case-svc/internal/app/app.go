@@ -10,11 +10,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
+	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/api"
+	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
@@ -61,8 +62,8 @@ type App struct {
 	Config Config
 	// Base is the logger, the database, the keyring and the background work.
 	conf.Base
-	// Echo is the router with every route and limit.
-	Echo     *echo.Echo
+	// Handler is the router with every route and limit (the api package's Echo, behind http.Handler).
+	Handler  http.Handler
 	Identity *identity.Service
 	Cases    *cases.Service
 	// Tasks holds the tasks of cases and their logs; Templates the case templates.
@@ -124,12 +125,12 @@ func (a *App) build(ctx context.Context, opts Options) (err error) {
 	if err := a.automationService(ctx, opts); err != nil {
 		return err
 	}
-	a.Echo, err = a.router(ctx, opts)
+	a.Handler, err = a.router(ctx, opts)
 	return err
 }
 
 // router is the Echo router with the configuration's limits, HTTPS rule and login throttle.
-func (a *App) router(ctx context.Context, opts Options) (*echo.Echo, error) {
+func (a *App) router(ctx context.Context, opts Options) (http.Handler, error) {
 	cfg := a.Config
 	r, err := cfg.Router(ctx, a.DB, a.Keys, a.Log, opts.Overrides)
 	if err != nil {
@@ -160,10 +161,8 @@ func (a *App) eventService(ctx context.Context, opts Options) (*audit.Service, e
 		return nil, err
 	}
 	cfg := a.Config
-	ecfg := audit.Config{Retention: cfg.Audit.Retention, Poll: cfg.Stream.Poll, Refresh: cfg.Stream.Refresh,
-		StreamMaxPerUser: cfg.Stream.MaxPerUser, StreamMaxPerOrg: cfg.Stream.MaxPerOrg, StreamBuffer: cfg.Stream.Buffer, Log: a.Log,
-		Webhooks: audit.WebhookConfig{AllowPrivate: cfg.Webhook.AllowPrivate, MaxAttempts: cfg.Webhook.MaxAttempts, MaxEndpoints: cfg.Webhook.MaxEndpoints,
-			MaxInFlightPerOrg: cfg.Webhook.MaxInFlight, Timeout: cfg.Webhook.Timeout}, RepairAllAtStart: a.DB.Embedded()}
+	ecfg := cfg.Common.Events(cfg.Audit.Retention, "", a.Log)
+	ecfg.RepairAllAtStart = a.DB.Embedded()
 	if opts.Events != nil {
 		opts.Events(&ecfg)
 	}
@@ -194,7 +193,7 @@ func (a *App) wire(ctx context.Context, opts Options) (cases.Stores, error) {
 		return cases.Stores{}, err
 	}
 	a.Identity = identity.New(ids, cred, time.Now)
-	st := cases.Stores{Members: a.Identity, Zip: zips}
+	st := cases.Stores{Members: a.Identity, Archives: archive.Zips{Limits: zips}}
 	var (
 		counts  *store.Tally
 		caseSt  *store.CaseStore
@@ -238,8 +237,8 @@ func (a *App) connectorService(ctx context.Context, opts Options, cs cases.Store
 		names := make([]string, len(cfg.Analysis.Servers))
 		for i, s := range cfg.Analysis.Servers {
 			names[i] = s.Name // never log keys
-			servers = append(servers, connector.Adapter{Client: connector.New(connector.Server{Name: s.Name, URL: s.URL, Key: s.Key,
-				Timeout: s.Timeout, Organisations: s.Organisations}, connector.Options{}, a.Log)})
+			servers = append(servers, analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: s.Name, URL: s.URL, Key: s.Key,
+				Timeout: s.Timeout, Organisations: s.Organisations}, analysissvc.Options{}, a.Log)})
 		}
 		a.Log.Info("analysis servers", "names", names)
 	}
@@ -308,5 +307,5 @@ func (a *App) ServeConfig() web.ServeConfig {
 
 // Serve serves the routes on http.addr until ctx ends, then drains the requests.
 func (a *App) Serve(ctx context.Context) error {
-	return web.Serve(ctx, a.Log, a.Echo, a.ServeConfig())
+	return web.Serve(ctx, a.Log, a.Handler, a.ServeConfig())
 }

@@ -37,7 +37,7 @@ func TestNew_AuditDecorators(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { a.Close(ctx) })
-			srv := httptest.NewServer(a.Echo)
+			srv := httptest.NewServer(a.Handler)
 			t.Cleanup(srv.Close)
 			admin := apitest.NewClient(srv.URL, nil, "root").WithKey(adminKey)
 			admin.Call(t, http.MethodPost, "/api/organisation", map[string]any{"name": "soc", "description": "d"}).Want(t, http.StatusCreated)

@@ -38,25 +38,6 @@ type Config struct {
 	Audit struct {
 		Retention time.Duration // events older than this are deleted; 0 keeps them
 	}
-	Stream struct {
-		Poll    time.Duration // how often other replicas' events are read
-		Refresh time.Duration // how long a stream poll waits
-		// MaxPerUser, MaxPerOrg bound the open streams of a user (the least recently polled closes) and of an
-		// organisation (429) on a replica; Buffer is how many of an organisation's latest events it keeps.
-		MaxPerUser int `mapstructure:"max_per_user"`
-		MaxPerOrg  int `mapstructure:"max_per_org"`
-		Buffer     int
-	}
-	Webhook struct {
-		AllowPrivate bool          `mapstructure:"allow_private"` // deliver to loopback, private, link-local addresses
-		MaxAttempts  int           `mapstructure:"max_attempts"`  // then the delivery is dead
-		Timeout      time.Duration // one attempt
-		MaxEndpoints int           `mapstructure:"max_endpoints"`         // webhooks of one organisation
-		MaxInFlight  int           `mapstructure:"max_in_flight_per_org"` // attempts of one organisation at once, per instance
-	}
-	Datastore struct {
-		Password string // of the zips /api/datastorezip serves, reported as protectDownloadsWith
-	}
 	Automation struct {
 		Poll           time.Duration // how often the rules' engine reads the events
 		OrgJobsPerHour int           `mapstructure:"org_jobs_per_hour"` // jobs rules may make per organisation and hour; more are held
@@ -74,26 +55,15 @@ func defaults() map[string]any {
 
 // ownDefaults are the defaults of the keys only this service has.
 var ownDefaults = map[string]any{
-	"analysis.servers":              []map[string]any{},
-	"analysis.give_up":              "24h",
-	"analysis.long_poll":            "1m",
-	"observable.max_file":           "100M",
-	"observable.zip.max_unpacked":   "256M",
-	"observable.zip.max_entries":    1000,
-	"audit.retention":               "0s",
-	"stream.poll":                   "1s",
-	"stream.refresh":                "1m",
-	"webhook.allow_private":         false,
-	"webhook.max_attempts":          10,
-	"webhook.timeout":               "10s",
-	"datastore.password":            "malware",
-	"automation.poll":               "200ms",
-	"automation.org_jobs_per_hour":  1000,
-	"stream.max_per_user":           20,
-	"stream.max_per_org":            200,
-	"stream.buffer":                 1000,
-	"webhook.max_endpoints":         20,
-	"webhook.max_in_flight_per_org": 2,
+	"analysis.servers":             []map[string]any{},
+	"analysis.give_up":             "24h",
+	"analysis.long_poll":           "1m",
+	"observable.max_file":          "100M",
+	"observable.zip.max_unpacked":  "256M",
+	"observable.zip.max_entries":   1000,
+	"audit.retention":              "0s",
+	"automation.poll":              "200ms",
+	"automation.org_jobs_per_hour": 1000,
 }
 
 // Load reads --config FILE (optional), then CASE_* env variables (CASE_ANALYSIS_SERVERS as JSON).

@@ -26,6 +26,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/event"
 	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/search"
 )
@@ -47,14 +48,8 @@ type Store interface {
 	Events(ctx context.Context, f search.Node, p search.Page) ([]Event, int64, error)
 }
 
-// Fields is the allow-list of audit searches and sorts.
-var Fields = search.Fields{
-	"_id": {Path: "_id"}, "id": {Path: "_id"}, "operation": {Path: "operation"}, "objectType": {Path: "objectType"},
-	"objectId": {Path: "objectId"}, "rootId": {Path: "rootId"}, "requestId": {Path: "requestId"},
-	"user": {Path: "user"}, "createdBy": {Path: "user"}, "_createdBy": {Path: "user"},
-	"date": {Path: "date", Type: search.Number}, "startDate": {Path: "date", Type: search.Number},
-	"createdAt": {Path: "date", Type: search.Number}, "_createdAt": {Path: "date", Type: search.Number},
-}
+// Fields is the allow-list of audit searches and sorts (package event's).
+var Fields = event.Fields
 
 // Actor is who makes the changes of a request.
 type Actor struct {

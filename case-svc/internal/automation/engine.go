@@ -19,7 +19,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
-	"github.com/openir/platform/pkg/events"
+	"github.com/openir/platform/pkg/event"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -28,9 +28,9 @@ import (
 type EventSource interface {
 	// HeadsSince returns the released events dated at or after since, oldest first, at most limit, without
 	// their details and object.
-	HeadsSince(ctx context.Context, since time.Time, limit int) ([]events.Event, error)
+	HeadsSince(ctx context.Context, since time.Time, limit int) ([]event.Event, error)
 	// EventsByID returns the whole events with these ids (those stored).
-	EventsByID(ctx context.Context, ids []string) ([]events.Event, error)
+	EventsByID(ctx context.Context, ids []string) ([]event.Event, error)
 }
 
 // ObjectMatcher evaluates rules' conditions on the stored objects of events.
@@ -90,19 +90,19 @@ func (c *EngineConfig) defaults() {
 }
 
 // eventOf says which rule event an audit event is, and the object type of its firing ("" when none).
-func eventOf(e events.Event) string {
+func eventOf(e event.Event) string {
 	switch {
-	case e.ObjectType == "case_artifact" && e.Operation == events.Creation:
+	case e.ObjectType == "case_artifact" && e.Operation == event.Creation:
 		return EventObservableCreated
-	case e.ObjectType == "alert" && e.Operation == events.Creation:
+	case e.ObjectType == "alert" && e.Operation == event.Creation:
 		return EventAlertCreated
-	case e.ObjectType == "case" && e.Operation == events.Creation:
+	case e.ObjectType == "case" && e.Operation == event.Creation:
 		return EventCaseCreated
-	case e.ObjectType == "case" && e.Operation == events.Update:
+	case e.ObjectType == "case" && e.Operation == event.Update:
 		if st, ok := e.Details["status"].(string); ok && (st == cases.CaseResolved || st == cases.CaseDuplicated) {
 			return EventCaseClosed
 		}
-	case e.ObjectType == "case_task" && e.Operation == events.Update:
+	case e.ObjectType == "case_task" && e.Operation == event.Update:
 		if st, ok := e.Details["status"].(string); ok && st == task.Completed {
 			return EventTaskClosed
 		}
@@ -225,7 +225,7 @@ func (s *Service) Run(ctx context.Context) {
 					break
 				}
 				last := cursor
-				var fresh []events.Event
+				var fresh []event.Event
 				for _, e := range heads {
 					if _, done := seen[e.ID]; !done {
 						fresh = append(fresh, e)
@@ -355,7 +355,7 @@ func (s *Service) Wake() {
 
 // Recorded tells the engine that evs were written to the durable record (the audit trail calls it after each
 // write; it never blocks): its next read, at once, starts no later than the earliest of their dates.
-func (s *Service) Recorded(evs []events.Event) {
+func (s *Service) Recorded(evs []event.Event) {
 	if len(evs) == 0 {
 		return
 	}
@@ -396,7 +396,7 @@ type objectBatch struct {
 
 // eventFirings is an event of a batch and the enabled rules of its organisation on it.
 type eventFirings struct {
-	e     events.Event
+	e     event.Event
 	ev    string
 	rules []activeRule
 }
@@ -411,11 +411,11 @@ type batchState struct {
 // processes them: the events' objects are read once per type and every rule's condition is evaluated on them
 // in memory; a firing whose rule acts is claimed (written Pending) before acting, and those of the rules that
 // do not apply are returned, for the caller to write (gathered, in one insert).
-func (s *Service) handleBatch(ctx context.Context, heads []events.Event) ([]Firing, error) {
+func (s *Service) handleBatch(ctx context.Context, heads []event.Event) ([]Firing, error) {
 	// A case or task update is a rule event by the status it sets: those are read whole.
 	var updates []string
 	for _, e := range heads {
-		if e.Operation == events.Update && (e.ObjectType == "case" || e.ObjectType == "case_task") {
+		if e.Operation == event.Update && (e.ObjectType == "case" || e.ObjectType == "case_task") {
 			updates = append(updates, e.ID)
 		}
 	}

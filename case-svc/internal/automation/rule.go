@@ -232,12 +232,8 @@ func (s *Service) applyRule(ctx context.Context, c identity.Caller, r *Rule, in 
 	var p record.Problems
 	var changed []string
 	p.ChangeText(&changed, "name", in.Name, &r.Name, true, record.MaxShort)
-	if in.Enabled.Set {
-		r.Enabled = in.Enabled.V
-	}
-	if in.DryRun.Set {
-		r.DryRun = in.DryRun.V
-	}
+	p.ChangeFlag(nil, "enabled", in.Enabled, &r.Enabled)
+	p.ChangeFlag(nil, "dryRun", in.DryRun, &r.DryRun)
 	if in.Event.Set {
 		r.Event = in.Event.V
 		if !slices.Contains(Events(), r.Event) {

@@ -338,13 +338,7 @@ func (s *Service) UpdateAlert(ctx context.Context, c identity.Caller, id string,
 		a.Tags = record.CleanTags(&p, "tags", u.Tags.V)
 		fields = append(fields, "tags")
 	}
-	if u.Follow.Set {
-		if u.Follow.Null {
-			p.Add("follow", "expected a boolean")
-		}
-		a.Follow = u.Follow.V
-		fields = append(fields, "follow")
-	}
+	p.ChangeFlag(&fields, "follow", u.Follow, &a.Follow)
 	if u.CustomFields.Set {
 		defs, err := s.fields.AllCustomFields(ctx)
 		if err != nil {

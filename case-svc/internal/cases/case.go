@@ -404,10 +404,7 @@ func (s *Service) UpdateCase(ctx context.Context, c identity.Caller, id string, 
 		cs.Tags = record.CleanTags(&p, "tags", u.Tags.V)
 		mark("tags")
 	}
-	if u.Flag.Set {
-		cs.Flag = u.Flag.V
-		mark("flag")
-	}
+	p.ChangeFlag(&fields, "flag", u.Flag, &cs.Flag)
 	if u.CustomFields.Set {
 		defs, err := s.fields.AllCustomFields(ctx)
 		if err != nil {

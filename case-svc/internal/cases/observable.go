@@ -13,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
@@ -233,7 +232,10 @@ func (s *Service) CreateObservables(ctx context.Context, c identity.Caller, p Pa
 	if n.File != nil {
 		uploads := []record.Upload{*n.File}
 		if n.IsZip {
-			files, cleanup, err := archive.Unzip(ctx, n.File.Body, n.ZipPassword, s.zip)
+			if s.archives == nil {
+				return nil, nil, apperr.New(apperr.BadRequest, "attachment: archives are not accepted here")
+			}
+			files, cleanup, err := s.archives.Unpack(ctx, n.File.Body, n.ZipPassword)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -465,20 +467,9 @@ func (s *Service) UpdateObservable(ctx context.Context, c identity.Caller, id st
 	if u.Data.Set && u.Data.V != o.Data {
 		p.Add("data", "cannot be changed")
 	}
-	flag := func(name string, ch record.Change[bool], dst *bool) {
-		if !ch.Set {
-			return
-		}
-		if ch.Null {
-			p.Add(name, "expected a boolean")
-			return
-		}
-		*dst = ch.V
-		fields = append(fields, name)
-	}
-	flag("ioc", u.IOC, &o.IOC)
-	flag("sighted", u.Sighted, &o.Sighted)
-	flag("ignoreSimilarity", u.IgnoreSimilarity, &o.IgnoreSimilarity)
+	p.ChangeFlag(&fields, "ioc", u.IOC, &o.IOC)
+	p.ChangeFlag(&fields, "sighted", u.Sighted, &o.Sighted)
+	p.ChangeFlag(&fields, "ignoreSimilarity", u.IgnoreSimilarity, &o.IgnoreSimilarity)
 	if u.Tags.Set {
 		o.Tags = record.CleanTags(&p, "tags", u.Tags.V)
 		fields = append(fields, "tags")

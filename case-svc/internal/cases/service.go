@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/archive"
 	"github.com/openir/platform/case-svc/internal/customfield"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
@@ -29,8 +28,21 @@ type Stores struct {
 	Members     identity.Members
 	Observables ObservableStore
 	Alerts      AlertStore
-	// Zip bounds unpacked archives; zero = archive.DefaultLimits.
-	Zip archive.Limits
+	// Archives unpacks uploaded archives (isZip), within its limits; nil refuses them (400).
+	Archives Archives
+}
+
+// Archives unpacks the archive of an observable upload (isZip) into its files, which cleanup removes. A
+// refused archive (malformed, a wrong password, over its limits) is a 400 apperr. The adapter is package
+// archive (zip files, within observable.zip's limits).
+type Archives interface {
+	Unpack(ctx context.Context, body io.Reader, password string) (files []ArchivedFile, cleanup func(), err error)
+}
+
+// ArchivedFile is one file of an unpacked archive: its base name and its content.
+type ArchivedFile struct {
+	Name string
+	Body io.Reader
 }
 
 // Service holds the rules of cases, observables and alerts. Every method takes the
@@ -44,7 +56,7 @@ type Service struct {
 	members     identity.Members
 	observables ObservableStore
 	alerts      AlertStore
-	zip         archive.Limits
+	archives    Archives
 	now         func() time.Time
 }
 
@@ -53,11 +65,8 @@ func NewService(st Stores, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	if st.Zip == (archive.Limits{}) {
-		st.Zip = archive.DefaultLimits
-	}
 	return &Service{cases: st.Cases, tasks: st.Tasks, templates: st.Templates, fields: st.Fields, files: st.Files,
-		members: st.Members, observables: st.Observables, alerts: st.Alerts, zip: st.Zip, now: now}
+		members: st.Members, observables: st.Observables, alerts: st.Alerts, archives: st.Archives, now: now}
 }
 
 func (s *Service) clock() time.Time { return record.Millis(s.now()) }

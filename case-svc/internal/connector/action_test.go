@@ -5,10 +5,11 @@ import (
 	"math"
 	"testing"
 
+	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
-	"github.com/openir/platform/case-svc/internal/identity/identitytest"
 	"github.com/openir/platform/case-svc/internal/store"
+	"github.com/openir/platform/case-svc/internal/store/identitytest"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/search"
@@ -25,7 +26,7 @@ func TestAnalyses_RunResponderUnencodableObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := connector.Adapter{Client: connector.New(connector.Server{Name: "a1", URL: "http://127.0.0.1:1"}, connector.Options{},
+	srv := analysissvc.Adapter{Client: analysissvc.New(analysissvc.Server{Name: "a1", URL: "http://127.0.0.1:1"}, analysissvc.Options{},
 		slog.New(slog.DiscardHandler))}
 	// The case service and the case records are never reached: the object fails to encode first.
 	a := connector.NewAnalyses(cases.NewService(cases.Stores{}, nil), nil, []connector.AnalysisServer{srv},

@@ -246,9 +246,7 @@ func (s *Service) Update(ctx context.Context, c identity.Caller, id string, u Up
 	if u.Options.Set {
 		f.Options = checkOptions(&p, f.Type, u.Options.V)
 	}
-	if u.Mandatory.Set {
-		f.Mandatory = u.Mandatory.V
-	}
+	p.ChangeFlag(nil, "mandatory", u.Mandatory, &f.Mandatory)
 	if err := p.Err(); err != nil {
 		return Field{}, err
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/openir/platform/case-svc/internal/identity"
-	"github.com/openir/platform/case-svc/internal/identity/identitytest"
+	"github.com/openir/platform/case-svc/internal/store/identitytest"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 )

@@ -45,7 +45,7 @@ func (s *Service) Bootstrap(ctx context.Context, login, password, key string) (b
 	if err != nil || exists || login == "" {
 		return false, err
 	}
-	if err := validLogin(login); err != nil {
+	if err := auth.CheckLogin(login); err != nil {
 		return false, fmt.Errorf("bootstrap.login: %w", err)
 	}
 	hash, k, err := s.cred.FirstUser(password, key)
@@ -226,16 +226,6 @@ func (s *Service) UpdateOrg(ctx context.Context, c Caller, id string, u OrgUpdat
 
 // --- users ---
 
-var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
-
-func validLogin(l string) error {
-	if !loginRe.MatchString(l) {
-		return apperr.Fields(apperr.FieldError{Name: "login",
-			Message: "1 to 128 letters, digits, '.', '_', '@', '+' or '-', starting with a letter or digit"})
-	}
-	return nil
-}
-
 // NewUser is a request to create a user.
 type NewUser struct {
 	Login    string
@@ -259,7 +249,7 @@ func (s *Service) CreateUser(ctx context.Context, c Caller, n NewUser) (User, er
 		return User{}, apperr.Errorf(apperr.Forbidden, "missing permission %s in the organisation", ManageUser)
 	}
 	var p record.Problems
-	if err := validLogin(n.Login); err != nil {
+	if err := auth.CheckLogin(n.Login); err != nil {
 		p = append(p, apperr.As(err).Fields...)
 	}
 	if n.Name == "" {
@@ -403,6 +393,9 @@ func (s *Service) UpdateUser(ctx context.Context, c Caller, id string, upd UserU
 		next.Name, changed = upd.Name.V, true
 	}
 	if upd.Locked.Set {
+		if upd.Locked.Null {
+			return User{}, record.FieldError("locked", "expected a boolean") // as every flag (record.ChangeFlag)
+		}
 		if err := c.Require(ManageUser); err != nil {
 			return User{}, err
 		}

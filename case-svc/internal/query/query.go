@@ -21,13 +21,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/tally"
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/event"
 	"github.com/openir/platform/pkg/search"
 )
 
@@ -66,7 +66,7 @@ var kindFields = map[Kind]search.Fields{
 	KindTask: task.Fields, KindLog: task.LogFields, KindJob: connector.JobFields, KindSimilar: cases.CaseFields,
 	KindAction: connector.ActionFields,
 	KindLinked: cases.CaseFields,
-	KindAudit:  audit.Fields,
+	KindAudit:  event.Fields,
 }
 
 // Pipeline is the state of a query between steps: the kind of its records, their filter and order.

@@ -127,6 +127,38 @@ func (p *Problems) ChangeLevel(changed *[]string, name string, ch Change[int], d
 	*changed = append(*changed, name)
 }
 
+// ChangeFlag applies an update's change of a boolean (ioc, sighted, ignoreSimilarity, follow, flag) to *dst,
+// appending its name to changed (when changed is not nil). A null is refused ("expected a boolean") on every
+// record alike: the contract's flags are booleans, never null, and turning a null into false would change a
+// record the client did not mean to change.
+func (p *Problems) ChangeFlag(changed *[]string, name string, ch Change[bool], dst *bool) {
+	if !ch.Set {
+		return
+	}
+	if ch.Null {
+		p.Add(name, "expected a boolean")
+		return
+	}
+	*dst = ch.V
+	if changed != nil {
+		*changed = append(*changed, name)
+	}
+}
+
+// ChangeInt applies an update's change of an unbounded integer (a task's order; a null is refused) to *dst,
+// appending its name to changed.
+func (p *Problems) ChangeInt(changed *[]string, name string, ch Change[int], dst *int) {
+	if !ch.Set {
+		return
+	}
+	if ch.Null {
+		p.Add(name, "expected an integer")
+		return
+	}
+	*dst = ch.V
+	*changed = append(*changed, name)
+}
+
 // FieldError is the AttributeCheckingError of one field.
 func FieldError(name, msg string) error {
 	return apperr.Fields(apperr.FieldError{Name: name, Message: msg})

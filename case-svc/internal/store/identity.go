@@ -7,7 +7,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
-	"github.com/openir/platform/pkg/auth"
+	"github.com/openir/platform/pkg/authstore"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/search"
 )
@@ -17,7 +17,7 @@ import (
 type IdentityStore struct {
 	orgs  *docstore.Collection
 	users *docstore.Collection
-	keys  *auth.KeyIndex
+	keys  *authstore.KeyIndex
 }
 
 var _ identity.Store = (*IdentityStore)(nil)
@@ -46,7 +46,7 @@ func NewIdentityStore(ctx context.Context, db *docstore.DB) (*IdentityStore, err
 		}
 		*c.dst = coll
 	}
-	s.keys = auth.NewKeyIndex(keys)
+	s.keys = authstore.NewKeyIndex(keys)
 	return s, nil
 }
 
@@ -204,7 +204,7 @@ func (s *IdentityStore) EndSessions(ctx context.Context, login string) error {
 	return nil
 }
 
-// SetKey replaces the user's key ("" hash: removes it) in the order of auth.KeyIndex.Rotate, safe at every
+// SetKey replaces the user's key ("" hash: removes it) in the order of authstore.KeyIndex.Rotate, safe at every
 // crash point; UserByKeyHash checks the user's current hash, so a stale entry never authenticates.
 func (s *IdentityStore) SetKey(ctx context.Context, login, sealed, hash, by string, at time.Time) error {
 	old, err := s.User(ctx, login)
@@ -249,7 +249,7 @@ func (s *IdentityStore) DeleteUser(ctx context.Context, login string) error {
 
 // UserByKeyHash finds the user holding the key with this hash.
 func (s *IdentityStore) UserByKeyHash(ctx context.Context, hash string) (identity.User, error) {
-	return auth.KeyHolder(ctx, s.keys, hash, s.User, func(u identity.User) string { return u.KeyHash },
+	return authstore.KeyHolder(ctx, s.keys, hash, s.User, func(u identity.User) string { return u.KeyHash },
 		identity.ErrUserNotFound)
 }
 

@@ -122,14 +122,8 @@ func (s *Service) Update(ctx context.Context, c identity.Caller, id string, u Up
 	date("startDate", u.StartDate, &t.StartDate)
 	date("endDate", u.EndDate, &t.EndDate)
 	date("dueDate", u.DueDate, &t.DueDate)
-	if u.Flag.Set {
-		t.Flag = u.Flag.V
-		fields = append(fields, "flag")
-	}
-	if u.Order.Set {
-		t.Order = u.Order.V
-		fields = append(fields, "order")
-	}
+	p.ChangeFlag(&fields, "flag", u.Flag, &t.Flag)
+	p.ChangeInt(&fields, "order", u.Order, &t.Order)
 	if u.Status.Set {
 		if u.Status.Null || !slices.Contains(Statuses(), u.Status.V) {
 			p.Add("status", "one of Waiting, InProgress, Completed, Cancel")

@@ -173,9 +173,7 @@ func (s *Service) apply(ctx context.Context, c identity.Caller, t *Template, in 
 	if in.Tags.Set {
 		t.Tags = record.CleanTags(&p, "tags", in.Tags.V)
 	}
-	if in.Flag.Set {
-		t.Flag = in.Flag.V
-	}
+	p.ChangeFlag(nil, "flag", in.Flag, &t.Flag)
 	if in.Tasks.Set {
 		t.Tasks = make([]Task, 0, len(in.Tasks.V))
 		for i, nt := range in.Tasks.V {

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/openir/platform/case-svc/internal/identity"
-	"github.com/openir/platform/case-svc/internal/identity/identitytest"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/case-svc/internal/store"
+	"github.com/openir/platform/case-svc/internal/store/identitytest"
 	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/apperr"
 	"github.com/openir/platform/pkg/docstore/docstoretest"

@@ -14,6 +14,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/search"
 	"github.com/openir/platform/pkg/web"
 )
@@ -235,7 +236,7 @@ func (h *Handler) requireSecure(c echo.Context) error {
 
 // GetUser is GET /user/{id}.
 func (h *Handler) GetUser(c echo.Context) error {
-	u, err := h.ids.User(c.Request().Context(), route.Caller(c), c.Param("userId"))
+	u, err := h.ids.User(c.Request().Context(), route.Caller(c), userParam(c))
 	if err != nil {
 		return err
 	}
@@ -291,7 +292,7 @@ func (h *Handler) UpdateUser(c echo.Context) error {
 		}
 		u.Memberships = record.Change[[]identity.Membership]{Set: true, Null: req.Organisations.Null, V: ms}
 	}
-	user, err := h.ids.UpdateUser(c.Request().Context(), route.Caller(c), c.Param("userId"), u)
+	user, err := h.ids.UpdateUser(c.Request().Context(), route.Caller(c), userParam(c), u)
 	if err != nil {
 		return err
 	}
@@ -304,7 +305,7 @@ func (h *Handler) UpdateUser(c echo.Context) error {
 
 // LockUser is DELETE /user/{id}.
 func (h *Handler) LockUser(c echo.Context) error {
-	if err := h.ids.LockUser(c.Request().Context(), route.Caller(c), c.Param("userId")); err != nil {
+	if err := h.ids.LockUser(c.Request().Context(), route.Caller(c), userParam(c)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -313,7 +314,7 @@ func (h *Handler) LockUser(c echo.Context) error {
 // ForceDeleteUser removes a user from the organisation of the request (or ?organisation=), deleting the account
 // with its last organisation (the reference system's DELETE /api/v1/user/{id}/force).
 func (h *Handler) ForceDeleteUser(c echo.Context) error {
-	if err := h.ids.DeleteUser(c.Request().Context(), route.Caller(c), c.Param("userId"), c.QueryParam("organisation")); err != nil {
+	if err := h.ids.DeleteUser(c.Request().Context(), route.Caller(c), userParam(c), c.QueryParam("organisation")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -329,7 +330,7 @@ func (h *Handler) SetPassword(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	if err := h.ids.SetPassword(c.Request().Context(), route.Caller(c), c.Param("userId"), req.Password); err != nil {
+	if err := h.ids.SetPassword(c.Request().Context(), route.Caller(c), userParam(c), req.Password); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -346,7 +347,7 @@ func (h *Handler) ChangePassword(c echo.Context) error {
 	if err := web.Bind(c, &req); err != nil {
 		return err
 	}
-	err := h.ids.ChangePassword(c.Request().Context(), route.Caller(c), c.Param("userId"), req.CurrentPassword, req.Password)
+	err := h.ids.ChangePassword(c.Request().Context(), route.Caller(c), userParam(c), req.CurrentPassword, req.Password)
 	if err != nil {
 		return err
 	}
@@ -355,7 +356,7 @@ func (h *Handler) ChangePassword(c echo.Context) error {
 
 // RenewKey is POST /user/{id}/key/renew.
 func (h *Handler) RenewKey(c echo.Context) error {
-	key, err := h.ids.RenewKey(c.Request().Context(), route.Caller(c), c.Param("userId"))
+	key, err := h.ids.RenewKey(c.Request().Context(), route.Caller(c), userParam(c))
 	if err != nil {
 		return err
 	}
@@ -364,7 +365,7 @@ func (h *Handler) RenewKey(c echo.Context) error {
 
 // GetKey is GET /user/{id}/key.
 func (h *Handler) GetKey(c echo.Context) error {
-	key, err := h.ids.Key(c.Request().Context(), route.Caller(c), c.Param("userId"))
+	key, err := h.ids.Key(c.Request().Context(), route.Caller(c), userParam(c))
 	if err != nil {
 		return err
 	}
@@ -373,7 +374,7 @@ func (h *Handler) GetKey(c echo.Context) error {
 
 // RevokeKey is DELETE /user/{id}/key.
 func (h *Handler) RevokeKey(c echo.Context) error {
-	if err := h.ids.RevokeKey(c.Request().Context(), route.Caller(c), c.Param("userId")); err != nil {
+	if err := h.ids.RevokeKey(c.Request().Context(), route.Caller(c), userParam(c)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -481,3 +482,6 @@ func (h *Handler) GetProfile(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, ProfileJSON(p))
 }
+
+// userParam is the user of the route's {userId}: the caller for "current" (auth.UserRef).
+func userParam(c echo.Context) string { return auth.UserRef(c.Param("userId"), route.Caller(c).Login) }

@@ -1,21 +1,23 @@
-package connector
+package analysissvc
 
 import (
 	"context"
 	"io"
 	"time"
+
+	"github.com/openir/platform/case-svc/internal/connector"
 )
 
-// Adapter presents a Client as an AnalysisServer.
+// Adapter presents a Client as an connector.AnalysisServer.
 type Adapter struct{ *Client }
 
-var _ AnalysisServer = Adapter{}
+var _ connector.AnalysisServer = Adapter{}
 
 // Serves reports whether the server is open to the organisation.
 func (a Adapter) Serves(org string) bool { return a.srv.Serves(org) }
 
 // Workers lists analyzers or responders, of a data type or all.
-func (a Adapter) Workers(ctx context.Context, responder bool, dataType string) ([]RemoteWorker, error) {
+func (a Adapter) Workers(ctx context.Context, responder bool, dataType string) ([]connector.RemoteWorker, error) {
 	var ws []Worker
 	var err error
 	switch {
@@ -31,16 +33,16 @@ func (a Adapter) Workers(ctx context.Context, responder bool, dataType string) (
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RemoteWorker, len(ws))
+	out := make([]connector.RemoteWorker, len(ws))
 	for i, w := range ws {
-		out[i] = RemoteWorker{ID: w.ID, Name: w.Name, Version: w.Version, Description: w.Description,
+		out[i] = connector.RemoteWorker{ID: w.ID, Name: w.Name, Version: w.Version, Description: w.Description,
 			DefinitionID: w.DefinitionID, DataTypeList: w.DataTypeList, MaxTLP: w.MaxTLP, MaxPAP: w.MaxPAP}
 	}
 	return out, nil
 }
 
 // Run creates a job.
-func (a Adapter) Run(ctx context.Context, responder bool, workerID string, r RemoteRequest, key string) (RemoteJob, error) {
+func (a Adapter) Run(ctx context.Context, responder bool, workerID string, r connector.RemoteRequest, key string) (connector.RemoteJob, error) {
 	req := JobRequest{DataType: r.DataType, Data: r.Data, TLP: r.TLP, PAP: r.PAP, Message: r.Message, Parameters: r.Parameters}
 	if r.File != nil {
 		req.File = &File{Name: r.File.Name, ContentType: r.File.ContentType, Open: r.File.Open}
@@ -56,7 +58,7 @@ func (a Adapter) Run(ctx context.Context, responder bool, workerID string, r Rem
 }
 
 // WaitReport long-polls a job.
-func (a Adapter) WaitReport(ctx context.Context, jobID string, atMost time.Duration) (RemoteJob, error) {
+func (a Adapter) WaitReport(ctx context.Context, jobID string, atMost time.Duration) (connector.RemoteJob, error) {
 	j, err := a.Client.WaitReport(ctx, jobID, atMost)
 	return remote(j), err
 }
@@ -73,17 +75,17 @@ func millis(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-func remote(j ServerJob) RemoteJob {
-	r := RemoteJob{ID: j.ID, Status: j.Status, WorkerID: j.AnalyzerID, WorkerName: j.AnalyzerName,
+func remote(j ServerJob) connector.RemoteJob {
+	r := connector.RemoteJob{ID: j.ID, Status: j.Status, WorkerID: j.AnalyzerID, WorkerName: j.AnalyzerName,
 		DefinitionID: j.AnalyzerDefinitionID, StartDate: millis(j.StartDate), EndDate: millis(j.EndDate)}
 	if j.ResponderID != "" {
 		r.WorkerID, r.WorkerName = j.ResponderID, j.ResponderName
 	}
 	if rep := j.Report; rep != nil {
-		rr := &RemoteReport{Success: rep.Success, Summary: rep.Summary, Full: rep.Full, Operations: rep.Operations,
+		rr := &connector.RemoteReport{Success: rep.Success, Summary: rep.Summary, Full: rep.Full, Operations: rep.Operations,
 			ErrorMessage: rep.ErrorMessage}
 		for _, art := range rep.Artifacts {
-			ra := RemoteArtifact{DataType: art.DataType, Data: art.Data, Message: art.Message, TLP: art.TLP, Tags: art.Tags}
+			ra := connector.RemoteArtifact{DataType: art.DataType, Data: art.Data, Message: art.Message, TLP: art.TLP, Tags: art.Tags}
 			if at := art.Attachment; at != nil {
 				ra.FileID, ra.FileName, ra.ContentType = at.ID, at.Name, at.ContentType
 			}

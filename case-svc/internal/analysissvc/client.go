@@ -1,12 +1,8 @@
-// Package connector is case-svc's analysis connector: it runs the analyzers and responders of analysis servers
-// (analysis-svc) on case-svc's records and brings their results back. It owns the analyzer job records and
-// the responder actions with the interfaces of their stores, the pending records its tracker resumes after a
-// restart, the tracker (one loop per server: long-polls of reports, backoff while a server is down), the
-// import of reports (artifacts become observables of the case, summaries fill the observable's reports), the
-// responder operations applied through the case service, the servers' status, and the HTTP client of the
-// analysis-svc REST API (bounded retries, per-attempt timeouts, Bearer keys, an Idempotency-Key on job
-// creation) with its Adapter to the AnalysisServer the rest of the package works with.
-package connector
+// Package analysissvc is the adapter of case-svc to analysis-svc (and any Cortex-compatible server): the HTTP
+// client of its REST API (bounded retries, per-attempt timeouts, Bearer keys, an Idempotency-Key on job
+// creation, the status probe) and the Adapter that presents it as the connector's AnalysisServer. The
+// connector package, the domain of analyzer jobs and responder actions, knows only that interface.
+package analysissvc
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package auth
+package authstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 	"github.com/openir/platform/pkg/docstore/docstoretest"
 	"github.com/openir/platform/pkg/docstore/mongotest"
@@ -52,13 +53,13 @@ func TestStoreCounter_ReplicasShareTheLimit(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := context.Background()
 			db1, db2 := e.open(t)
-			var ths [2]*Throttle
+			var ths [2]*auth.Throttle
 			for i, db := range []*docstore.DB{db1, db2} {
 				c, err := NewStoreCounter(ctx, db, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				ths[i] = NewSharedThrottle(5, 12, time.Minute, c)
+				ths[i] = auth.NewSharedThrottle(5, 12, time.Minute, c)
 			}
 			var checked atomic.Int32
 			var wg sync.WaitGroup

@@ -1,4 +1,4 @@
-package auth
+package authstore
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openir/platform/pkg/auth"
 	"github.com/openir/platform/pkg/docstore"
 )
 
@@ -128,4 +129,4 @@ func (s *StoreCounter) sweep(ctx context.Context, now time.Time) {
 	}
 }
 
-var _ Counter = (*StoreCounter)(nil)
+var _ auth.Counter = (*StoreCounter)(nil)
