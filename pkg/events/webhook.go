@@ -650,6 +650,11 @@ func errorText(err error) string {
 		err = ue.Err
 	}
 	msg := err.Error()
+	// A failed lookup names the resolver ("… on 10.0.0.10:53"): the service's network, not the receiver's.
+	var de *net.DNSError
+	if errors.As(err, &de) && de.Server != "" {
+		msg = strings.Replace(msg, " on "+de.Server, "", 1)
+	}
 	if len(msg) > 300 {
 		msg = msg[:300]
 	}
