@@ -139,7 +139,13 @@ func (b *bodyLimiter) readRaw(ctx context.Context, r io.Reader, limit int64) ([]
 				// garbage the collector has not taken yet (a 1 MiB body counts 1.33 MiB).
 				c := int64(max(4*cap(body), len(body)+n, 4<<10))
 				if b.declared > 0 {
-					c = min(c, b.declared)
+					// The capacities are the declared length divided by powers of 4 (the smallest that holds
+					// the bytes read), so that all of them together count at most 4/3 of it, whatever the
+					// sizes the reads return (growing from the read's size, 32K, 128K, 512K then 1M counted 1.67 MiB).
+					c = b.declared
+					for c/4 >= int64(len(body)+n) && c/4 >= 4<<10 {
+						c /= 4
+					}
 				}
 				c = max(min(c, limit+1), int64(len(body)+n))
 				if b.raw != nil {
