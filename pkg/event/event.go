@@ -1,6 +1,7 @@
 // Package event is the record of a change both services tell (case-svc's audit trail, analysis-svc's job
-// events): its fields, its operations and the names searches and sorts give them. It links nothing else, so a
-// domain package that names events (automation's rules, the query language) links no database; package
+// events): its fields, its operations and the names searches and sorts give them, and the records of the
+// webhooks that receive events (Endpoint, Delivery, EndpointInput). It links nothing else, so a domain package
+// that names events or webhooks (automation's rules, the query language, case-svc's audit) links no database; package
 // events (the bus, streams, webhooks and their stores) builds on it.
 package event
 

@@ -22,52 +22,24 @@ import (
 	"unicode/utf8"
 
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/event"
 	"github.com/openir/platform/pkg/search"
 )
 
-// Endpoint is a webhook of an organisation. Password, Token and Secret are kept sealed (Sealer) and never
-// shown after creation.
-type Endpoint struct {
-	ID        string
-	Org       string
-	Name      string
-	URL       string
-	Auth      string // none, basic, bearer
-	Username  string
-	Password  string // sealed
-	Token     string // sealed
-	Secret    string // sealed; signs each body with HMAC-SHA-256
-	Filter    string // JSON text: a query filter over the event's fields; "" = every event
-	Enabled   bool
-	CreatedBy string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
-
-// Delivery statuses.
-const (
-	Pending   = "Pending"
-	Delivered = "Delivered"
-	Dead      = "Dead"
+// The webhooks' records live in package event, which links no database (the domain packages name them).
+type (
+	// Endpoint is a webhook of an organisation (package event).
+	Endpoint = event.Endpoint
+	// Delivery is one event to send to one endpoint (package event).
+	Delivery = event.Delivery
 )
 
-// Delivery is one event to send to one endpoint: a row of the durable outbox.
-type Delivery struct {
-	ID          string // event id + ":" + endpoint id
-	EventID     string
-	Endpoint    string
-	Org         string
-	Seq         string // the event id: deliveries of an endpoint go out in this order
-	Payload     string // the JSON body
-	Status      string
-	Attempts    int
-	NextAttempt time.Time
-	LeaseUntil  time.Time
-	LastStatus  int
-	LastError   string
-	CreatedAt   time.Time
-	DeliveredAt time.Time
-}
+// Delivery statuses (package event).
+const (
+	Pending   = event.Pending
+	Delivered = event.Delivered
+	Dead      = event.Dead
+)
 
 // WebhookStore persists endpoints and the outbox.
 type WebhookStore interface {

@@ -4,28 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/openir/platform/pkg/apperr"
+	"github.com/openir/platform/pkg/event"
 	"github.com/openir/platform/pkg/ids"
 	"github.com/openir/platform/pkg/search"
 )
 
-// EndpointInput is a webhook endpoint as a request writes it; nil fields are left as they are on update.
-type EndpointInput struct {
-	Name     *string         `json:"name"`
-	URL      *string         `json:"url"`
-	Auth     *string         `json:"auth"`
-	Username *string         `json:"username"`
-	Password *string         `json:"password"`
-	Token    *string         `json:"token"`
-	Secret   *string         `json:"secret"`
-	Filter   json.RawMessage `json:"filter"` // nil: unchanged
-	Enabled  *bool           `json:"enabled"`
-}
+// EndpointInput is a webhook endpoint as a request writes it (package event).
+type EndpointInput = event.EndpointInput
 
 // Webhooks manages the endpoints of organisations. The caller's permission (manageConfig in case-svc,
 // org-admin in analysis-svc) is checked by the service before each call; org is always the caller's.

@@ -33,6 +33,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/case-svc/internal/webui"
+	"github.com/openir/platform/pkg/events"
 	"github.com/openir/platform/pkg/openapi"
 	"github.com/openir/platform/pkg/web"
 )
@@ -54,7 +55,9 @@ type Config struct {
 	// Ready reports whether the database answers (/readyz).
 	Ready func(ctx context.Context) error
 	// Events is the audit trail, streams and webhooks (nil: none of their routes).
-	Events *audit.Service
+	Events audit.Service
+	// Metrics are the events' metrics, served at /metrics (nil: none).
+	Metrics *events.Metrics
 }
 
 // Services are the domain services behind the routes.
@@ -84,14 +87,14 @@ type handler struct {
 	cfg      Config
 	max      int
 	auth     web.AuthConfig
-	events   *audit.Service
+	events   audit.Service
 }
 
 // New returns the service's HTTP handler with every route registered.
 func New(cfg Config, s Services) *echo.Echo {
 	opts := web.Options{Log: cfg.Log, Limits: cfg.Limits, Ready: cfg.Ready}
-	if cfg.Events != nil {
-		opts.Collectors = cfg.Events.Metrics.Collectors()
+	if cfg.Metrics != nil {
+		opts.Collectors = cfg.Metrics.Collectors()
 	}
 	e := web.New(opts)
 	cfg.Auth.Transport = cfg.Secure // basic credentials follow the HTTPS rule of the password endpoints

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/auditbus"
 	"github.com/openir/platform/pkg/docstore"
 )
 
-func withEvents(f func(*audit.Config)) envOption { return func(o *envOptions) { o.events = f } }
+func withEvents(f func(*auditbus.Config)) envOption { return func(o *envOptions) { o.events = f } }
 
 func withDB(db *docstore.DB) envOption { return func(o *envOptions) { o.db = db } }
 
@@ -321,7 +321,7 @@ func TestWebhook_FilterSignatureRetries(t *testing.T) {
 }
 
 func TestWebhook_DeadLetterAndSSRF(t *testing.T) {
-	tm := newTeam(t, withEvents(func(c *audit.Config) { c.Webhooks.MaxAttempts = 3 }))
+	tm := newTeam(t, withEvents(func(c *auditbus.Config) { c.Webhooks.MaxAttempts = 3 }))
 	rcv := newReceiver(t, "")
 	rcv.fail.Store(1000)
 	wh := tm.orgAdmin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).Want(t, 201).Object(t)
@@ -344,7 +344,7 @@ func TestWebhook_DeadLetterAndSSRF(t *testing.T) {
 
 	// Without webhook.allow_private: a loopback URL is refused at creation, and a name resolving to one at
 	// delivery.
-	st := newTeam(t, withEvents(func(c *audit.Config) { c.Webhooks.AllowPrivate = false; c.Webhooks.MaxAttempts = 1 }))
+	st := newTeam(t, withEvents(func(c *auditbus.Config) { c.Webhooks.AllowPrivate = false; c.Webhooks.MaxAttempts = 1 }))
 	st.orgAdmin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).Want(t, 400)
 	st.orgAdmin.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": "http://169.254.169.254/latest"}).Want(t, 400)
 	port := rcv.srv.URL[strings.LastIndex(rcv.srv.URL, ":"):]
@@ -382,7 +382,7 @@ func TestWebhook_DeliveryAfterRestart(t *testing.T) {
 	rcv.fail.Store(1 << 30) // down until the restart
 	db1 := open()
 	// A long backoff: after the first failure, the delivery waits in the outbox.
-	e1 := newEnv(t, withDB(db1), withEvents(func(c *audit.Config) { c.Webhooks.BackoffMin, c.Webhooks.BackoffMax = time.Second, time.Second }))
+	e1 := newEnv(t, withDB(db1), withEvents(func(c *auditbus.Config) { c.Webhooks.BackoffMin, c.Webhooks.BackoffMax = time.Second, time.Second }))
 	e1.createOrg(t, "soc")
 	ana := e1.user(t, "ana", "soc", "org-admin")
 	ana.Call(t, http.MethodPost, "/api/webhook", map[string]any{"url": rcv.srv.URL}).Want(t, 201)

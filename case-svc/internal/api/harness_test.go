@@ -20,7 +20,7 @@ import (
 
 	"github.com/openir/platform/case-svc/internal/app"
 	"github.com/openir/platform/case-svc/internal/archive"
-	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/auditbus"
 	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/connector"
 	"github.com/openir/platform/case-svc/internal/identity"
@@ -50,18 +50,18 @@ type envOptions struct {
 	zip           archive.Limits
 	servers       []connector.AnalysisServer // analysis servers of the connector (none by default)
 	analysis      connector.AnalysisConfig
-	noTracker     bool                // configure the servers but do not run the tracker until env.startTracker
-	now           func() time.Time    // the sessions' clock; nil = time.Now
-	connectorNow  func() time.Time    // the connector's clock; nil = time.Now
-	logs          *syncBuffer         // where the service logs; nil = a new buffer
-	limits        web.Limits          // zero: the tests' defaults (2M bodies, 64K before authentication)
-	maxFile       int64               // the upload limit; 0 = 2M
-	throttle      *auth.Throttle      // nil = none
-	events        func(*audit.Config) // adjusts the events' settings (events_test.go)
-	db            *docstore.DB        // nil = a fresh database
-	zipPassword   string              // datastore.password; "" = the default
-	rules         bool                // run the automation rules' engine (automation_test.go)
-	orgJobs       int                 // automation.org_jobs_per_hour; 0 = the default
+	noTracker     bool                   // configure the servers but do not run the tracker until env.startTracker
+	now           func() time.Time       // the sessions' clock; nil = time.Now
+	connectorNow  func() time.Time       // the connector's clock; nil = time.Now
+	logs          *syncBuffer            // where the service logs; nil = a new buffer
+	limits        web.Limits             // zero: the tests' defaults (2M bodies, 64K before authentication)
+	maxFile       int64                  // the upload limit; 0 = 2M
+	throttle      *auth.Throttle         // nil = none
+	events        func(*auditbus.Config) // adjusts the events' settings (events_test.go)
+	db            *docstore.DB           // nil = a fresh database
+	zipPassword   string                 // datastore.password; "" = the default
+	rules         bool                   // run the automation rules' engine (automation_test.go)
+	orgJobs       int                    // automation.org_jobs_per_hour; 0 = the default
 }
 
 type envOption func(*envOptions)
@@ -124,9 +124,9 @@ type env struct {
 	startTracker func()
 	// startRules runs the automation rules' engine (again, after a stop: a restarted case-svc's).
 	startRules func() (stop func())
-	events     *audit.Service // the audit trail, streams and webhooks, running (events_test.go)
-	app        *app.App       // the service's domain, for what no request can do (an event written late)
-	stopEvents func()         // stops their background work (a restart)
+	events     *auditbus.Service // the audit trail, streams and webhooks, running (events_test.go)
+	app        *app.App          // the service's domain, for what no request can do (an event written late)
+	stopEvents func()            // stops their background work (a restart)
 	// check sends the clients' requests and validates each response against the OpenAPI document.
 	check http.RoundTripper
 }
@@ -173,10 +173,10 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	a, err := app.New(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), app.Options{
 		DB: db, ConnectorNow: o.connectorNow, Servers: o.servers, Analysis: &o.analysis,
 		Overrides: conf.Overrides{Now: o.now, Throttle: o.throttle, NoThrottle: o.throttle == nil, Limits: &o.limits, Secure: &o.secure},
-		Events: func(c *audit.Config) {
+		Events: func(c *auditbus.Config) {
 			// the tests' quick settings
-			*c = audit.Config{Poll: 200 * time.Millisecond, Refresh: 2 * time.Second, Window: 50 * time.Millisecond,
-				Webhooks: audit.WebhookConfig{AllowPrivate: true, MaxAttempts: 5, Timeout: 2 * time.Second,
+			*c = auditbus.Config{Poll: 200 * time.Millisecond, Refresh: 2 * time.Second, Window: 50 * time.Millisecond,
+				Webhooks: auditbus.WebhookConfig{AllowPrivate: true, MaxAttempts: 5, Timeout: 2 * time.Second,
 					BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Tick: 20 * time.Millisecond}}
 			if o.events != nil {
 				o.events(c)

@@ -16,7 +16,7 @@ import (
 	"github.com/openir/platform/case-svc/internal/analysissvc"
 	"github.com/openir/platform/case-svc/internal/api"
 	"github.com/openir/platform/case-svc/internal/archive"
-	"github.com/openir/platform/case-svc/internal/audit"
+	"github.com/openir/platform/case-svc/internal/auditbus"
 	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -47,7 +47,7 @@ type Options struct {
 	Servers  []connector.AnalysisServer
 	Analysis *connector.AnalysisConfig
 	// Events adjusts the settings of the audit trail, streams and webhooks built from the configuration.
-	Events func(*audit.Config)
+	Events func(*auditbus.Config)
 	// IdentityStore wraps the identity store (a test counting its reads).
 	IdentityStore func(identity.Store) identity.Store
 	// Automation adjusts the settings of the rules' engine built from the configuration.
@@ -78,7 +78,7 @@ type App struct {
 	// Tally counts records for the statistics and the query API's counts.
 	Tally *tally.Counter
 	// Events is the audit trail, the streams and the webhooks; Run does their background work.
-	Events *audit.Service
+	Events *auditbus.Service
 	// Jobs and AnalysisStore are the stores of analyzer jobs and of the connector's records.
 	Jobs          *store.JobStore
 	AnalysisStore *store.AnalysisStore
@@ -143,14 +143,15 @@ func (a *App) router(ctx context.Context, opts Options) (http.Handler, error) {
 	return api.New(api.Config{
 		APIConfig: web.APIConfig{Log: a.Log, Auth: r.Auth, Secure: r.Secure, SearchMax: cfg.Search.Max, Limits: r.Limits,
 			MaxFile: maxFile, DownloadPassword: cfg.Datastore.Password},
-		Ready:  a.DB.Ping,
-		Events: a.Events,
+		Ready:   a.DB.Ping,
+		Events:  a.Events,
+		Metrics: a.Events.Metrics,
 	}, api.Services{Identity: a.Identity, Cases: a.Cases, Tasks: a.Tasks, Templates: a.Templates,
 		CustomFields: a.CustomFields, Connector: a.Analyses, Tally: a.Tally, Automation: a.Automation}), nil
 }
 
 // eventService builds the audit trail, the streams and the webhooks (case-svc/README.md, Events).
-func (a *App) eventService(ctx context.Context, opts Options) (*audit.Service, error) {
+func (a *App) eventService(ctx context.Context, opts Options) (*auditbus.Service, error) {
 	trail, err := store.NewAuditStore(ctx, a.DB)
 	if err != nil {
 		return nil, err
@@ -166,7 +167,7 @@ func (a *App) eventService(ctx context.Context, opts Options) (*audit.Service, e
 	if opts.Events != nil {
 		opts.Events(&ecfg)
 	}
-	return audit.New(trail, hooks, a.Keys, ecfg, time.Now), nil
+	return auditbus.New(trail, hooks, a.Keys, ecfg, time.Now), nil
 }
 
 // wire builds the stores and the domain services on the database; the audit decorators record their writes

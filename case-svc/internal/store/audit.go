@@ -9,12 +9,11 @@ import (
 	"github.com/openir/platform/pkg/search"
 )
 
-// AuditStore keeps the audit trail in the collection audit, as pkg/events's event log, and searches it.
+// AuditStore keeps the audit trail in the collection audit, as pkg/events's event log, and searches it
+// (auditbus.Store).
 type AuditStore struct {
 	*events.EventLog
 }
-
-var _ audit.Store = (*AuditStore)(nil)
 
 // auditSpec: an organisation's trail by date, a case's or alert's flow by date, an object's history, plus
 // the event log's own (the tailers', the retention's and the repair's reads by date).

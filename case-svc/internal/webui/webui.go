@@ -49,7 +49,7 @@ type Services struct {
 	Templates    *template.Service
 	CustomFields *customfield.Service
 	Connector    *connector.Analyses // nil: no analysis server configured
-	Events       *audit.Service      // nil: no activity timeline
+	Events       audit.Service       // nil: no activity timeline
 }
 
 // Handler serves the pages.

@@ -23,14 +23,14 @@ import (
 
 // Handler serves the event routes.
 type Handler struct {
-	events  *audit.Service
+	events  audit.Service
 	queries func() *query.Engine
 	max     int
 }
 
 // New returns the handlers over the audit service (nil: no event route); queries makes the query engine of a
 // request (the audit steps start from a query of records), max is the largest page of a search.
-func New(events *audit.Service, queries func() *query.Engine, max int) *Handler {
+func New(events audit.Service, queries func() *query.Engine, max int) *Handler {
 	return &Handler{events: events, queries: queries, max: max}
 }
 
@@ -237,7 +237,7 @@ func IsQuery(raw []any) bool {
 
 func (h *Handler) createStream(c echo.Context) error {
 	cl := route.Caller(c)
-	id, err := h.events.Hub().Create(cl.Login, cl.Org)
+	id, err := h.events.CreateStream(cl.Login, cl.Org)
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func (h *Handler) createStream(c echo.Context) error {
 }
 
 func (h *Handler) pollStream(c echo.Context) error {
-	evs, err := h.events.Hub().Poll(c.Request().Context(), c.Param("streamId"), route.Caller(c).Login)
+	evs, err := h.events.PollStream(c.Request().Context(), c.Param("streamId"), route.Caller(c).Login)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,9 @@
-package audit
+package auditbus
 
 import (
 	"context"
 
+	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/identity"
 	"github.com/openir/platform/case-svc/internal/record"
 	"github.com/openir/platform/pkg/events"
@@ -18,31 +19,31 @@ func (s *Service) webhooks(c identity.Caller) error {
 }
 
 // CreateEndpoint adds a webhook to the caller's organisation (manageConfig).
-func (s *Service) CreateEndpoint(ctx context.Context, c identity.Caller, in EndpointInput) (Endpoint, error) {
+func (s *Service) CreateEndpoint(ctx context.Context, c identity.Caller, in audit.EndpointInput) (audit.Endpoint, error) {
 	if err := s.webhooks(c); err != nil {
-		return Endpoint{}, err
+		return audit.Endpoint{}, err
 	}
 	return s.bus.Webhooks().Create(ctx, c.Org, c.Login, record.NewID(s.now()), in)
 }
 
 // UpdateEndpoint changes a webhook of the caller's organisation.
-func (s *Service) UpdateEndpoint(ctx context.Context, c identity.Caller, id string, in EndpointInput) (Endpoint, error) {
+func (s *Service) UpdateEndpoint(ctx context.Context, c identity.Caller, id string, in audit.EndpointInput) (audit.Endpoint, error) {
 	if err := s.webhooks(c); err != nil {
-		return Endpoint{}, err
+		return audit.Endpoint{}, err
 	}
 	return s.bus.Webhooks().Update(ctx, c.Org, id, in)
 }
 
 // Endpoint returns a webhook of the caller's organisation.
-func (s *Service) Endpoint(ctx context.Context, c identity.Caller, id string) (Endpoint, error) {
+func (s *Service) Endpoint(ctx context.Context, c identity.Caller, id string) (audit.Endpoint, error) {
 	if err := s.webhooks(c); err != nil {
-		return Endpoint{}, err
+		return audit.Endpoint{}, err
 	}
 	return s.bus.Webhooks().Endpoint(ctx, c.Org, id)
 }
 
 // Endpoints lists the webhooks of the caller's organisation.
-func (s *Service) Endpoints(ctx context.Context, c identity.Caller) ([]Endpoint, error) {
+func (s *Service) Endpoints(ctx context.Context, c identity.Caller) ([]audit.Endpoint, error) {
 	if err := s.webhooks(c); err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (s *Service) DeleteEndpoint(ctx context.Context, c identity.Caller, id stri
 }
 
 // Deliveries lists the recent deliveries of a webhook, newest first.
-func (s *Service) Deliveries(ctx context.Context, c identity.Caller, id string, p search.Page) ([]Delivery, int64, error) {
+func (s *Service) Deliveries(ctx context.Context, c identity.Caller, id string, p search.Page) ([]audit.Delivery, int64, error) {
 	if err := s.webhooks(c); err != nil {
 		return nil, 0, err
 	}
@@ -66,9 +67,9 @@ func (s *Service) Deliveries(ctx context.Context, c identity.Caller, id string, 
 }
 
 // Resend makes a delivery of the caller's organisation go out again (dead, delivered or pending).
-func (s *Service) Resend(ctx context.Context, c identity.Caller, endpoint, id string) (Delivery, error) {
+func (s *Service) Resend(ctx context.Context, c identity.Caller, endpoint, id string) (audit.Delivery, error) {
 	if err := s.webhooks(c); err != nil {
-		return Delivery{}, err
+		return audit.Delivery{}, err
 	}
 	return s.bus.Webhooks().Resend(ctx, c.Org, endpoint, id)
 }

@@ -1,9 +1,10 @@
-package audit
+package auditbus
 
 import (
 	"context"
 	"time"
 
+	"github.com/openir/platform/case-svc/internal/audit"
 	"github.com/openir/platform/case-svc/internal/automation"
 	"github.com/openir/platform/case-svc/internal/cases"
 	"github.com/openir/platform/case-svc/internal/connector"
@@ -13,24 +14,6 @@ import (
 	"github.com/openir/platform/case-svc/internal/task"
 	"github.com/openir/platform/case-svc/internal/template"
 	"github.com/openir/platform/pkg/search"
-)
-
-// Object types of events, as the reference system's v0 API names them.
-const (
-	TypeCase        = "case"
-	TypeTask        = "case_task"
-	TypeLog         = "case_task_log"
-	TypeObservable  = "case_artifact"
-	TypeAlert       = "alert"
-	TypeTemplate    = "caseTemplate"
-	TypeCustomField = "customField"
-	TypeUser        = "user"
-	TypeOrg         = "organisation"
-	TypeJob         = "case_artifact_job"
-	TypeAction      = "action"
-	TypeAnalyzerSet = "analyzerSet" // automation (docs/automation.md)
-	TypeRule        = "rule"
-	TypeFiring      = "ruleFiring" // a rule's firing, recorded when a budget holds it
 )
 
 // Wrap returns the stores with their writes audited: each successful write of a record records one event.
@@ -83,7 +66,7 @@ func (w caseStore) CreateCase(ctx context.Context, c cases.Case) error {
 	if err := w.CaseStore.CreateCase(ctx, c); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeCase, id: c.ID, org: c.Org, by: c.CreatedBy, obj: c})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeCase, id: c.ID, org: c.Org, by: c.CreatedBy, obj: c})
 }
 
 func (w caseStore) UpdateCase(ctx context.Context, c cases.Case, fields []string, by string, at time.Time) (cases.Case, error) {
@@ -91,7 +74,7 @@ func (w caseStore) UpdateCase(ctx context.Context, c cases.Case, fields []string
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeCase, id: out.ID, org: out.Org, by: by, obj: out, fields: fields})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeCase, id: out.ID, org: out.Org, by: by, obj: out, fields: fields})
 }
 
 func (w caseStore) DeleteCase(ctx context.Context, id string) error {
@@ -102,7 +85,7 @@ func (w caseStore) DeleteCase(ctx context.Context, id string) error {
 	if err := w.CaseStore.DeleteCase(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeCase, id: id, org: before.Org, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeCase, id: id, org: before.Org, obj: before})
 }
 
 type taskStore struct {
@@ -116,7 +99,7 @@ func (w taskStore) CreateTasks(ctx context.Context, ts []task.Task) error {
 	}
 	cs := make([]change, len(ts))
 	for i, t := range ts {
-		cs[i] = change{op: Creation, objectType: TypeTask, id: t.ID, root: t.CaseID, org: t.Org, by: t.CreatedBy, obj: t}
+		cs[i] = change{op: audit.Creation, objectType: audit.TypeTask, id: t.ID, root: t.CaseID, org: t.Org, by: t.CreatedBy, obj: t}
 	}
 	return w.s.recordAll(ctx, cs)
 }
@@ -126,7 +109,7 @@ func (w taskStore) UpdateTask(ctx context.Context, t task.Task, fields []string,
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeTask, id: out.ID, root: out.CaseID, org: out.Org, by: by, obj: out, fields: fields})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeTask, id: out.ID, root: out.CaseID, org: out.Org, by: by, obj: out, fields: fields})
 }
 
 func (w taskStore) CloseCaseTasks(ctx context.Context, caseID, by string, at time.Time) error {
@@ -144,7 +127,7 @@ func (w taskStore) CloseCaseTasks(ctx context.Context, caseID, by string, at tim
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		if err := w.s.record(ctx, change{op: Update, objectType: TypeTask, id: t.ID, root: t.CaseID, org: t.Org, by: by, obj: after, before: t}); err != nil {
+		if err := w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeTask, id: t.ID, root: t.CaseID, org: t.Org, by: by, obj: after, before: t}); err != nil {
 			return err
 		}
 	}
@@ -155,7 +138,7 @@ func (w taskStore) CreateLog(ctx context.Context, l task.Log) error {
 	if err := w.Store.CreateLog(ctx, l); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeLog, id: l.ID, root: l.CaseID, org: l.Org, by: l.CreatedBy, obj: l})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeLog, id: l.ID, root: l.CaseID, org: l.Org, by: l.CreatedBy, obj: l})
 }
 
 func (w taskStore) UpdateLogMessage(ctx context.Context, id, message, by string, at time.Time) (task.Log, error) {
@@ -163,7 +146,7 @@ func (w taskStore) UpdateLogMessage(ctx context.Context, id, message, by string,
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeLog, id: out.ID, root: out.CaseID, org: out.Org, by: by, obj: out,
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeLog, id: out.ID, root: out.CaseID, org: out.Org, by: by, obj: out,
 		fields: []string{"message"}})
 }
 
@@ -175,7 +158,7 @@ func (w taskStore) DeleteLog(ctx context.Context, id string) error {
 	if err := w.Store.DeleteLog(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeLog, id: id, root: before.CaseID, org: before.Org, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeLog, id: id, root: before.CaseID, org: before.Org, obj: before})
 }
 
 type templateStore struct {
@@ -187,7 +170,7 @@ func (w templateStore) CreateTemplate(ctx context.Context, t template.Template) 
 	if err := w.Store.CreateTemplate(ctx, t); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeTemplate, id: t.ID, org: t.Org, by: t.CreatedBy, obj: t})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeTemplate, id: t.ID, org: t.Org, by: t.CreatedBy, obj: t})
 }
 
 func (w templateStore) UpdateTemplate(ctx context.Context, t template.Template, by string, at time.Time) (template.Template, error) {
@@ -199,7 +182,7 @@ func (w templateStore) UpdateTemplate(ctx context.Context, t template.Template, 
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeTemplate, id: out.ID, org: out.Org, by: by, obj: out, before: before})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeTemplate, id: out.ID, org: out.Org, by: by, obj: out, before: before})
 }
 
 func (w templateStore) DeleteTemplate(ctx context.Context, id string) error {
@@ -210,7 +193,7 @@ func (w templateStore) DeleteTemplate(ctx context.Context, id string) error {
 	if err := w.Store.DeleteTemplate(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeTemplate, id: id, org: before.Org, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeTemplate, id: id, org: before.Org, obj: before})
 }
 
 type fieldStore struct {
@@ -222,7 +205,7 @@ func (w fieldStore) CreateCustomField(ctx context.Context, f customfield.Field) 
 	if err := w.Store.CreateCustomField(ctx, f); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeCustomField, id: f.ID, by: f.CreatedBy, obj: f})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeCustomField, id: f.ID, by: f.CreatedBy, obj: f})
 }
 
 func (w fieldStore) UpdateCustomField(ctx context.Context, f customfield.Field, by string, at time.Time) (customfield.Field, error) {
@@ -234,7 +217,7 @@ func (w fieldStore) UpdateCustomField(ctx context.Context, f customfield.Field, 
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeCustomField, id: out.ID, by: by, obj: out, before: before})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeCustomField, id: out.ID, by: by, obj: out, before: before})
 }
 
 func (w fieldStore) DeleteCustomField(ctx context.Context, id string) error {
@@ -245,7 +228,7 @@ func (w fieldStore) DeleteCustomField(ctx context.Context, id string) error {
 	if err := w.Store.DeleteCustomField(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeCustomField, id: id, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeCustomField, id: id, obj: before})
 }
 
 type observableStore struct {
@@ -257,7 +240,7 @@ func (w observableStore) CreateObservable(ctx context.Context, o cases.Observabl
 	if err := w.ObservableStore.CreateObservable(ctx, o); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeObservable, id: o.ID, root: observableRoot(o), org: o.Org, by: o.CreatedBy, obj: o})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeObservable, id: o.ID, root: observableRoot(o), org: o.Org, by: o.CreatedBy, obj: o})
 }
 
 // CreateObservables records the events of the observables stored, in one write.
@@ -269,7 +252,7 @@ func (w observableStore) CreateObservables(ctx context.Context, obs []cases.Obse
 	var cs []change
 	for i, o := range obs {
 		if res[i] == nil {
-			cs = append(cs, change{op: Creation, objectType: TypeObservable, id: o.ID, root: observableRoot(o), org: o.Org, by: o.CreatedBy, obj: o})
+			cs = append(cs, change{op: audit.Creation, objectType: audit.TypeObservable, id: o.ID, root: observableRoot(o), org: o.Org, by: o.CreatedBy, obj: o})
 		}
 	}
 	return res, w.s.recordAll(ctx, cs)
@@ -280,7 +263,7 @@ func (w observableStore) UpdateObservable(ctx context.Context, o cases.Observabl
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeObservable, id: out.ID, root: observableRoot(out), org: out.Org, by: by, obj: out, fields: fields})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeObservable, id: out.ID, root: observableRoot(out), org: out.Org, by: by, obj: out, fields: fields})
 }
 
 func (w observableStore) AddObservableTags(ctx context.Context, id string, tags []string, by string, at time.Time) error {
@@ -303,7 +286,7 @@ func (w observableStore) after(ctx context.Context, id, by, field string) error 
 	if err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Update, objectType: TypeObservable, id: id, root: observableRoot(o), org: o.Org, by: by, obj: o, fields: []string{field}})
+	return w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeObservable, id: id, root: observableRoot(o), org: o.Org, by: by, obj: o, fields: []string{field}})
 }
 
 func (w observableStore) DeleteObservable(ctx context.Context, id string) error {
@@ -314,7 +297,7 @@ func (w observableStore) DeleteObservable(ctx context.Context, id string) error 
 	if err := w.ObservableStore.DeleteObservable(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeObservable, id: id, root: observableRoot(before), org: before.Org, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeObservable, id: id, root: observableRoot(before), org: before.Org, obj: before})
 }
 
 type alertStore struct {
@@ -326,7 +309,7 @@ func (w alertStore) CreateAlert(ctx context.Context, a cases.Alert) error {
 	if err := w.AlertStore.CreateAlert(ctx, a); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeAlert, id: a.ID, org: a.Org, by: a.CreatedBy, obj: a})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeAlert, id: a.ID, org: a.Org, by: a.CreatedBy, obj: a})
 }
 
 func (w alertStore) UpdateAlert(ctx context.Context, a cases.Alert, fields []string, by string, at time.Time) (cases.Alert, error) {
@@ -334,7 +317,7 @@ func (w alertStore) UpdateAlert(ctx context.Context, a cases.Alert, fields []str
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeAlert, id: out.ID, org: out.Org, by: by, obj: out, fields: fields})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeAlert, id: out.ID, org: out.Org, by: by, obj: out, fields: fields})
 }
 
 func (w alertStore) SetAlertState(ctx context.Context, id, expectCase string, expectRead *bool, to cases.AlertState, by string, at time.Time) (cases.Alert, bool, error) {
@@ -346,7 +329,7 @@ func (w alertStore) SetAlertState(ctx context.Context, id, expectCase string, ex
 	if err != nil || !ok {
 		return out, ok, err
 	}
-	return out, ok, w.s.record(ctx, change{op: Update, objectType: TypeAlert, id: out.ID, org: out.Org, by: by, obj: out, before: before})
+	return out, ok, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeAlert, id: out.ID, org: out.Org, by: by, obj: out, before: before})
 }
 
 func (w alertStore) DeleteAlert(ctx context.Context, id string) error {
@@ -357,7 +340,7 @@ func (w alertStore) DeleteAlert(ctx context.Context, id string) error {
 	if err := w.AlertStore.DeleteAlert(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeAlert, id: id, org: before.Org, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeAlert, id: id, org: before.Org, obj: before})
 }
 
 type jobStore struct {
@@ -369,7 +352,7 @@ func (w jobStore) Create(ctx context.Context, j connector.Job) error {
 	if err := w.JobStore.Create(ctx, j); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeJob, id: j.ID, root: j.CaseID, org: j.Org, by: j.CreatedBy, obj: j})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeJob, id: j.ID, root: j.CaseID, org: j.Org, by: j.CreatedBy, obj: j})
 }
 
 func (w jobStore) Update(ctx context.Context, j connector.Job, fields []string, by string, at time.Time) (connector.Job, error) {
@@ -377,7 +360,7 @@ func (w jobStore) Update(ctx context.Context, j connector.Job, fields []string, 
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeJob, id: out.ID, root: out.CaseID, org: out.Org, by: by, obj: out, fields: fields})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeJob, id: out.ID, root: out.CaseID, org: out.Org, by: by, obj: out, fields: fields})
 }
 
 func (w jobStore) Delete(ctx context.Context, id string) error {
@@ -388,7 +371,7 @@ func (w jobStore) Delete(ctx context.Context, id string) error {
 	if err := w.JobStore.Delete(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeJob, id: id, root: before.CaseID, org: before.Org, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeJob, id: id, root: before.CaseID, org: before.Org, obj: before})
 }
 
 type actionStore struct {
@@ -410,7 +393,7 @@ func (w actionStore) CreateAction(ctx context.Context, a connector.Action) error
 	if err := w.ActionStore.CreateAction(ctx, a); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeAction, id: a.ID, root: actionRoot(a), org: a.Org, by: a.CreatedBy, obj: a})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeAction, id: a.ID, root: actionRoot(a), org: a.Org, by: a.CreatedBy, obj: a})
 }
 
 func (w actionStore) UpdateAction(ctx context.Context, a connector.Action) error {
@@ -421,7 +404,7 @@ func (w actionStore) UpdateAction(ctx context.Context, a connector.Action) error
 	if err := w.ActionStore.UpdateAction(ctx, a); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Update, objectType: TypeAction, id: a.ID, root: actionRoot(a), org: a.Org, obj: a, before: before})
+	return w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeAction, id: a.ID, root: actionRoot(a), org: a.Org, obj: a, before: before})
 }
 
 func (w actionStore) DeleteAction(ctx context.Context, id string) error {
@@ -432,7 +415,7 @@ func (w actionStore) DeleteAction(ctx context.Context, id string) error {
 	if err := w.ActionStore.DeleteAction(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeAction, id: id, root: actionRoot(before), org: before.Org, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeAction, id: id, root: actionRoot(before), org: before.Org, obj: before})
 }
 
 type identityStore struct {
@@ -450,7 +433,7 @@ func (w identityStore) CreateOrg(ctx context.Context, o identity.Organisation) e
 	if err := w.Store.CreateOrg(ctx, o); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeOrg, id: o.Name, by: o.CreatedBy, obj: o})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeOrg, id: o.Name, by: o.CreatedBy, obj: o})
 }
 
 func (w identityStore) UpdateOrg(ctx context.Context, name, description, by string, at time.Time) (identity.Organisation, error) {
@@ -458,7 +441,7 @@ func (w identityStore) UpdateOrg(ctx context.Context, name, description, by stri
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeOrg, id: out.Name, by: by, obj: out, fields: []string{"description"}})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeOrg, id: out.Name, by: by, obj: out, fields: []string{"description"}})
 }
 
 func (w identityStore) DeleteUser(ctx context.Context, login string) error {
@@ -469,14 +452,14 @@ func (w identityStore) DeleteUser(ctx context.Context, login string) error {
 	if err := w.Store.DeleteUser(ctx, login); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeUser, id: login, obj: public(before)})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeUser, id: login, obj: public(before)})
 }
 
 func (w identityStore) CreateUser(ctx context.Context, u identity.User) error {
 	if err := w.Store.CreateUser(ctx, u); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeUser, id: u.Login, by: u.CreatedBy, obj: public(u)})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeUser, id: u.Login, by: u.CreatedBy, obj: public(u)})
 }
 
 func (w identityStore) UpdateUser(ctx context.Context, u identity.User, by string, at time.Time) (identity.User, error) {
@@ -488,7 +471,7 @@ func (w identityStore) UpdateUser(ctx context.Context, u identity.User, by strin
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeUser, id: out.Login, by: by, obj: public(out), before: public(before)})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeUser, id: out.Login, by: by, obj: public(out), before: public(before)})
 }
 
 // SetPassword and SetKey record that the credential changed, never its value.
@@ -511,7 +494,7 @@ func (w identityStore) credential(ctx context.Context, login, by, what string) e
 	if err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Update, objectType: TypeUser, id: login, by: by, obj: public(u), fields: []string{what}})
+	return w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeUser, id: login, by: by, obj: public(u), fields: []string{what}})
 }
 
 type setStore struct {
@@ -523,7 +506,7 @@ func (w setStore) CreateSet(ctx context.Context, set automation.Set) error {
 	if err := w.SetStore.CreateSet(ctx, set); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeAnalyzerSet, id: set.ID, org: set.Org, by: set.CreatedBy, obj: set})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeAnalyzerSet, id: set.ID, org: set.Org, by: set.CreatedBy, obj: set})
 }
 
 func (w setStore) UpdateSet(ctx context.Context, set automation.Set, by string, at time.Time) (automation.Set, error) {
@@ -535,7 +518,7 @@ func (w setStore) UpdateSet(ctx context.Context, set automation.Set, by string, 
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeAnalyzerSet, id: out.ID, org: out.Org, by: by, obj: out, before: before})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeAnalyzerSet, id: out.ID, org: out.Org, by: by, obj: out, before: before})
 }
 
 func (w setStore) DeleteSet(ctx context.Context, id string) error {
@@ -546,7 +529,7 @@ func (w setStore) DeleteSet(ctx context.Context, id string) error {
 	if err := w.SetStore.DeleteSet(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeAnalyzerSet, id: id, org: before.Org, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeAnalyzerSet, id: id, org: before.Org, obj: before})
 }
 
 type ruleStore struct {
@@ -558,7 +541,7 @@ func (w ruleStore) CreateRule(ctx context.Context, r automation.Rule) error {
 	if err := w.RuleStore.CreateRule(ctx, r); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Creation, objectType: TypeRule, id: r.ID, org: r.Org, by: r.CreatedBy, obj: r})
+	return w.s.record(ctx, change{op: audit.Creation, objectType: audit.TypeRule, id: r.ID, org: r.Org, by: r.CreatedBy, obj: r})
 }
 
 // UpdateRule records the changes of a user's PATCH, and a rule the engine stops (by "system": its owner lost
@@ -572,7 +555,7 @@ func (w ruleStore) UpdateRule(ctx context.Context, r automation.Rule, by string,
 	if err != nil {
 		return out, err
 	}
-	return out, w.s.record(ctx, change{op: Update, objectType: TypeRule, id: out.ID, org: out.Org, by: by, obj: out, before: before})
+	return out, w.s.record(ctx, change{op: audit.Update, objectType: audit.TypeRule, id: out.ID, org: out.Org, by: by, obj: out, before: before})
 }
 
 func (w ruleStore) DeleteRule(ctx context.Context, id string) error {
@@ -583,7 +566,7 @@ func (w ruleStore) DeleteRule(ctx context.Context, id string) error {
 	if err := w.RuleStore.DeleteRule(ctx, id); err != nil {
 		return err
 	}
-	return w.s.record(ctx, change{op: Delete, objectType: TypeRule, id: id, org: before.Org, obj: before})
+	return w.s.record(ctx, change{op: audit.Delete, objectType: audit.TypeRule, id: id, org: before.Org, obj: before})
 }
 
 // UpdateFiring records a firing that became Held: the engine writes a Held firing only when it becomes held
@@ -593,7 +576,7 @@ func (w ruleStore) UpdateFiring(ctx context.Context, f automation.Firing) error 
 	if err := w.RuleStore.UpdateFiring(ctx, f); err != nil {
 		return err
 	}
-	return w.held(ctx, Update, f)
+	return w.held(ctx, audit.Update, f)
 }
 
 // CreateFiring records a firing created Held (the engine claims a firing before weighing it against the
@@ -602,7 +585,7 @@ func (w ruleStore) CreateFiring(ctx context.Context, f automation.Firing) error 
 	if err := w.RuleStore.CreateFiring(ctx, f); err != nil {
 		return err
 	}
-	return w.held(ctx, Creation, f)
+	return w.held(ctx, audit.Creation, f)
 }
 
 func (w ruleStore) held(ctx context.Context, op string, f automation.Firing) error {
@@ -612,6 +595,6 @@ func (w ruleStore) held(ctx context.Context, op string, f automation.Firing) err
 	if record.CauseOf(ctx) == "" {
 		ctx = record.WithCause(ctx, "rule:"+f.Rule)
 	}
-	return w.s.record(ctx, change{op: op, objectType: TypeFiring, id: f.ID, root: f.Rule, org: f.Org, by: "system", obj: f,
+	return w.s.record(ctx, change{op: op, objectType: audit.TypeFiring, id: f.ID, root: f.Rule, org: f.Org, by: "system", obj: f,
 		fields: []string{"status", "message"}})
 }
