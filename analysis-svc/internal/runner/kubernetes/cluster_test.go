@@ -447,6 +447,20 @@ func TestCluster_QuotaRefusalDefers(t *testing.T) {
 			t.Fatal("the quota controller did not count the quota's usage within a minute")
 		}
 	}
+	// ... and once its admission has seen the counted quota (its informer may lag the controller's write: a run
+	// made in between was not refused): a server-side dry run of a Job is refused by the quota.
+	probe := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "quota-probe"},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never",
+			"containers": []any{map[string]any{"name": "c", "image": "probe"}}}}}}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		err := c.Do(t.Context(), c.AdminToken, http.MethodPost, "/apis/batch/v1/namespaces/"+c.Namespace+"/jobs?dryRun=All", probe, nil)
+		if err != nil && strings.Contains(err.Error(), "exceeded quota") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the API server did not enforce the quota within a minute: %v", err)
+		}
+	}
 	if err := r.Check(t.Context()); err != nil {
 		t.Fatalf("the start-up check with the quota used up: %v", err)
 	}
