@@ -112,6 +112,10 @@ func TestJobs_RunExecutor(t *testing.T) {
 			t.Errorf("%s %q: report %v", c.worker, c.data, r.Full)
 		}
 	}
+	// A folder is released after the job's end is stored (executor.go), so after its report can be read:
+	// the workers are stopped, and Run has returned, before the releases are counted.
+	stop()
+	<-done
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if len(x.ran) != 3 || len(x.released) != 2 || x.released[0] != "folder-"+x.ran[0] || x.released[1] != "folder-"+x.ran[1] {
