@@ -315,6 +315,30 @@ func TestWebhook_FilterSignatureRetries(t *testing.T) {
 	if rcv.count(object(id)) != 2 {
 		t.Error("the re-sent delivery did not arrive")
 	}
+	// Test: a delivery of operation Test naming the webhook, outside its filter, signed as the others and listed
+	// first; refused to a user without manageConfig and for a disabled webhook.
+	hook := "/api/webhook/" + wh.Str(t, "id")
+	tm.analyst.Call(t, http.MethodPost, hook+"/test", nil).Want(t, 403)
+	td := tm.orgAdmin.Call(t, http.MethodPost, hook+"/test", nil).Want(t, 200).Object(t)
+	if td["webhook"] != wh["id"] || td["status"] != "Pending" {
+		t.Errorf("the test delivery %v", td)
+	}
+	tv := rcv.wait(t, func(v map[string]any) bool { return v["operation"] == "Test" })
+	if o, _ := tv["object"].(map[string]any); tv["objectType"] != "webhook" || tv["objectId"] != wh["id"] || o["name"] != "cases" ||
+		tv["organisation"] != "soc" {
+		t.Errorf("the test payload %v", tv)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for ds = nil; time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ds = tm.orgAdmin.Call(t, http.MethodGet, hook+"/delivery", nil).Want(t, 200).List(t); len(ds) == 3 && ds[0]["status"] == "Delivered" {
+			break
+		}
+	}
+	if len(ds) != 3 || ds[0]["id"] != td["id"] || ds[0]["status"] != "Delivered" {
+		t.Errorf("deliveries %v, want the test delivery first and Delivered", ds)
+	}
+	tm.orgAdmin.Call(t, http.MethodPatch, hook, map[string]any{"enabled": false}).Want(t, 200)
+	tm.orgAdmin.Call(t, http.MethodPost, hook+"/test", nil).Want(t, 400)
 	if strings.Contains(tm.logs.String(), "s3cret") || strings.Contains(tm.logs.String(), "tok-123") {
 		t.Error("a webhook secret is in the logs")
 	}
@@ -460,5 +484,6 @@ func azEventRows() []azRow {
 			want: map[string]int{azAdmin: 404, azOrgAdmin: 204, azAnalyst: 403, azReadOnly: 403, azOther: 404}},
 		{name: "webhook deliveries", method: "GET", path: "/webhook/{webhook}/delivery?range=all", want: soc, shows: []string{"{delivery}"}},
 		{name: "resend delivery", method: "POST", path: "/webhook/{webhook}/delivery/{delivery}/resend", want: soc},
+		{name: "test webhook", method: "POST", path: "/webhook/{webhook}/test", want: soc},
 	}
 }

@@ -106,4 +106,6 @@ type Service interface {
 	DeleteEndpoint(ctx context.Context, c identity.Caller, id string) error
 	Deliveries(ctx context.Context, c identity.Caller, id string, p search.Page) ([]Delivery, int64, error)
 	Resend(ctx context.Context, c identity.Caller, endpoint, id string) (Delivery, error)
+	// TestEndpoint queues a test delivery to an enabled webhook, whatever its filter (events.Webhooks.Test).
+	TestEndpoint(ctx context.Context, c identity.Caller, id string) (Delivery, error)
 }

@@ -73,3 +73,12 @@ func (s *Service) Resend(ctx context.Context, c identity.Caller, endpoint, id st
 	}
 	return s.bus.Webhooks().Resend(ctx, c.Org, endpoint, id)
 }
+
+// TestEndpoint queues a test delivery (operation Test, objectType webhook) to an enabled webhook of the
+// caller's organisation, whatever its filter.
+func (s *Service) TestEndpoint(ctx context.Context, c identity.Caller, id string) (audit.Delivery, error) {
+	if err := s.webhooks(c); err != nil {
+		return audit.Delivery{}, err
+	}
+	return s.bus.Webhooks().Test(ctx, c.Org, c.Login, id)
+}

@@ -64,6 +64,7 @@ func (h *Handler) Routes(a route.Routes) {
 	a.DELETE("/webhook/:webhookId", h.deleteWebhook)
 	a.GET("/webhook/:webhookId/delivery", h.listDeliveries)
 	a.POST("/webhook/:webhookId/delivery/:deliveryId/resend", h.resendDelivery)
+	a.POST("/webhook/:webhookId/test", h.testWebhook)
 }
 
 func (h *Handler) listAudit(c echo.Context) error {
@@ -340,6 +341,14 @@ func (h *Handler) listDeliveries(c echo.Context) error {
 
 func (h *Handler) resendDelivery(c echo.Context) error {
 	d, err := h.events.Resend(c.Request().Context(), route.Caller(c), c.Param("webhookId"), c.Param("deliveryId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, deliveryJSON(d))
+}
+
+func (h *Handler) testWebhook(c echo.Context) error {
+	d, err := h.events.TestEndpoint(c.Request().Context(), route.Caller(c), c.Param("webhookId"))
 	if err != nil {
 		return err
 	}
